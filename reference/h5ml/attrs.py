@@ -1,0 +1,179 @@
+"""Reading and writing HDF5 attributes the way SPEC.md §3.4, §3.7 and §4.6 say.
+
+Readers see ``str`` wherever a string was stored, whatever string type its
+writer chose (variable- or fixed-length, UTF-8 or ASCII); numbers come back as
+Python ``int``/``float``; 1-D arrays as lists. Writers store strings as scalar
+variable-length UTF-8 and single values in a scalar dataspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import h5py
+import numpy as np
+
+__all__ = ["MISSING", "attrs_json", "decode_str", "read_attr", "read_attrs", "to_json_value", "write_attr"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: Sentinel for "no default": :func:`read_attr` raises KeyError instead.
+MISSING: Final[Any] = _Missing()
+
+_STR_DTYPE: Final = h5py.string_dtype("utf-8")
+
+
+def decode_str(value: Any) -> str:
+    """Return ``value`` as ``str`` (§3.4).
+
+    Parameters
+    ----------
+    value
+        ``str``, ``bytes`` or ``numpy.bytes_`` (UTF-8; ASCII is a subset), or a
+        numpy 0-d array holding one of those.
+
+    Returns
+    -------
+    str
+        The decoded text. Trailing NUL bytes of fixed-length strings are removed.
+
+    Raises
+    ------
+    UnicodeDecodeError
+        If bytes are not valid UTF-8.
+    TypeError
+        If ``value`` is not a string.
+    """
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).rstrip(b"\x00").decode("utf-8")
+    raise TypeError(f"expected a string, got {type(value).__name__}")
+
+
+def _to_python(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        if value.shape == ():
+            return _to_python(value[()])
+        return [_to_python(v) for v in value.tolist()] if value.dtype.kind in "SOU" else value.tolist()
+    if isinstance(value, (bytes, np.bytes_, str)):
+        return decode_str(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
+    """Read one attribute as a plain Python value (§4.6).
+
+    Parameters
+    ----------
+    obj
+        An h5py file, group or dataset.
+    name
+        The attribute name.
+    default
+        Returned when the attribute is absent; without it a KeyError is raised.
+
+    Returns
+    -------
+    str, int, float, bool or list
+        Strings as ``str`` (never bytes), numpy scalars as Python numbers, arrays
+        as lists (of ``str`` for string arrays).
+
+    Raises
+    ------
+    KeyError
+        If the attribute is absent and no default is given.
+    UnicodeDecodeError
+        If a string attribute holds bytes that are not UTF-8.
+    """
+    if name not in obj.attrs:
+        if default is MISSING:
+            raise KeyError(f"attribute {name!r} not found on {obj.name!r} in {obj.file.filename!r}")
+        return default
+    return _to_python(obj.attrs[name])
+
+
+def read_attrs(obj: h5py.HLObject) -> dict[str, Any]:
+    """Read every attribute of ``obj`` with :func:`read_attr` (§4.6).
+
+    Returns
+    -------
+    dict
+        Attribute name to Python value, in the order HDF5 lists them.
+    """
+    return {name: read_attr(obj, name) for name in obj.attrs}
+
+
+def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
+    """Write one attribute in the storage profile's form (§3.4, §3.7, §4.3).
+
+    Parameters
+    ----------
+    obj
+        An h5py file, group or dataset open for writing.
+    name
+        The attribute name.
+    value
+        ``str`` (scalar variable-length UTF-8), ``bool``/``int`` (scalar int64),
+        ``float`` (scalar float64), a sequence of ``str`` (1-D variable-length
+        UTF-8 array, possibly empty) or a sequence of ints (1-D int64 array).
+
+    Raises
+    ------
+    TypeError
+        For any other type (for example a dict, or a mixed list).
+    """
+    if isinstance(value, str):
+        obj.attrs.create(name, value, dtype=_STR_DTYPE)
+    elif isinstance(value, (bool, np.bool_, int, np.integer)):
+        obj.attrs.create(name, np.int64(value))
+    elif isinstance(value, (float, np.floating)):
+        obj.attrs.create(name, np.float64(value))
+    elif isinstance(value, Sequence) or isinstance(value, np.ndarray):
+        items = list(value)
+        if all(isinstance(v, str) for v in items):
+            obj.attrs.create(name, np.array(items, dtype=_STR_DTYPE), dtype=_STR_DTYPE)
+        elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+            obj.attrs.create(name, np.array(items, dtype=np.int64))
+        else:
+            raise TypeError(f"attribute {name!r}: a list must hold only str or only int values")
+    else:
+        raise TypeError(f"attribute {name!r}: cannot store a {type(value).__name__} (use str, int, float or a list)")
+
+
+def to_json_value(value: Any) -> Any:
+    """Map an attribute value to JSON as §4.6 says (used before schema validation).
+
+    Parameters
+    ----------
+    value
+        A raw value from ``obj.attrs[...]`` or from :func:`read_attr`.
+
+    Returns
+    -------
+    JSON-compatible value
+        bytes -> str, numpy scalars -> numbers, arrays -> lists; a non-UTF-8 byte
+        string is kept as the Python ``bytes`` object so that the schema rejects it.
+    """
+    try:
+        return _to_python(value)
+    except UnicodeDecodeError:
+        return value
+
+
+def attrs_json(obj: h5py.HLObject) -> Mapping[str, Any]:
+    """Map every attribute of ``obj`` to JSON with :func:`to_json_value` (§4.6)."""
+    return {name: to_json_value(obj.attrs[name]) for name in obj.attrs}

@@ -1,0 +1,123 @@
+"""Exception hierarchy of h5ml.
+
+Every exception raised on purpose by h5ml derives from :class:`H5MLError` and
+also from the builtin that best describes it, so ``except KeyError`` and
+``except h5ml.H5MLError`` both work. Every class pickles cleanly (it is raised
+in DataLoader workers and in the validator's child processes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "H5MLError",
+    "NotH5MLError",
+    "UnsupportedVersionError",
+    "UnknownExtensionError",
+    "UnsupportedFilterError",
+    "IncompleteFileError",
+    "ForbiddenStorageError",
+    "InvalidFileError",
+    "MetadataError",
+    "SplitNotFoundError",
+    "FeatureNotFoundError",
+    "EncodingError",
+    "WriterError",
+    "ValidationTimeoutError",
+]
+
+
+class H5MLError(Exception):
+    """Base class of every error raised by h5ml on purpose.
+
+    Parameters
+    ----------
+    message
+        What was wrong, where (file and HDF5 path) and what to do.
+    path
+        The file the error concerns, when there is one.
+    hdf5_path
+        The HDF5 object path inside the file (``/train/image``), when there is one.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, hdf5_path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.hdf5_path = hdf5_path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self.path, self.hdf5_path, self.__dict__))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _rebuild(cls: type[H5MLError], message: str, path: str | None, hdf5_path: str | None, state: dict[str, Any]) -> H5MLError:
+    err = cls.__new__(cls)
+    H5MLError.__init__(err, message, path=path, hdf5_path=hdf5_path)
+    err.__dict__.update(state)
+    return err
+
+
+class NotH5MLError(H5MLError, ValueError):
+    """The file is not HDF5, or is HDF5 but not an h5ml file (§4.1)."""
+
+
+class UnsupportedVersionError(H5MLError, ValueError):
+    """The file's ``format_version`` has a MAJOR this implementation does not read (§1.3)."""
+
+
+class UnknownExtensionError(H5MLError, ValueError):
+    """The file lists in ``must_understand`` an extension this reader does not know (§1.5)."""
+
+
+class UnsupportedFilterError(H5MLError, OSError):
+    """A dataset uses an HDF5 filter that this HDF5 build cannot decode (§3.5)."""
+
+
+class IncompleteFileError(H5MLError, ValueError):
+    """The file lacks the completion marker: its writer did not finish (§4.4)."""
+
+
+class ForbiddenStorageError(H5MLError, PermissionError):
+    """An external link, external raw storage or a virtual dataset was found (§3.6, §10)."""
+
+
+class InvalidFileError(H5MLError, ValueError):
+    """The file breaks a MUST of the specification in a way the reader cannot work around."""
+
+
+class MetadataError(H5MLError, ValueError):
+    """Metadata does not satisfy the schema (§4). Carries every problem in ``problems``."""
+
+    def __init__(self, message: str, *, problems: list[str] | None = None, path: str | None = None, hdf5_path: str | None = None) -> None:
+        super().__init__(message, path=path, hdf5_path=hdf5_path)
+        self.problems = list(problems or [])
+
+
+class SplitNotFoundError(H5MLError, KeyError):
+    """The requested split does not exist in the file (§5.1)."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return self.message
+
+
+class FeatureNotFoundError(H5MLError, KeyError):
+    """The requested feature does not exist in the split (§5.2)."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class EncodingError(H5MLError, ValueError):
+    """A value cannot be stored in, or read from, the requested encoding (§6)."""
+
+
+class WriterError(H5MLError, RuntimeError):
+    """The writer was used wrongly (closed, inconsistent sample counts, ...)."""
+
+
+class ValidationTimeoutError(H5MLError, TimeoutError):
+    """Opening or checking a file took longer than the time limit (§10.3)."""

@@ -1,0 +1,178 @@
+"""Constants of the h5ml specification (SPEC.md), in one place.
+
+Everything that names a group, an attribute, an encoding or a limit defined by
+SPEC.md lives here, so that the writer, the reader and the validator cannot
+disagree. Each constant cites the clause that defines it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "FORMAT_VERSION_STRING",
+    "KNOWN_EXTENSIONS",
+    "LIBVER_BOUNDS",
+    "MAX_SUPERBLOCK_VERSION",
+    "ROOT_REQUIRED_ATTRS",
+    "ROOT_OPTIONAL_ATTRS",
+    "ROOT_ATTRS",
+    "SPLIT_ATTRS",
+    "FEATURE_COMMON_ATTRS",
+    "STANDARD_SPLITS",
+    "RESERVED_PREFIX",
+    "NAME_PATTERN",
+    "ENCODINGS",
+    "ENCODING_VERSION",
+    "ENCODING_COMPONENTS",
+    "ROLES",
+    "CORE_FILTERS",
+    "TARGET_CHUNK_BYTES",
+    "MIN_CHUNK_BYTES",
+    "MAX_CHUNK_BYTES",
+    "FINGERPRINT_ALGORITHM",
+    "parse_version",
+    "is_valid_name",
+]
+
+#: §4.1 value of the root attribute ``format``.
+FORMAT_NAME: Final = "h5ml"
+#: §1.2 the version of the specification this package implements.
+FORMAT_VERSION: Final = (1, 0)
+FORMAT_VERSION_STRING: Final = "1.0"
+
+#: §1.5 extension names this implementation understands (none in 1.0).
+KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
+
+#: §3.1 HDF5 library-version bounds the reference writer uses: every object
+#: stays readable by HDF5 1.10.
+LIBVER_BOUNDS: Final = ("earliest", "v110")
+#: §3.1 the newest superblock version HDF5 1.10 reads.
+MAX_SUPERBLOCK_VERSION: Final = 3
+
+#: §4.2 root attributes every file carries.
+ROOT_REQUIRED_ATTRS: Final = ("format", "format_version", "name", "created", "writer", "must_understand", "complete")
+#: §4.2 root attributes a file may carry.
+ROOT_OPTIONAL_ATTRS: Final = (
+    "version",
+    "description",
+    "license",
+    "citation",
+    "creator",
+    "homepage",
+    "keywords",
+    "source",
+    "required_filters",
+    "fingerprint",
+)
+ROOT_ATTRS: Final = ROOT_REQUIRED_ATTRS + ROOT_OPTIONAL_ATTRS
+
+#: §5.3 attributes of a split group (``num_samples`` required).
+SPLIT_ATTRS: Final = ("num_samples", "description", "shuffle_seed")
+
+#: §6.1 attributes every feature may carry (``encoding``, ``encoding_version`` required).
+FEATURE_COMMON_ATTRS: Final = (
+    "encoding",
+    "encoding_version",
+    "description",
+    "units",
+    "role",
+    "sample_rate",
+    "logical_dtype",
+    "fingerprint",
+    "stats_count",
+    "stats_min",
+    "stats_max",
+    "stats_mean",
+    "stats_std",
+    "media_type",
+)
+
+#: §5.1 split names readers and tools treat as standard.
+STANDARD_SPLITS: Final = ("train", "validation", "test")
+
+#: §5.4 names starting with this prefix are reserved for the specification.
+RESERVED_PREFIX: Final = "_"
+
+#: §5.1/§5.2 a split or feature name: non-empty, no "/" or ".", no leading
+#: reserved prefix or whitespace, at most 255 UTF-8 bytes (checked separately).
+NAME_PATTERN: Final = re.compile(r"^[^/._\s][^/]*$")
+
+#: §6 encodings and the HDF5 object kind that holds each.
+ENCODINGS: Final = {
+    "dense": "dataset",
+    "string": "dataset",
+    "categorical": "group",
+    "ragged": "group",
+    "bytes": "group",
+}
+#: §6.1 the encoding_version this implementation writes (MAJOR.MINOR).
+ENCODING_VERSION: Final = "1.0"
+#: §6 required (and optional) members of group encodings.
+ENCODING_COMPONENTS: Final = {
+    "categorical": (("codes", "class_names"), ()),
+    "ragged": (("values", "offsets"), ("shapes",)),
+    "bytes": (("values", "offsets"), ()),
+}
+
+#: §6.1 values of the ``role`` attribute.
+ROLES: Final = ("input", "target", "metadata")
+
+#: §3.5 HDF5 filter ids every HDF5 build decodes: deflate, shuffle, fletcher32.
+CORE_FILTERS: Final = {1: "deflate", 2: "shuffle", 3: "fletcher32"}
+
+#: §7.3 chunk byte sizes: the reference writer aims at the target (the size of
+#: HDF5's default chunk cache); files SHOULD stay in [MIN, MAX].
+TARGET_CHUNK_BYTES: Final = 1 << 20
+MIN_CHUNK_BYTES: Final = 16 << 10
+MAX_CHUNK_BYTES: Final = 4 << 20
+
+#: §8.1 the hash of content fingerprints.
+FINGERPRINT_ALGORITHM: Final = "sha256"
+
+_VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """Parse a ``MAJOR.MINOR`` version string (§1.2).
+
+    Parameters
+    ----------
+    text
+        The version, for example ``"1.0"``.
+
+    Returns
+    -------
+    tuple of int
+        ``(major, minor)``.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not two non-negative integers without leading zeros
+        joined by a dot.
+    """
+    m = _VERSION_RE.match(text) if isinstance(text, str) else None
+    if m is None:
+        raise ValueError(f"{text!r} is not a MAJOR.MINOR version such as '1.0' (§1.2)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def is_valid_name(name: str) -> bool:
+    """Tell whether ``name`` may name a split or a feature (§5.1, §5.2).
+
+    Parameters
+    ----------
+    name
+        The candidate name (any Unicode).
+
+    Returns
+    -------
+    bool
+        True when the name matches :data:`NAME_PATTERN` and encodes to at most
+        255 bytes of UTF-8.
+    """
+    return bool(NAME_PATTERN.match(name)) and len(name.encode("utf-8")) <= 255 and name == name.strip()
