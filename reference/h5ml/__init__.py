@@ -1,12 +1,60 @@
 """h5ml: a versioned format for machine-learning datasets in HDF5 (reference implementation).
 
-The public API is this namespace; see SPEC.md for the format itself.
+The public API is this namespace (SPEC.md is the format itself)::
+
+    import h5ml
+    h5ml.write("digits.h5", {"train": {"image": x, "label": y}}, metadata={"name": "digits"})
+    with h5ml.open("digits.h5") as ds:
+        batch = ds["train"][[5, 2, 9]]
+    report = h5ml.validate("digits.h5")
+
+Submodules are imported on first use, so ``import h5ml`` stays cheap.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from h5ml._version import __version__
 from h5ml.errors import *  # noqa: F403
 from h5ml.errors import __all__ as _errors_all
 
-__all__ = ["__version__", *_errors_all]
+_LAZY = {
+    "write": "h5ml.writer",
+    "Writer": "h5ml.writer",
+    "open": "h5ml.reader",
+    "Dataset": "h5ml.reader",
+    "Split": "h5ml.reader",
+    "Feature": "h5ml.features",
+    "validate": "h5ml.validator",
+    "iter_issues": "h5ml.validator",
+    "Issue": "h5ml.validator",
+    "Report": "h5ml.validator",
+    "RootMetadata": "h5ml.metadata",
+    "CODES": "h5ml.codes",
+    "Severity": "h5ml.codes",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.codes import CODES, Severity
+    from h5ml.features import Feature
+    from h5ml.metadata import RootMetadata
+    from h5ml.reader import Dataset, Split, open
+    from h5ml.validator import Issue, Report, iter_issues, validate
+    from h5ml.writer import Writer, write
+
+__all__ = ["__version__", *_errors_all, *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'h5ml' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
