@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create the test environment from nothing and run every check CI runs.
+# Usage: bash scripts/test.sh [extra pytest arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+venv=${H5ML_VENV:-.venv}
+
+# Debian packages the tests use: h5dump (HDF5 1.10) reads our files independently.
+if ! command -v h5dump >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq hdf5-tools >/dev/null
+fi
+
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+# torch: the pinned CPU build first, so nothing later pulls a multi-GB CUDA build.
+"${pip[@]}" "torch==2.13.0"
+"${pip[@]}" -c constraints.txt -e ".[dev]"
+
+export PATH="$PWD/$venv/bin:$PATH"
+ruff check .
+ruff format --check .
+mypy
+pytest "$@"
