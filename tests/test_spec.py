@@ -1,0 +1,67 @@
+"""Constants of spec.py, the issue-code registry, and their agreement with SPEC.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from h5ml import codes, spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("text", "expected"), [("1.0", (1, 0)), ("2.13", (2, 13)), ("0.0", (0, 0))])
+def test_parse_version_accepts_major_minor(text: str, expected: tuple[int, int]) -> None:
+    """§1.2: format_version is MAJOR.MINOR."""
+    assert spec.parse_version(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1", "1.0.0", "01.0", "1.01", "v1.0", "", " 1.0", "1.a"])
+def test_parse_version_rejects_other_forms(text: str) -> None:
+    """§1.2: anything but two integers without leading zeros is refused."""
+    with pytest.raises(ValueError, match="MAJOR.MINOR"):
+        spec.parse_version(text)
+
+
+@pytest.mark.parametrize("name", ["train", "validation", "x", "image_0", "音声", "a b", "Test-1"])
+def test_valid_names(name: str) -> None:
+    """§5.1/§5.2: unicode names without '/', '.', leading '_' or surrounding whitespace."""
+    assert spec.is_valid_name(name)
+
+
+@pytest.mark.parametrize("name", ["", "_h5ml", "a/b", "a.b", " train", "train ", ".hidden", "x" * 256])
+def test_invalid_names(name: str) -> None:
+    """§5.1/§5.4: reserved prefix, separators, whitespace and over-long names are refused."""
+    assert not spec.is_valid_name(name)
+
+
+def test_registry_codes_are_unique_and_well_formed() -> None:
+    """§9.2: stable codes, the letter giving the severity."""
+    letters = {codes.Severity.ERROR: "E", codes.Severity.WARNING: "W", codes.Severity.INFO: "I"}
+    for key, entry in codes.CODES.items():
+        assert key == entry.code
+        assert re.fullmatch(r"[EWI][0-9]{3}", entry.code)
+        assert entry.code[0] == letters[entry.severity]
+        assert re.fullmatch(r"§[0-9]+(\.[0-9]+)*", entry.clause)
+        assert codes.by_name(entry.name) is entry
+
+
+def test_spec_md_lists_every_code_with_its_clause() -> None:
+    """§9.2: SPEC.md's registry table and codes.py are the same table."""
+    text = (ROOT / "SPEC.md").read_text(encoding="utf-8")
+    for entry in codes.CODES.values():
+        row = re.search(rf"^\|\s*`?{entry.code}`?\s*\|.*$", text, flags=re.MULTILINE)
+        assert row is not None, f"{entry.code} is missing from SPEC.md §9.2"
+        assert entry.name in row.group(0)
+        assert entry.clause in row.group(0)
+
+
+def test_every_clause_cited_by_a_code_exists_in_spec_md() -> None:
+    """Codes cite clauses that SPEC.md defines as headings."""
+    text = (ROOT / "SPEC.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#+\s+(§?[0-9]+(?:\.[0-9]+)*)", text, flags=re.MULTILINE))
+    headings = {h.lstrip("§") for h in headings}
+    for entry in codes.CODES.values():
+        assert entry.clause.lstrip("§") in headings, f"{entry.code} cites {entry.clause}, not a heading in SPEC.md"
