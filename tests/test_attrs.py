@@ -24,7 +24,15 @@ def test_written_values_read_back_as_python_values(tmp_path: Path) -> None:
         assert f.attrs.get_id("s").shape == ()
         assert f.attrs.get_id("i").shape == ()
         assert h5py.check_string_dtype(f.attrs.get_id("s").dtype).encoding == "utf-8"
-        assert read_attrs(f) == {"s": "héllo", "i": 7, "b": 1, "x": 0.25, "names": ["a", "β"], "ids": [32015, 32000], "empty": []}
+        assert read_attrs(f) == {
+            "s": "héllo",
+            "i": 7,
+            "b": 1,
+            "x": 0.25,
+            "names": ["a", "β"],
+            "ids": [32015, 32000],
+            "empty": [],
+        }
         assert type(read_attr(f, "i")) is int and type(read_attr(f, "x")) is float
 
 

@@ -60,7 +60,7 @@ _TABLE: Final = [
     Code("E101", "unreadable", _E, "§10.3", "The HDF5 library failed or did not finish within the time limit while reading the file."),
     Code("E102", "not_h5ml", _E, "§4.1", "The file is HDF5 but its root attribute 'format' is missing or is not 'h5ml'."),
     Code("E103", "format_version_invalid", _E, "§1.2", "The root attribute 'format_version' is missing or not a MAJOR.MINOR string."),
-    Code("E104", "format_major_unsupported", _E, "§1.3", "The file's format MAJOR version is higher than the one this validator implements."),
+    Code("E104", "format_major_unsupported", _E, "§1.3", "The file's format MAJOR version is not one this validator implements."),
     Code("E105", "must_understand_unknown", _E, "§1.5", "'must_understand' names an extension this implementation does not know."),
     Code("E106", "incomplete", _E, "§4.4", "The completion marker is missing: the writer did not finish the file."),
     Code("E107", "root_attribute_invalid", _E, "§4.2", "A root attribute does not satisfy the metadata schema (wrong type or value)."),
@@ -107,7 +107,7 @@ _TABLE: Final = [
     Code("W206", "ascii_string", _W, "§3.4", "Strings are stored with the ASCII character set; writers should use UTF-8."),
     Code("W207", "nonstandard_split_name", _W, "§5.1", "A split name is a common alias of a standard name ('valid', 'val', 'dev', 'eval')."),
     Code("W208", "bool_as_enum", _W, "§3.3", "A boolean is stored as an HDF5 enum (h5py's default) instead of uint8 with logical_dtype 'bool'."),
-    Code("W209", "contiguous_resizable", _W, "§7.4", "A large dense feature is stored contiguous although it is compressed or meant to grow."),
+    Code("W209", "contiguous_resizable", _W, "§7.4", "A dense feature larger than 1 GiB is stored contiguous: it cannot be compressed, checksummed or grown."),
     # -- info --------------------------------------------------------------
     Code("I300", "unknown_attribute", _I, "§1.4", "An attribute this version does not define; readers ignore it."),
     Code("I301", "unknown_object", _I, "§1.4", "A group or dataset this version does not define; readers ignore it."),

@@ -33,6 +33,7 @@ __all__ = [
     "TARGET_CHUNK_BYTES",
     "MIN_CHUNK_BYTES",
     "MAX_CHUNK_BYTES",
+    "LARGE_SAMPLE_BYTES",
     "FINGERPRINT_ALGORITHM",
     "parse_version",
     "is_valid_name",
@@ -129,6 +130,9 @@ CORE_FILTERS: Final = {1: "deflate", 2: "shuffle", 3: "fletcher32"}
 TARGET_CHUNK_BYTES: Final = 1 << 20
 MIN_CHUNK_BYTES: Final = 16 << 10
 MAX_CHUNK_BYTES: Final = 4 << 20
+#: §7.1.1 a sample larger than this is the only case where a chunk may hold
+#: part of a sample (a one-row slab of at most this many bytes).
+LARGE_SAMPLE_BYTES: Final = 16 << 20
 
 #: §8.1 the hash of content fingerprints.
 FINGERPRINT_ALGORITHM: Final = "sha256"
