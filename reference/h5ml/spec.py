@@ -98,9 +98,9 @@ STANDARD_SPLITS: Final = ("train", "validation", "test")
 #: §5.4 names starting with this prefix are reserved for the specification.
 RESERVED_PREFIX: Final = "_"
 
-#: §5.1/§5.2 a split or feature name: non-empty, no "/" or ".", no leading
-#: reserved prefix or whitespace, at most 255 UTF-8 bytes (checked separately).
-NAME_PATTERN: Final = re.compile(r"^[^/._\s][^/.]*$")
+#: §5.1.1 a split or feature name: non-empty, no "/", no leading ".", "_" or
+#: whitespace, no trailing whitespace, at most 255 UTF-8 bytes (checked separately).
+NAME_PATTERN: Final = re.compile(r"^[^/._\s][^/]*$")
 
 #: §6 encodings and the HDF5 object kind that holds each.
 ENCODINGS: Final = {
