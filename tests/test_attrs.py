@@ -83,3 +83,10 @@ def test_json_mapping(tmp_path: Path) -> None:
         f.attrs["n"] = np.int32(4)
         f.attrs["s"] = np.bytes_(b"x")
         assert dict(attrs_json(f)) == {"n": 4, "s": "x"}
+
+
+def test_json_mapping_of_non_finite_floats() -> None:
+    """§4.6: NaN and infinities become the strings "NaN", "Infinity", "-Infinity"."""
+    assert to_json_value(np.float64("nan")) == "NaN"
+    assert to_json_value(np.float32("inf")) == "Infinity"
+    assert to_json_value(np.array([1.0, -np.inf])) == [1.0, "-Infinity"]

@@ -8,6 +8,7 @@ variable-length UTF-8 and single values in a scalar dataspace.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -165,13 +166,22 @@ def to_json_value(value: Any) -> Any:
     Returns
     -------
     JSON-compatible value
-        bytes -> str, numpy scalars -> numbers, arrays -> lists; a non-UTF-8 byte
+        bytes -> str, numpy scalars -> numbers (NaN, +inf, -inf -> the strings
+        "NaN", "Infinity", "-Infinity"), arrays -> (nested) lists; a non-UTF-8 byte
         string is kept as the Python ``bytes`` object so that the schema rejects it.
     """
     try:
-        return _to_python(value)
+        return _json_floats(_to_python(value))
     except UnicodeDecodeError:
         return value
+
+
+def _json_floats(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_json_floats(v) for v in value]
+    return value
 
 
 def attrs_json(obj: h5py.HLObject) -> Mapping[str, Any]:

@@ -159,7 +159,7 @@ def parse_version(text: str) -> tuple[int, int]:
         If ``text`` is not two non-negative integers without leading zeros
         joined by a dot.
     """
-    m = _VERSION_RE.match(text) if isinstance(text, str) else None
+    m = _VERSION_RE.fullmatch(text) if isinstance(text, str) else None
     if m is None:
         raise ValueError(f"{text!r} is not a MAJOR.MINOR version such as '1.0' (§1.2)")
     return int(m.group(1)), int(m.group(2))
