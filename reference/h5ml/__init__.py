@@ -37,12 +37,19 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from h5ml.codes import CODES, Severity
-    from h5ml.features import Feature
-    from h5ml.metadata import RootMetadata
-    from h5ml.reader import Dataset, Split, open
-    from h5ml.validator import Issue, Report, iter_issues, validate
-    from h5ml.writer import Writer, write
+    from h5ml.codes import CODES as CODES
+    from h5ml.codes import Severity as Severity
+    from h5ml.features import Feature as Feature
+    from h5ml.metadata import RootMetadata as RootMetadata
+    from h5ml.reader import Dataset as Dataset
+    from h5ml.reader import Split as Split
+    from h5ml.reader import open as open
+    from h5ml.validator import Issue as Issue
+    from h5ml.validator import Report as Report
+    from h5ml.validator import iter_issues as iter_issues
+    from h5ml.validator import validate as validate
+    from h5ml.writer import Writer as Writer
+    from h5ml.writer import write as write
 
 __all__ = ["__version__", *_errors_all, *_LAZY]
 

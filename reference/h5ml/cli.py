@@ -1,0 +1,502 @@
+"""The ``h5ml`` command line: validate, inspect, dump, convert, demo.
+
+``main()`` (the console script) only calls :func:`run`, which takes the
+arguments and the two output streams and returns the exit code, so the whole
+command line is tested in-process. Every failure ends as one line
+``h5ml: error: ...`` on standard error and exit code 2; ``--debug`` (before the
+command) or the environment variable ``H5ML_DEBUG=1`` adds the traceback.
+
+Exit codes: 0 success; 1 ``validate`` found an invalid file (with
+``--strict``: a warning too); 2 a file could not be read at all, a usage
+error, or any other failure; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from h5ml import spec
+from h5ml._version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.summary import FeatureSummary, FileSummary
+    from h5ml.validator import FileReport, Issue
+
+__all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "app", "main", "run"]
+
+#: Exit code: every file valid, or the command succeeded.
+EXIT_OK: Final = 0
+#: Exit code: ``validate`` found an invalid file (with ``--strict``: a warning too).
+EXIT_INVALID: Final = 1
+#: Exit code: a file could not be read at all, a usage error, or another failure.
+EXIT_ERROR: Final = 2
+#: Exit code: interrupted (Ctrl-C).
+EXIT_INTERRUPTED: Final = 130
+
+#: Environment variable that turns on tracebacks for errors (``H5ML_DEBUG=1``).
+DEBUG_ENV: Final = "H5ML_DEBUG"
+#: Rendering width when the output is not a terminal (files, pipes, tests).
+_PLAIN_WIDTH: Final = 120
+#: Characters of the root description shown by ``inspect``.
+_DESCRIPTION_CHARS: Final = 200
+
+
+@dataclass
+class _Streams:
+    """Where a command writes: the caller's stdout and stderr, with rich consoles over them."""
+
+    stdout: TextIO
+    stderr: TextIO
+
+    def console(self) -> Console:
+        """A rich console over stdout: plain text, 120 columns, when stdout is not a terminal."""
+        stream = self.stdout
+        is_tty = bool(getattr(stream, "isatty", lambda: False)())
+        return Console(
+            file=stream,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            width=None if is_tty else _PLAIN_WIDTH,
+            force_terminal=None if is_tty else False,
+        )
+
+
+def _print_json(streams: _Streams, document: Any, indent: int | None = 2) -> None:
+    streams.stdout.write(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False))
+    streams.stdout.write("\n")
+
+
+def _require_file(path: str) -> None:
+    """Refuse a missing path, a directory or a special file with a one-line message before HDF5 sees it."""
+    if not os.path.lexists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory; give the path of an h5ml file")
+    if not os.path.isfile(path):  # a FIFO or a device would block or stream forever
+        raise OSError(f"{path} is not a regular file (a pipe or a device?); give the path of an h5ml file")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
+# ---------------------------------------------------------------------------
+# the application
+# ---------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(
+    __version__,
+    "--version",
+    "-V",
+    prog_name="h5ml",
+    message=f"%(prog)s %(version)s (format {spec.FORMAT_VERSION_STRING})",
+)
+@click.option("--debug", is_flag=True, help=f"Show the traceback of an error (or set {DEBUG_ENV}=1).")
+def app(debug: bool) -> None:
+    """h5ml: check, inspect, dump and create h5ml files (machine-learning datasets in HDF5)."""
+
+
+# -- validate ----------------------------------------------------------------
+
+
+def _severity(issue: Issue) -> str:
+    return str(issue.severity.value)
+
+
+def _verdict(file_report: FileReport, strict: bool) -> tuple[str, str]:
+    """Return (verdict word, counts) for one file of a report (§9.1)."""
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for issue in file_report.issues:
+        counts[_severity(issue)] = counts.get(_severity(issue), 0) + 1
+    text = ", ".join(_plural(counts[k], k) for k in ("error", "warning", "info"))
+    if not file_report.readable:
+        return "UNREADABLE", text
+    if not file_report.valid:
+        return "INVALID", text
+    if strict and counts["warning"]:
+        return "INVALID (--strict: warnings fail)", text
+    return "VALID", text
+
+
+def _exit_code(files: Sequence[FileReport], strict: bool) -> int:
+    if any(not f.readable for f in files):
+        return EXIT_ERROR
+    if any(not (f.valid_strict if strict else f.valid) for f in files):
+        return EXIT_INVALID
+    return EXIT_OK
+
+
+def _issue_table(issues: Sequence[Issue]) -> Table:
+    table = Table(show_lines=False, expand=False)
+    for column in ("code", "severity", "path", "message", "clause"):
+        table.add_column(column, overflow="fold")
+    for issue in issues:
+        table.add_row(
+            Text(issue.code), Text(_severity(issue)), Text(issue.path), Text(issue.message), Text(issue.clause)
+        )
+    return table
+
+
+def _render_file_report(console: Console, file_report: FileReport, strict: bool) -> None:
+    if file_report.issues:
+        console.print(Text(str(file_report.path), style="bold"))
+        console.print(_issue_table(file_report.issues))
+    verdict, counts = _verdict(file_report, strict)
+    console.print(Text(f"{file_report.path}: {verdict} ({counts})"))
+
+
+@app.command("validate")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
+@click.option("--deep", is_flag=True, help="Also read every sample (offsets, codes, fingerprints).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds allowed per file; each file is checked in a child process that is stopped after it (E101).",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Files checked in parallel.")
+@click.pass_obj
+def validate_command(
+    streams: _Streams, files: tuple[str, ...], fmt: str, strict: bool, deep: bool, timeout: float, jobs: int
+) -> int:
+    """Check FILE... against the h5ml specification.
+
+    Exit 0 when every file is valid, 1 when one is invalid (with --strict:
+    also when one has a warning), 2 when one cannot be read at all (not HDF5,
+    a directory, missing, or it did not finish within --timeout).
+    """
+    from h5ml.validator import validate_many
+
+    report = validate_many(list(files), deep=deep, timeout=timeout, jobs=jobs)
+    if fmt == "json":
+        _print_json(streams, report.to_json())
+    else:
+        console = streams.console()
+        for file_report in report.files:
+            _render_file_report(console, file_report, strict)
+        if len(report.files) > 1:
+            failed = sum(1 for f in report.files if not f.readable or not (f.valid_strict if strict else f.valid))
+            console.print(Text(f"{len(report.files)} files checked, {failed} failed"))
+    return _exit_code(report.files, strict)
+
+
+# -- inspect -----------------------------------------------------------------
+
+
+def _size(nbytes: int | None) -> str:
+    if nbytes is None:
+        return "?"
+    value = float(nbytes)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{nbytes} B"  # pragma: no cover - the loop always returns
+
+
+def _tuple_text(items: Sequence[object]) -> str:
+    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _shape_text(feature: FeatureSummary) -> str:
+    if feature.shape is not None:
+        return _tuple_text(feature.shape)
+    parts: list[str] = [str(feature.num_samples)]
+    if feature.shape_min is not None and feature.shape_max is not None:
+        pairs = zip(feature.shape_min, feature.shape_max, strict=True)
+        parts += [f"{lo}..{hi}" if lo != hi else str(lo) for lo, hi in pairs]
+    else:
+        parts.append("?" if feature.length_min is None else f"{feature.length_min}..{feature.length_max}")
+        parts += [str(d) for d in feature.inner_shape]
+    return _tuple_text(parts)
+
+
+def _feature_label(feature: FeatureSummary) -> Text:
+    """Two lines: what the feature holds, then how it is stored."""
+    what = [feature.encoding, feature.dtype, _shape_text(feature)]
+    if feature.num_classes is not None:
+        what.append(f"{feature.num_classes} classes")
+    if feature.role:
+        what.append(f"role {feature.role}")
+    if feature.media_type:
+        what.append(f"media {feature.media_type}")
+    if feature.units:
+        what.append(f"units {feature.units}")
+    storage = [
+        "chunks " + ("contiguous" if feature.chunks is None else _tuple_text(feature.chunks)),
+        "compression " + (feature.compression or "none"),
+        f"stored {_size(feature.stored_bytes)}",
+    ]
+    if feature.compression_ratio is not None:
+        storage.append(f"ratio {feature.compression_ratio:.2f}x")
+    label = Text(feature.name, style="bold")
+    label.append("  " + "  ".join(what))
+    label.append("\n" + ", ".join(storage), style="dim")
+    return label
+
+
+def _render_summary(console: Console, summary: FileSummary) -> None:
+    root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {_size(summary.file_bytes)})", style="bold"))
+    for split in summary.splits:
+        branch = root.add(Text(f"{split.name}  {split.num_samples} samples", style="bold"))
+        for feature in split.features:
+            branch.add(_feature_label(feature))
+    console.print(root)
+    table = Table("metadata", "value", show_header=True)
+    for key in ("name", "version", "description", "license", "created", "writer", "fingerprint"):
+        value = summary.metadata.get(key)
+        if value is None:
+            continue
+        text = str(value)
+        if key == "description" and len(text) > _DESCRIPTION_CHARS:
+            text = text[: _DESCRIPTION_CHARS - 3].rstrip() + "..."
+        table.add_row(Text(key), Text(text))
+    console.print(table)
+
+
+@app.command("inspect")
+@click.argument("file")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_obj
+def inspect_command(streams: _Streams, file: str, fmt: str) -> int:
+    """Show the splits, features, storage and metadata of FILE."""
+    from h5ml.summary import summarize
+
+    _require_file(file)
+    summary = summarize(file)
+    if fmt == "json":
+        _print_json(streams, summary.to_json())
+    else:
+        _render_summary(streams.console(), summary)
+    return EXIT_OK
+
+
+# -- dump --------------------------------------------------------------------
+
+
+def _dump_text(streams: _Streams, document: dict[str, Any]) -> None:
+    out = streams.stdout
+    for split_name, split in document["splits"].items():
+        for feature_name, feature in split["features"].items():
+            header = f"{split_name}/{feature_name}: {feature['encoding']} {feature['dtype']}"
+            if "sample_shape" in feature:
+                header += f" sample_shape {tuple(feature['sample_shape'])}"
+            if "class_names" in feature:
+                header += f" class_names {feature['class_names']}"
+            if "media_type" in feature:
+                header += f" media_type {feature['media_type']}"
+            out.write(header + f" ({split['num_samples']} samples)\n")
+            for index, value in enumerate(feature["values"]):
+                out.write(f"  [{index}] {json.dumps(value, ensure_ascii=False, allow_nan=False)}\n")
+
+
+@app.command("dump")
+@click.argument("file")
+@click.option("--split", "split", default=None, help="Only this split.")
+@click.option("--feature", "feature", default=None, help="Only this feature.")
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True)
+@click.pass_obj
+def dump_command(streams: _Streams, file: str, split: str | None, feature: str | None, fmt: str) -> int:
+    """Print the decoded content of FILE (JSON mapping of SPEC Appendix B)."""
+    from h5ml.dump import to_json_document
+
+    _require_file(file)
+    document = to_json_document(file, split=split, feature=feature)
+    if fmt == "json":
+        _print_json(streams, document, indent=None)
+    else:
+        _dump_text(streams, document)
+    return EXIT_OK
+
+
+# -- convert -----------------------------------------------------------------
+
+
+@app.command("convert")
+@click.argument("source")
+@click.argument("output")
+@click.option("--compression", type=click.Choice(["gzip", "none"]), default="gzip", show_default=True)
+@click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9).")
+@click.option("--shuffle/--no-shuffle", default=True, show_default=True, help="Store samples in a random order.")
+@click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed).")
+@click.option("--name", default=None, help="Dataset name (default: the source's stem).")
+@click.option("--description", default=None, help="Dataset description.")
+@click.option("--license", "license_", default=None, help="SPDX license expression, e.g. CC-BY-4.0.")
+@click.option("--label", default=None, help="Store this feature as categorical (integer class codes).")
+@click.option("--class-names", default=None, help="Comma-separated class names of --label.")
+@click.option("--split", "split", default=None, help=".npy only: the split to write (default train).")
+@click.option("--feature", "feature", default=None, help=".npy only: the feature name (default: the file stem).")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.pass_obj
+def convert_command(
+    streams: _Streams,
+    source: str,
+    output: str,
+    compression: str,
+    level: int | None,
+    shuffle: bool,
+    seed: int | None,
+    name: str | None,
+    description: str | None,
+    license_: str | None,
+    label: str | None,
+    class_names: str | None,
+    split: str | None,
+    feature: str | None,
+    overwrite: bool,
+) -> int:
+    """Convert SOURCE (.npz or .npy) to the h5ml file OUTPUT.
+
+    In an .npz, arrays named <feature>_<split> go to that split (train,
+    validation: valid/val/dev, test); other arrays go to split train under
+    their own name. Feature x gets role input, y role target.
+    """
+    from h5ml import convert
+
+    options: dict[str, Any] = {
+        "compression": None if compression == "none" else compression,
+        "level": level,
+        "shuffle": shuffle,
+        "seed": seed,
+        "name": name,
+        "description": description,
+        "license": license_,
+        "label": label,
+        "class_names": None if class_names is None else [c.strip() for c in class_names.split(",")],
+        "overwrite": overwrite,
+    }
+    suffix = Path(source).suffix.lower()
+    if suffix == ".npy":
+        written = convert.convert_npy(source, output, split=split or convert.DEFAULT_SPLIT, feature=feature, **options)
+    elif suffix == ".npz":
+        if split is not None or feature is not None:
+            raise click.UsageError("--split and --feature apply to .npy sources only")
+        written = convert.convert_npz(source, output, **options)
+    else:
+        raise click.UsageError(f"{source}: unknown source type {suffix or '(no suffix)'!r}; give a .npz or .npy file")
+    streams.console().print(Text(f"wrote {written}"))
+    return EXIT_OK
+
+
+# -- demo --------------------------------------------------------------------
+
+
+@app.command("demo")
+@click.option("--output", default="digits.h5", show_default=True, help="Where to write the demo file.")
+@click.pass_obj
+def demo_command(streams: _Streams, output: str) -> int:
+    """Write scikit-learn's digits as an h5ml file, validate it and show it."""
+    from h5ml import demo
+    from h5ml.summary import summarize
+    from h5ml.validator import validate
+
+    path = demo.build_digits(output)
+    console = streams.console()
+    console.print(Text(f"wrote {path}"))
+    file_report = validate(str(path), timeout=demo.VALIDATE_TIMEOUT_S)
+    _render_file_report(console, file_report, strict=False)
+    _render_summary(console, summarize(path))
+    return _exit_code([file_report], strict=False)
+
+
+# ---------------------------------------------------------------------------
+# entry points
+# ---------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _error_line(exc: BaseException) -> str:
+    if isinstance(exc, click.ClickException):
+        message = exc.format_message().rstrip(".")
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            message += f" (see '{exc.ctx.command_path} --help')"
+        return _one_line(message)
+    from h5ml.errors import H5MLError
+
+    if isinstance(exc, (H5MLError, OSError, ImportError)):
+        return _one_line(str(exc)) or type(exc).__name__
+    return _one_line(f"{type(exc).__name__}: {exc}")
+
+
+def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the ``h5ml`` command line and return its exit code.
+
+    Parameters
+    ----------
+    argv
+        The arguments after the program name; ``None`` uses ``sys.argv[1:]``.
+    stdout, stderr
+        Where output and errors go; ``None`` uses ``sys.stdout``/``sys.stderr``.
+
+    Returns
+    -------
+    int
+        0 success; 1 an invalid file (``validate``); 2 an unreadable file, a
+        usage error or any other failure (reported as one line
+        ``h5ml: error: ...`` on ``stderr``, with the traceback when
+        ``--debug`` is given or ``H5ML_DEBUG=1``); 130 interrupted.
+
+    Notes
+    -----
+    Never raises; implements no SPEC clause itself: it calls the validator
+    (§9), the reader and the writer.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = sys.stdout if stdout is None else stdout
+    err = sys.stderr if stderr is None else stderr
+    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0") or "--debug" in args
+    streams = _Streams(out, err)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = app.main(args=args, prog_name="h5ml", standalone_mode=False, obj=streams)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        out.write(exc.format_message() + "\n")
+        return EXIT_ERROR
+    except (BrokenPipeError, SystemExit):
+        # The reader of our output went away (``h5ml dump f | head``); click turns that into sys.exit(1).
+        # Nothing can be reported on a closed pipe: end quietly with the failure code.
+        return EXIT_ERROR
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        err.write("h5ml: interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if debug:
+            err.write(traceback.format_exc())
+        err.write(f"h5ml: error: {_error_line(exc)}\n")
+        return EXIT_ERROR
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def main() -> None:
+    """Console-script entry point ``h5ml``: exit with the code :func:`run` returns."""
+    code = run(sys.argv[1:], sys.stdout, sys.stderr)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that this does not fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)

@@ -1,0 +1,679 @@
+"""Opening h5ml files for reading: :func:`open`, :class:`Dataset` and :class:`Split`.
+
+::
+
+    with h5ml.open("digits.h5") as ds:
+        train = ds["train"]
+        batch = train[[5, 2, 9]]          # {"image": array (3, 8, 8), "label": array (3,)}
+        image = train["image"][5]         # one sample
+
+A :class:`Dataset` checks the file when it is opened: ``format`` is ``"h5ml"``
+(§4.1), the MAJOR version is one this reader implements (§1.3; a newer MINOR
+is read, ignoring what it does not know, §1.4), every ``must_understand``
+extension is known (§1.5), the completion marker is set (§4.4), and no
+external link, external raw storage or virtual dataset is present (§3.6,
+§10.1) unless ``allow_external=True``. Filters are checked per feature on its
+first read (§3.5).
+
+The file is opened read-only. A dataset, its splits and its features pickle by
+path and options; the copy opens the file again on first use (DataLoader
+workers under ``spawn``/``forkserver``, case C02). After ``fork`` the child
+notices the new process id and opens its own handle. Each dataset gets a chunk
+cache that holds several of its chunks (§7.3, case C11).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Final
+
+import h5py
+
+from h5ml import spec
+from h5ml.attrs import read_attr, read_attrs
+from h5ml.chunks import cache_bytes_for
+from h5ml.errors import (
+    EncodingError,
+    FeatureNotFoundError,
+    ForbiddenStorageError,
+    H5MLError,
+    IncompleteFileError,
+    InvalidFileError,
+    NotH5MLError,
+    SplitNotFoundError,
+    UnknownExtensionError,
+    UnsupportedVersionError,
+)
+from h5ml.features import Feature, open_feature
+from h5ml.plan import Indices, normalize_indices
+
+if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.metadata import RootMetadata
+
+__all__ = ["DEFAULT_CACHE_BYTES", "Dataset", "Split", "open"]
+
+#: §7.3 the chunk cache of each dataset when ``cache_bytes`` is not given (64 MiB):
+#: ``chunks.cache_bytes_for`` of a chunk no larger than 8 MiB.
+DEFAULT_CACHE_BYTES: Final = cache_bytes_for(0)
+#: HDF5 advises about 100 hash slots per chunk that fits in the cache.
+_SLOTS_PER_CHUNK: Final = 100
+
+
+def _next_prime(n: int) -> int:
+    candidate = max(2, n)
+    while any(candidate % d == 0 for d in range(2, math.isqrt(candidate) + 1)):
+        candidate += 1
+    return candidate
+
+
+def _cache_slots(cache_bytes: int, chunk_nbytes: int = spec.TARGET_CHUNK_BYTES) -> int:
+    """Hash slots of a chunk cache: a prime about 100 times the chunks that fit (HDF5's advice)."""
+    return _next_prime(_SLOTS_PER_CHUNK * max(1, cache_bytes // max(1, chunk_nbytes)))
+
+
+def open(
+    path: str | os.PathLike[str],
+    *,
+    locking: bool | None = None,
+    allow_external: bool = False,
+    cache_bytes: int | None = None,
+) -> Dataset:
+    """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
+
+    Parameters
+    ----------
+    path
+        The file.
+    locking
+        HDF5 file locking. None keeps HDF5's default (and the
+        ``HDF5_USE_FILE_LOCKING`` environment variable); False turns locking
+        off, for read-only media and network file systems (NFS) where locks
+        fail; True forces it on.
+    allow_external
+        Follow external links and read external raw storage and virtual
+        datasets (§3.6, §10.1). Off by default: such a file can make the reader
+        return the bytes of any other local file. Only for files you trust.
+    cache_bytes
+        Chunk-cache bytes per dataset. Default :data:`DEFAULT_CACHE_BYTES`
+        (64 MiB). A dataset whose chunk needs more gets a larger cache:
+        ``chunks.cache_bytes_for(chunk)`` by default, at least one chunk when
+        ``cache_bytes`` is given.
+
+    Returns
+    -------
+    Dataset
+        The open dataset (use it as a context manager, or call ``close()``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    NotH5MLError
+        If the file is not HDF5, or its ``format`` attribute is not ``"h5ml"`` (§4.1).
+    UnsupportedVersionError
+        If the file's MAJOR version is not this reader's (§1.3).
+    InvalidFileError
+        If ``format_version`` is missing or malformed (§1.2).
+    UnknownExtensionError
+        If ``must_understand`` names an extension this reader does not know (§1.5).
+    IncompleteFileError
+        If the completion marker is missing (§4.4).
+    ForbiddenStorageError
+        If the file holds external links, external raw storage or virtual
+        datasets and ``allow_external`` is false (§3.6).
+    OSError
+        If HDF5 cannot lock the file (another process writes it).
+    """
+    dataset = Dataset(path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes)
+    dataset.h5file  # noqa: B018 - open now so that every check above raises here
+    return dataset
+
+
+class Dataset:
+    """An h5ml file open for reading: its metadata and its splits (§4, §5).
+
+    Create it with :func:`open`. The HDF5 file is opened on first use (again
+    after unpickling, and again in a forked child) and closed by :meth:`close`
+    or by leaving a ``with`` block. Parameters are those of :func:`open`.
+
+    Notes
+    -----
+    ``dataset[name]`` returns a :class:`Split`; iterating yields split names in
+    the file's order. Only root groups whose names do not start with ``"_"`` are
+    splits (§5.1, §5.4); other root objects are ignored (§5.5).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        locking: bool | None = None,
+        allow_external: bool = False,
+        cache_bytes: int | None = None,
+    ) -> None:
+        if cache_bytes is not None and cache_bytes < 0:
+            raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
+        self._path = os.path.abspath(os.fspath(path))
+        self._locking = locking
+        self._allow_external = bool(allow_external)
+        self._cache_bytes = cache_bytes
+        self._init_runtime()
+
+    def _init_runtime(self) -> None:
+        self._file: h5py.File | None = None
+        self._pid: int | None = None
+        self._lock = threading.Lock()
+        self._nodes: dict[str, Any] = {}
+        self._splits: dict[str, Split] | None = None
+        self._metadata: RootMetadata | None = None
+        self._version: tuple[int, int] = spec.FORMAT_VERSION
+        self._closed = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "path": self._path,
+            "locking": self._locking,
+            "allow_external": self._allow_external,
+            "cache_bytes": self._cache_bytes,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._path = state["path"]
+        self._locking = state["locking"]
+        self._allow_external = state["allow_external"]
+        self._cache_bytes = state["cache_bytes"]
+        self._init_runtime()
+
+    # -- the HDF5 file ------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The absolute path of the file."""
+        return self._path
+
+    @property
+    def file_cache_bytes(self) -> int:
+        """The chunk-cache bytes per dataset set on the file access property list (§7.3)."""
+        return DEFAULT_CACHE_BYTES if self._cache_bytes is None else self._cache_bytes
+
+    @property
+    def h5file(self) -> h5py.File:
+        """The underlying read-only ``h5py.File`` (low level), opened or reopened as needed.
+
+        Raises
+        ------
+        ValueError
+            If the dataset was closed.
+        """
+        if self._closed:
+            raise ValueError(f"{self._path}: the h5ml dataset is closed; open it again with h5ml.open()")
+        pid = os.getpid()
+        current = self._file
+        if current is not None and self._pid == pid:
+            return current
+        if self._pid is not None and self._pid != pid:
+            # A forked child: the parent's lock may be held by a thread that does not exist here.
+            self._lock = threading.Lock()
+        with self._lock:
+            if self._file is None or self._pid != pid:
+                self._forget_inherited()
+                handle = self._open_file()
+                try:
+                    self._check(handle)
+                except BaseException:
+                    handle.close()
+                    raise
+                self._file, self._pid = handle, pid
+            return self._file
+
+    def _forget_inherited(self) -> None:
+        inherited, self._file = self._file, None
+        self._nodes = {}
+        if inherited is not None:
+            try:  # closes this process's copy only; the parent keeps its own
+                inherited.close()
+            except Exception:  # a stale handle may already be invalid here
+                pass
+
+    def _open_file(self) -> h5py.File:
+        nbytes = self.file_cache_bytes
+        kwargs: dict[str, Any] = {"rdcc_nbytes": nbytes, "rdcc_nslots": _cache_slots(nbytes), "rdcc_w0": 1.0}
+        if self._locking is not None:
+            kwargs["locking"] = self._locking
+        try:
+            return h5py.File(self._path, "r", **kwargs)
+        except (FileNotFoundError, PermissionError):
+            raise
+        except OSError as exc:
+            text = str(exc)
+            if "unable to lock file" in text.lower():
+                raise OSError(
+                    exc.errno,
+                    f"{self._path}: HDF5 could not lock the file for reading ({text}); another process has it "
+                    "open for writing. Wait for it to finish, or pass locking=False on read-only media or NFS",
+                ) from exc
+            if not os.path.exists(self._path):
+                raise FileNotFoundError(2, f"{self._path}: no such file") from exc
+            raise NotH5MLError(
+                f"{self._path}: cannot be opened as HDF5 ({text}); it is not an h5ml file or it is damaged "
+                "(run `h5ml validate` on it)",
+                path=self._path,
+            ) from exc
+
+    def _check(self, f: h5py.File) -> None:
+        """Refuse what a reader must refuse at open (§1.3, §1.5, §3.6, §4.1, §4.4)."""
+        path = self._path
+        try:
+            fmt = read_attr(f, "format", None)
+            version_text = read_attr(f, "format_version", None)
+            must = read_attr(f, "must_understand", [])
+            complete = read_attr(f, "complete", None)
+        except (TypeError, UnicodeDecodeError) as exc:
+            raise NotH5MLError(f"{path}: the root attributes cannot be decoded ({exc}) (§4.3)", path=path) from exc
+        if fmt != spec.FORMAT_NAME:
+            raise NotH5MLError(
+                f"{path}: the root attribute 'format' is {fmt!r}, not {spec.FORMAT_NAME!r}: this HDF5 file is not "
+                "an h5ml file (§4.1)",
+                path=path,
+                hdf5_path="/",
+            )
+        try:
+            version = spec.parse_version(version_text) if isinstance(version_text, str) else None
+        except ValueError:
+            version = None
+        if version is None:
+            raise InvalidFileError(
+                f"{path}: the root attribute 'format_version' is {version_text!r}; it must be a MAJOR.MINOR string "
+                "such as '1.0' (§1.2)",
+                path=path,
+                hdf5_path="/",
+            )
+        if version[0] != spec.FORMAT_VERSION[0]:
+            advice = "upgrade h5ml" if version[0] > spec.FORMAT_VERSION[0] else "convert the file with its own tools"
+            raise UnsupportedVersionError(
+                f"{path}: file is h5ml {version_text}; this reader implements {spec.FORMAT_VERSION_STRING}; {advice} "
+                "(§1.3)",
+                path=path,
+                hdf5_path="/",
+            )
+        names = [must] if isinstance(must, str) else list(must)
+        unknown = [str(m) for m in names if m not in spec.KNOWN_EXTENSIONS]
+        if unknown:
+            raise UnknownExtensionError(
+                f"{path}: the file requires the extension(s) {', '.join(map(repr, unknown))} (root attribute "
+                f"'must_understand', §1.5), which this reader (h5ml {spec.FORMAT_VERSION_STRING}) does not "
+                "understand; use a reader that implements them",
+                path=path,
+                hdf5_path="/",
+            )
+        if complete != 1:
+            raise IncompleteFileError(
+                f"{path}: the completion marker (root attribute 'complete' = 1, §4.4) is missing: the writer did not "
+                "finish this file (it stopped or is still writing); write the file again",
+                path=path,
+                hdf5_path="/",
+            )
+        if not self._allow_external:
+            _check_storage(f, path)
+        self._version = version
+
+    def h5_node(self, hdf5_path: str) -> Any:
+        """Return the h5py group or dataset at ``hdf5_path`` (low level, cached per open file).
+
+        A chunked dataset whose chunks need a larger cache than the file's gets
+        its own cache (§7.3): ``chunks.cache_bytes_for(chunk_nbytes)``, or at
+        least one chunk when ``cache_bytes`` was given.
+
+        Raises
+        ------
+        KeyError
+            If no object has that path.
+        """
+        f = self.h5file
+        node = self._nodes.get(hdf5_path)
+        if node is not None:
+            return node
+        node = f[hdf5_path]
+        if isinstance(node, h5py.Dataset) and node.chunks is not None:
+            chunk_nbytes = math.prod(node.chunks) * node.dtype.itemsize
+            need = cache_bytes_for(chunk_nbytes) if self._cache_bytes is None else max(self._cache_bytes, chunk_nbytes)
+            if need > self.file_cache_bytes:
+                # HDF5 shares one open dataset between handles: close the probe so
+                # that the new cache settings are applied, not the first open's.
+                node.id.close()
+                dapl = h5py.h5p.create(h5py.h5p.DATASET_ACCESS)
+                dapl.set_chunk_cache(_cache_slots(need, chunk_nbytes), need, 1.0)
+                node = h5py.Dataset(h5py.h5d.open(f.id, hdf5_path.encode("utf-8"), dapl=dapl))
+        self._nodes[hdf5_path] = node
+        return node
+
+    # -- metadata -----------------------------------------------------------
+    @property
+    def format_version(self) -> tuple[int, int]:
+        """The file's ``format_version`` as ``(major, minor)`` (§1.2)."""
+        self.h5file  # noqa: B018 - the version is read by the checks at open
+        return self._version
+
+    @property
+    def metadata(self) -> RootMetadata:
+        """The root attributes as a :class:`h5ml.metadata.RootMetadata` (§4), parsed once.
+
+        Raises
+        ------
+        MetadataError
+            If the root attributes do not satisfy the schema (§4.2).
+        """
+        if self._metadata is None:
+            from h5ml.metadata import RootMetadata
+
+            self._metadata = RootMetadata.from_file(self.h5file)
+        return self._metadata
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """Every root attribute as Python values (§4.6), user attributes included."""
+        return read_attrs(self.h5file)
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The file fingerprint ``sha256:...`` (§8.3), or None when the file has none."""
+        value = read_attr(self.h5file, "fingerprint", None)
+        return None if value is None else str(value)
+
+    # -- splits -------------------------------------------------------------
+    @property
+    def splits(self) -> Mapping[str, Split]:
+        """The splits, in the file's order (§5.1): a read-only mapping name -> :class:`Split`."""
+        if self._splits is None:
+            f = self.h5file
+            found: dict[str, Split] = {}
+            for name in f:
+                if name.startswith(spec.RESERVED_PREFIX):
+                    continue
+                if isinstance(f.get(name, getlink=True), h5py.SoftLink):
+                    continue
+                if isinstance(f.get(name), h5py.Group):
+                    found[name] = Split(self, name)
+            self._splits = found
+        return MappingProxyType(self._splits)
+
+    def __getitem__(self, name: str) -> Split:
+        splits = self.splits
+        if name not in splits:
+            available = ", ".join(repr(s) for s in splits) or "none"
+            raise SplitNotFoundError(
+                f"{self._path}: no split {name!r}; available splits: {available}", path=self._path, hdf5_path="/"
+            )
+        return splits[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.splits)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.splits
+
+    def __len__(self) -> int:
+        return len(self.splits)
+
+    # -- lifetime -----------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close the file. Further use raises ValueError; pickled copies are not affected."""
+        if self._file is not None and self._pid == os.getpid():
+            self._file.close()
+        self._file = None
+        self._nodes = {}
+        self._splits = None
+        self._closed = True
+
+    def __enter__(self) -> Dataset:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"<h5ml.Dataset {self._path!r} (closed)>"
+        if self._file is None or self._pid != os.getpid():
+            return f"<h5ml.Dataset {self._path!r} (not open in this process)>"
+        major, minor = self._version
+        parts = ", ".join(f"{name}: {split.num_samples}" for name, split in self.splits.items())
+        return f"<h5ml.Dataset {self._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"
+
+
+def _check_storage(f: h5py.File, path: str) -> None:
+    """Refuse external links, external raw storage and virtual datasets (§3.6, §10.1)."""
+    found: list[H5MLError] = []
+
+    def visit(name: str, link: Any) -> bool | None:
+        where = "/" + name
+        if isinstance(link, h5py.ExternalLink):
+            found.append(
+                ForbiddenStorageError(
+                    f"{path}: {where} is an external link to {link.filename}:{link.path} (§3.6, §10.1); an h5ml file "
+                    "must not read other files. Open it with allow_external=True only if you trust it",
+                    path=path,
+                    hdf5_path=where,
+                )
+            )
+            return True
+        if not isinstance(link, h5py.HardLink):
+            return None
+        node = f.get(name)
+        if not isinstance(node, h5py.Dataset):
+            return None
+        if node.is_virtual:
+            found.append(
+                ForbiddenStorageError(
+                    f"{path}: {where} is a virtual dataset (§3.6, §10.1); its data may come from other files. Open "
+                    "the file with allow_external=True only if you trust it",
+                    path=path,
+                    hdf5_path=where,
+                )
+            )
+            return True
+        dcpl = node.id.get_create_plist()
+        if dcpl.get_external_count() > 0:
+            target = dcpl.get_external(0)[0]
+            label = target.decode("utf-8", "replace") if isinstance(target, bytes) else str(target)
+            found.append(
+                ForbiddenStorageError(
+                    f"{path}: {where} stores its data in the external file {label!r} (§3.6, §10.1). Open the file "
+                    "with allow_external=True only if you trust it",
+                    path=path,
+                    hdf5_path=where,
+                )
+            )
+            return True
+        return None
+
+    f.visititems_links(visit)
+    if found:
+        raise found[0]
+
+
+class Split:
+    """One split of a dataset: features with the same number of samples (§5).
+
+    Obtain it as ``dataset["train"]``. ``split["image"]`` returns a
+    :class:`h5ml.features.Feature`; ``split[idx]`` and :meth:`read` return a
+    dict feature name -> values (see :mod:`h5ml.features` for value types).
+    Iterating yields one dict per sample. Pickles by path (C02).
+    """
+
+    def __init__(self, dataset: Dataset, name: str) -> None:
+        self._dataset = dataset
+        self._name = name
+        self._reset()
+
+    def _reset(self) -> None:
+        self._features: dict[str, Feature] | None = None
+        self._skipped: dict[str, H5MLError] = {}
+        self._attrs: dict[str, Any] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"dataset": self._dataset, "name": self._name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._dataset = state["dataset"]
+        self._name = state["name"]
+        self._reset()
+
+    @property
+    def name(self) -> str:
+        """The split name (§5.1)."""
+        return self._name
+
+    @property
+    def dataset(self) -> Dataset:
+        """The dataset that holds the split."""
+        return self._dataset
+
+    def _group(self) -> h5py.Group:
+        return self._dataset.h5_node("/" + self._name)
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """Every split attribute as Python values (§5.3), read once."""
+        if self._attrs is None:
+            self._attrs = read_attrs(self._group())
+        return dict(self._attrs)
+
+    @property
+    def num_samples(self) -> int:
+        """The split's ``num_samples`` attribute (§5.3).
+
+        Raises
+        ------
+        InvalidFileError
+            If the attribute is missing or not a non-negative integer.
+        """
+        value = self.attrs.get("num_samples")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            path = self._dataset.path
+            raise InvalidFileError(
+                f"{path}: split /{self._name} has num_samples = {value!r}; it must be an integer >= 0 (§5.3)",
+                path=path,
+                hdf5_path="/" + self._name,
+            )
+        return value
+
+    @property
+    def description(self) -> str | None:
+        """The split description (§5.3), or None."""
+        value = self.attrs.get("description")
+        return None if value is None else str(value)
+
+    @property
+    def shuffle_seed(self) -> int | None:
+        """The seed the writer shuffled the samples with (§5.3, §7.6), or None."""
+        value = self.attrs.get("shuffle_seed")
+        return None if value is None else int(value)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    @property
+    def features(self) -> Mapping[str, Feature]:
+        """The readable features, in the file's order (§5.2): name -> :class:`Feature`.
+
+        Members whose names start with ``"_"`` and objects without an
+        ``encoding`` attribute are ignored (§5.4, §5.5); a feature of an
+        encoding this reader does not implement (or with a broken structure)
+        is left out and asking for it by name raises the reason.
+        """
+        if self._features is None:
+            group = self._group()
+            found: dict[str, Feature] = {}
+            skipped: dict[str, H5MLError] = {}
+            for name in group:
+                if name.startswith(spec.RESERVED_PREFIX) or isinstance(group.get(name, getlink=True), h5py.SoftLink):
+                    continue
+                try:
+                    feature = open_feature(self._dataset, self._name, name, group.get(name))
+                except (EncodingError, InvalidFileError) as exc:
+                    skipped[name] = exc
+                    continue
+                if feature is not None:
+                    found[name] = feature
+            self._features, self._skipped = found, skipped
+        return MappingProxyType(self._features)
+
+    def feature(self, name: str) -> Feature:
+        """Return the feature ``name`` (§5.2).
+
+        Raises
+        ------
+        FeatureNotFoundError
+            If the split has no such feature (the message lists the available ones).
+        EncodingError, InvalidFileError
+            If the feature exists but this reader cannot read it.
+        """
+        features = self.features
+        if name in features:
+            return features[name]
+        if name in self._skipped:
+            raise self._skipped[name]
+        path = self._dataset.path
+        available = ", ".join(repr(n) for n in features) or "none"
+        raise FeatureNotFoundError(
+            f"{path}: split {self._name!r} has no feature {name!r}; available features: {available}",
+            path=path,
+            hdf5_path=f"/{self._name}/{name}",
+        )
+
+    def __getitem__(self, key: str | Indices) -> Any:
+        """``split["name"]`` -> :class:`Feature`; ``split[idx]`` -> :meth:`read` of every feature."""
+        if isinstance(key, str):
+            return self.feature(key)
+        return self.read(key)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.features
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for i in range(self.num_samples):
+            yield self.read(i)
+
+    def read(self, indices: Indices, features: Iterable[str] | str | None = None) -> dict[str, Any]:
+        """Read samples of several features (§5, §6).
+
+        Parameters
+        ----------
+        indices
+            An int (one sample per feature), a slice, a sequence or 1-D integer
+            array in any order with duplicates and negative indices, or a mask.
+        features
+            Feature names to read; None for every readable feature.
+
+        Returns
+        -------
+        dict
+            Feature name -> values, in the order of ``features`` (see
+            :mod:`h5ml.features` for the value types).
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-num_samples, num_samples)``.
+        FeatureNotFoundError
+            If a requested feature does not exist.
+        """
+        names = list(self.features) if features is None else [features] if isinstance(features, str) else list(features)
+        chosen = [self.feature(n) for n in names]
+        normalize_indices(indices, self.num_samples)  # one clear IndexError before any read
+        return {f.name: f.read(indices) for f in chosen}
+
+    def __repr__(self) -> str:
+        feats = ", ".join(f"{n} ({f.encoding})" for n, f in self.features.items())
+        return f"<h5ml.Split {self._name!r} of {self._dataset.path!r}: {self.num_samples} samples; {feats}>"

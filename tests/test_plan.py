@@ -1,0 +1,229 @@
+"""Read plans (h5ml.plan): unique sorted rows, the inverse permutation and the spans to read (case C01, §7)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from h5ml.plan import ReadPlan, merge_ranges, normalize_indices, plan_reads
+
+
+def _execute(plan: ReadPlan, source: np.ndarray) -> Any:
+    """Serve the plan from an in-memory array the way a reader does: one slice per span, then gather."""
+    block = np.empty((plan.rows.shape[0], *source.shape[1:]), dtype=source.dtype)
+    for start, stop, lo, hi in plan.iter_spans():
+        data = source[start:stop]
+        block[lo:hi] = data[plan.rows[lo:hi] - start]
+    return plan.gather(block)
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> tuple[int, list[int], int, bool, int, int | None]:
+    n = draw(st.integers(1, 300))
+    indices = draw(st.lists(st.integers(-n, n - 1), max_size=60))
+    chunk_rows = draw(st.integers(1, 40))
+    compressed = draw(st.booleans())
+    max_gap = draw(st.integers(0, 6))
+    cap = draw(st.none() | st.integers(1, 64))
+    return n, indices, chunk_rows, compressed, max_gap, cap
+
+
+@given(_requests())
+def test_plan_covers_every_row_with_sorted_disjoint_spans(
+    req: tuple[int, list[int], int, bool, int, int | None],
+) -> None:
+    """C01/§7: spans are sorted, disjoint, in range, and every requested row lies in exactly one of them."""
+    n, indices, chunk_rows, compressed, max_gap, cap = req
+    plan = plan_reads(indices, n, chunk_rows, compressed, max_gap=max_gap, max_span_rows=cap)
+    normalized = np.array([i % n for i in indices], dtype=np.int64)
+    assert np.array_equal(plan.rows, np.unique(normalized))
+    assert np.array_equal(plan.rows[plan.inverse], normalized)
+    starts = [a for a, _ in plan.spans]
+    assert starts == sorted(starts)
+    for (_, b), (a2, _) in zip(plan.spans, plan.spans[1:], strict=False):
+        assert b <= a2
+    assert all(0 <= a < b <= n for a, b in plan.spans)
+    for start, stop, lo, hi in plan.iter_spans():
+        inside = plan.rows[lo:hi]
+        assert inside.size > 0 and np.all((inside >= start) & (inside < stop))
+    assert int(plan.bounds[-1]) == plan.rows.shape[0]
+    for row in plan.rows.tolist():
+        assert sum(a <= row < b for a, b in plan.spans) == 1
+
+
+@given(_requests())
+def test_gather_equals_numpy_fancy_indexing(req: tuple[int, list[int], int, bool, int, int | None]) -> None:
+    """C01: rows come back in the order asked, duplicates repeated, equal to numpy indexing of the source."""
+    n, indices, chunk_rows, compressed, max_gap, cap = req
+    source = np.arange(n * 3, dtype=np.int64).reshape(n, 3) * 7 - 5
+    plan = plan_reads(indices, n, chunk_rows, compressed, max_gap=max_gap, max_span_rows=cap)
+    got = _execute(plan, source)
+    assert got.shape == (len(indices), 3)
+    assert np.array_equal(got, source[np.asarray(indices, dtype=np.int64)])
+
+
+@given(_requests())
+def test_compressed_spans_are_whole_chunks_each_read_once(
+    req: tuple[int, list[int], int, bool, int, int | None],
+) -> None:
+    """§7 reader side: compressed spans are whole chunks; each needed chunk is in one span, no other chunk is read."""
+    n, indices, chunk_rows, _, _, cap = req
+    plan = plan_reads(indices, n, chunk_rows, True, max_span_rows=cap)
+    read_chunks: list[int] = []
+    for a, b in plan.spans:
+        assert a % chunk_rows == 0
+        assert b % chunk_rows == 0 or b == n
+        read_chunks.extend(range(a // chunk_rows, -(-b // chunk_rows)))
+    needed = sorted({i % n // chunk_rows for i in indices})
+    assert read_chunks == needed  # sorted, each needed chunk exactly once, nothing else
+    if cap is not None:
+        step = max(chunk_rows, cap // chunk_rows * chunk_rows)
+        assert all(b - a <= step for a, b in plan.spans)
+
+
+@given(_requests())
+def test_uncompressed_spans_read_only_small_gaps(req: tuple[int, list[int], int, bool, int, int | None]) -> None:
+    """Uncompressed spans merge runs of rows; rows read but not needed come in gaps of at most max_gap."""
+    n, indices, chunk_rows, _, max_gap, cap = req
+    plan = plan_reads(indices, n, chunk_rows, False, max_gap=max_gap, max_span_rows=cap)
+    for start, stop, lo, hi in plan.iter_spans():
+        inside = plan.rows[lo:hi].tolist()
+        assert inside[0] == start and inside[-1] == stop - 1
+        gaps = [b - a - 1 for a, b in itertools.pairwise(inside)]
+        assert all(g <= max_gap for g in gaps)
+        if cap is not None:
+            assert stop - start <= cap
+    if max_gap == 0 and cap is None:
+        # runs of consecutive rows, and no two spans that touch
+        assert all(b < a2 for (_, b), (a2, _) in zip(plan.spans, plan.spans[1:], strict=False))
+
+
+@pytest.mark.parametrize(
+    ("indices", "spans_uncompressed", "spans_compressed"),
+    [
+        ([5, 2, 9], [(2, 3), (5, 6), (9, 10)], [(0, 10)]),
+        ([2, 5, 5, 9], [(2, 3), (5, 6), (9, 10)], [(0, 10)]),
+        (np.array([3, 1]), [(1, 2), (3, 4)], [(0, 10)]),
+        ([95, 3, 14, 15, 16, -1], [(3, 4), (14, 17), (95, 96), (99, 100)], [(0, 20), (90, 100)]),
+    ],
+    ids=["C01-unsorted", "C01-duplicates", "C01-numpy", "negative-and-runs"],
+)
+def test_c01_requests(
+    indices: Any, spans_uncompressed: list[tuple[int, int]], spans_compressed: list[tuple[int, int]]
+) -> None:
+    """C01: the requests of the case, on (100, 4) with chunks of 10 rows, planned as runs or whole chunks."""
+    source = np.arange(400, dtype=np.float32).reshape(100, 4)
+    plain = plan_reads(indices, 100, chunk_rows=10)
+    packed = plan_reads(indices, 100, chunk_rows=10, compressed=True)
+    assert list(plain.spans) == spans_uncompressed
+    assert list(packed.spans) == spans_compressed
+    for plan in (plain, packed):
+        assert np.array_equal(_execute(plan, source), source[np.asarray(indices)])
+
+
+def test_duplicates_share_one_read_and_repeat_in_the_result() -> None:
+    """C01: a duplicated row is read once and returned at every position asked."""
+    plan = plan_reads([2, 5, 5, 9, 2], 100)
+    assert plan.rows.tolist() == [2, 5, 9]
+    assert plan.inverse.tolist() == [0, 1, 1, 2, 0]
+    assert not plan.identity
+
+
+def test_scalar_index_returns_one_sample() -> None:
+    """An int index plans one row and gathers one sample, not a batch; negative counts from the end."""
+    source = np.arange(30).reshape(10, 3)
+    plan = plan_reads(-3, 10, chunk_rows=4, compressed=True)
+    assert plan.scalar and plan.rows.tolist() == [7] and list(plan.spans) == [(4, 8)]
+    assert np.array_equal(_execute(plan, source), source[7])
+    plan = plan_reads(np.int16(2), 10)
+    assert plan.scalar and np.array_equal(_execute(plan, source), source[2])
+
+
+@given(st.integers(0, 120).flatmap(lambda n: st.tuples(st.just(n), st.slices(n))))
+def test_slices_match_numpy(arg: tuple[int, slice]) -> None:
+    """Slices with any start, stop and step (negative too) give numpy's rows in numpy's order."""
+    n, sl = arg
+    source = np.arange(n * 2).reshape(n, 2)
+    plan = plan_reads(sl, n, chunk_rows=8, compressed=True)
+    assert np.array_equal(_execute(plan, source), source[sl])
+    if sl.step is None or sl.step > 0:
+        assert plan.identity
+
+
+def test_boolean_mask_selects_true_rows() -> None:
+    """A boolean mask of length N selects its True rows, like numpy."""
+    mask = np.zeros(12, dtype=bool)
+    mask[[1, 4, 5, 11]] = True
+    rows, scalar = normalize_indices(mask, 12)
+    assert rows.tolist() == [1, 4, 5, 11] and not scalar
+
+
+def test_empty_request_reads_nothing() -> None:
+    """An empty request plans no span and gathers an empty batch."""
+    empties: list[Any] = [[], np.array([], dtype=np.int64), slice(5, 5)]
+    for empty in empties:
+        plan = plan_reads(empty, 50, chunk_rows=10, compressed=True)
+        assert plan.spans == () and plan.rows.shape == (0,)
+        assert _execute(plan, np.zeros((50, 2))).shape == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("indices", "bad"), [([1, 10], "10"), ([-11], "-11"), (10, "10"), (np.array([3, 99], dtype=np.uint8), "99")]
+)
+def test_out_of_range_names_the_index_and_the_length(indices: Any, bad: str) -> None:
+    """IndexError names the offending index and the number of samples."""
+    with pytest.raises(IndexError, match=rf"index {bad} is out of range for 10 samples"):
+        plan_reads(indices, 10)
+
+
+@pytest.mark.parametrize(
+    "indices", [True, np.array([1.0, 2.0]), np.zeros((2, 2), dtype=int), np.ones(3, dtype=bool), "3"]
+)
+def test_invalid_index_types_are_refused(indices: Any) -> None:
+    """Booleans, floats, 2-D arrays, masks of the wrong length and strings are not sample indices."""
+    with pytest.raises(TypeError):
+        plan_reads(indices, 10)
+
+
+def test_compressed_without_chunk_rows_is_refused() -> None:
+    """Compressed data is chunked: a plan for it needs the chunk rows."""
+    with pytest.raises(ValueError, match="chunk_rows"):
+        plan_reads([1], 10, compressed=True)
+
+
+@given(
+    st.lists(st.integers(0, 30), min_size=1, max_size=40),
+    st.integers(1, 16),
+    st.booleans(),
+    st.integers(0, 4),
+)
+def test_merge_ranges_keeps_each_range_inside_one_span(
+    lengths: list[int], chunk: int, compressed: bool, gap: int
+) -> None:
+    """Ragged values (§6.3): without a span cap, every sample's value range lies inside exactly one span."""
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    total = int(offsets[-1])
+    rng = np.random.default_rng(len(lengths) * 31 + chunk)
+    rows = np.unique(rng.integers(0, len(lengths), size=max(1, len(lengths) // 2)))
+    starts, stops = offsets[rows], offsets[rows + 1]
+    spans = merge_ranges(starts, stops, total=total, chunk_rows=chunk, compressed=compressed, max_gap=gap)
+    for a, b in zip(starts.tolist(), stops.tolist(), strict=True):
+        if b > a:
+            assert sum(s <= a and b <= e for s, e in spans) == 1
+    for (_, e), (s2, _) in itertools.pairwise(spans):
+        assert e < s2  # touching spans are merged
+    assert all(0 <= s < e <= total for s, e in spans)
+
+
+def test_merge_ranges_drops_empty_ranges_and_checks_bounds() -> None:
+    """Empty ranges need no read; ranges outside the dataset are refused."""
+    assert merge_ranges([3, 5], [3, 5], total=10) == []
+    assert merge_ranges([0, 4], [2, 6], total=10, max_gap=2) == [(0, 6)]
+    assert merge_ranges([0, 4], [2, 6], total=10, max_gap=1) == [(0, 2), (4, 6)]
+    with pytest.raises(ValueError, match="outside"):
+        merge_ranges([8], [12], total=10)

@@ -1,0 +1,723 @@
+"""The reader (h5ml.reader, h5ml.features) on files written with plain h5py (tests/_files.py)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+
+import h5ml
+from _files import Bytes, Categorical, Dense, Ragged, String, apply_keys, read_after_fork, write_file
+from h5ml import features as features_module
+from h5ml import spec
+from h5ml.chunks import cache_bytes_for
+from h5ml.errors import (
+    EncodingError,
+    FeatureNotFoundError,
+    ForbiddenStorageError,
+    IncompleteFileError,
+    NotH5MLError,
+    SplitNotFoundError,
+    UnknownExtensionError,
+    UnsupportedFilterError,
+    UnsupportedVersionError,
+)
+from h5ml.features import BytesFeature, CategoricalFeature, DenseFeature, RaggedFeature, StringFeature
+from h5ml.reader import DEFAULT_CACHE_BYTES, Dataset, Split
+from h5ml.reader import open as reader_open
+from h5ml.sandbox import run_with_timeout
+
+N = 100
+C01_REQUESTS = [[5, 2, 9], [2, 5, 5, 9], np.array([3, 1])]
+C01_IDS = ["unsorted", "duplicates", "numpy-array"]
+
+
+def _source() -> dict[str, Any]:
+    """Deterministic content of every encoding, N samples each."""
+    rng = np.random.default_rng(20240501)
+    lengths = rng.integers(0, 6, size=N)
+    lengths[[3, 9]] = 0
+    return {
+        "x": rng.standard_normal((N, 4)).astype(np.float32),
+        "text": [f"sample {i} ✓ {'𝄞' * (i % 3)}" if i % 7 else "" for i in range(N)],
+        "codes": rng.integers(-1, 3, size=N).astype(np.int16),
+        "names": ["cat", "dog", "émeu"],
+        "ragged": [rng.integers(-50, 50, size=(int(k), 2)).astype(np.int32) for k in lengths],
+        "images": [rng.integers(0, 255, size=(int(k % 3) + 1, int(k) + 1)).astype(np.uint8) for k in lengths],
+        "blobs": [bytes(rng.integers(0, 256, size=int(k) * 3, dtype=np.uint8)) for k in lengths],
+    }
+
+
+def _write_all(path: Path, compression: str | None = None) -> dict[str, Any]:
+    src = _source()
+    write_file(
+        path,
+        {
+            "train": {
+                "x": Dense(src["x"], chunks=(10, 4), compression=compression, attrs={"role": "input", "units": "m"}),
+                "text": String(src["text"], chunks=(16,), compression=compression),
+                "label": Categorical(src["codes"], src["names"], attrs={"role": "target"}),
+                "ragged": Ragged(src["ragged"], chunk_rows=8, compression=compression, attrs={"sample_rate": 16000.0}),
+                "image": Ragged(src["images"], with_shapes=True, chunk_rows=32, compression=compression),
+                "blob": Bytes(src["blobs"], media_type="image/png", chunk_rows=64, compression=compression),
+            },
+            "test": {"x": Dense(src["x"][:10])},
+        },
+        split_attrs={"train": {"shuffle_seed": 7, "description": "training part"}},
+    )
+    return src
+
+
+@pytest.fixture(params=[None, "gzip"], ids=["plain", "gzip"])
+def written(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Dataset, dict[str, Any]]]:
+    src = _write_all(tmp_path / "all.h5", compression=request.param)
+    with h5ml.open(tmp_path / "all.h5") as ds:
+        yield ds, src
+
+
+def _expected(src: dict[str, Any], feature: str, indices: Any) -> Any:
+    idx = np.asarray(indices)
+    if feature == "x":
+        return src["x"][idx]
+    if feature == "text":
+        return [src["text"][i] for i in idx.tolist()]
+    if feature == "label":
+        return src["codes"][idx].astype(np.int64)
+    if feature == "ragged":
+        return [src["ragged"][i] for i in idx.tolist()]
+    if feature == "image":
+        return [src["images"][i] for i in idx.tolist()]
+    return [src["blobs"][i] for i in idx.tolist()]
+
+
+def _assert_same(got: Any, want: Any) -> None:
+    if isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got, want)
+    else:
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            if isinstance(w, np.ndarray):
+                assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
+            else:
+                assert type(g) is type(w) and g == w
+
+
+# -- C01: any order, duplicates, numpy indices --------------------------------------------------
+
+
+@pytest.mark.parametrize("indices", C01_REQUESTS, ids=C01_IDS)
+def test_c01_dense_rows_come_back_in_the_order_asked(tmp_path: Path, indices: Any) -> None:
+    """Case C01 (§6.2): a chunked float32 (100, 4) dataset with chunks (10, 4) read in any order, with duplicates."""
+    x = np.arange(400, dtype=np.float32).reshape(100, 4) / 3
+    write_file(tmp_path / "c01.h5", {"train": {"x": Dense(x, chunks=(10, 4))}})
+    with h5ml.open(tmp_path / "c01.h5") as ds:
+        got = ds["train"]["x"][indices]
+        assert got.dtype == np.float32 and got.shape == (len(indices), 4)
+        assert np.array_equal(got, x[indices])
+        assert np.array_equal(ds["train"][indices]["x"], x[indices])
+
+
+@pytest.mark.parametrize("feature", ["x", "text", "label", "ragged", "image", "blob"])
+@pytest.mark.parametrize(
+    "indices",
+    [*C01_REQUESTS, [99, -100, 3, 3, 3, 0], np.array([7], dtype=np.uint16)],
+    ids=[*C01_IDS, "negative", "uint"],
+)
+def test_c01_every_encoding(written: tuple[Dataset, dict[str, Any]], feature: str, indices: Any) -> None:
+    """Case C01 (§6): every encoding returns the rows asked, in order, duplicates repeated, equal to the source."""
+    ds, src = written
+    got = ds["train"][feature][indices]
+    _assert_same(got if feature != "text" else list(got), _expected(src, feature, np.asarray(indices) % N))
+
+
+@pytest.mark.parametrize("feature", ["x", "text", "label", "ragged", "image", "blob"])
+def test_slices_masks_and_single_samples(written: tuple[Dataset, dict[str, Any]], feature: str) -> None:
+    """Slices (any step), boolean masks and single indices; one index returns one sample of the encoding's type."""
+    ds, src = written
+    feat = ds["train"][feature]
+    for sl in (slice(None), slice(10, 40, 3), slice(None, None, -7), slice(50, 50)):
+        got = feat[sl]
+        _assert_same(got if feature != "text" else list(got), _expected(src, feature, np.arange(N)[sl]))
+    mask = np.arange(N) % 9 == 4
+    got = feat[mask]
+    _assert_same(got if feature != "text" else list(got), _expected(src, feature, np.flatnonzero(mask)))
+    one = feat[-4]
+    want = _expected(src, feature, [N - 4])[0]
+    if feature == "label":
+        assert type(one) is int and one == int(want)
+    elif isinstance(want, np.ndarray):
+        assert isinstance(one, np.ndarray) and one.dtype == want.dtype and np.array_equal(one, want)
+    else:
+        assert type(one) is type(want) and one == want
+
+
+def test_duplicates_do_not_alias_each_other(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """A duplicated ragged sample comes back as independent arrays, as numpy fancy indexing gives."""
+    ds, src = written
+    first, second = ds["train"]["ragged"][[1, 1]]
+    assert first is not second
+    first[...] = 0
+    assert np.array_equal(second, src["ragged"][1])
+
+
+def test_out_of_range_raises_index_error_naming_index_and_length(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """An index outside [-N, N) raises IndexError naming it and N, for a feature and for a split."""
+    ds, _ = written
+    with pytest.raises(IndexError, match="index 100 is out of range for 100 samples"):
+        ds["train"]["blob"][[1, 100]]
+    with pytest.raises(IndexError, match="index -101 is out of range for 100 samples"):
+        ds["train"][-101]
+
+
+# -- C06 and strings ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["vlen", "ascii", "fixed"])
+def test_c06_strings_of_any_storage_read_as_str(tmp_path: Path, kind: str) -> None:
+    """Case C06 (§3.4): vlen UTF-8, vlen ASCII and fixed-length strings come back as str, never bytes."""
+    write_file(tmp_path / "s.h5", {"train": {"animal": String(["cat", "dog"], kind=kind)}})  # type: ignore[arg-type]
+    with h5ml.open(tmp_path / "s.h5") as ds:
+        feat = ds["train"]["animal"]
+        got = feat[[1, 0, 1]]
+        assert got.dtype == object and got.tolist() == ["dog", "cat", "dog"]
+        assert all(type(v) is str for v in got)
+        assert type(feat[0]) is str and feat[0] == "cat"
+
+
+def test_c06_h5py_vlen_dataset_and_fixed_length_attribute(tmp_path: Path) -> None:
+    """Case C06: a vlen string dataset ["cat", "dog"] and fixed-length ASCII attributes (plain h5py) read as str."""
+
+    def other_tool(f: h5py.File) -> None:
+        dset = f["train"].create_dataset("animal", data=["cat", "dog"], dtype=h5py.string_dtype())
+        dset.attrs["encoding"] = np.bytes_(b"string")  # fixed-length ASCII, as other tools write
+        dset.attrs["encoding_version"] = np.bytes_(b"1.0")
+        dset.attrs["description"] = np.bytes_(b"an animal")
+        f["train"].attrs["description"] = np.bytes_(b"fixed")
+
+    write_file(
+        tmp_path / "c06.h5", {"train": {"n": Dense(np.arange(2))}}, root={"license": "CC0-1.0"}, extra=other_tool
+    )
+    with h5ml.open(tmp_path / "c06.h5") as ds:
+        feat = ds["train"]["animal"]
+        assert isinstance(feat, StringFeature)
+        assert feat[:].tolist() == ["cat", "dog"] and all(type(v) is str for v in feat[:])
+        assert feat.description == "an animal" and type(feat.attrs["encoding"]) is str
+        assert ds["train"].description == "fixed"
+        assert ds.attrs["license"] == "CC0-1.0"
+
+
+def test_fixed_length_class_names_read_as_str(tmp_path: Path) -> None:
+    """§3.4: class names stored as fixed-length bytes come back as a list of str."""
+    write_file(tmp_path / "c.h5", {"train": {"y": Categorical(np.array([1, 0, -1]), ["no", "yes"], fixed_names=True)}})
+    with h5ml.open(tmp_path / "c.h5") as ds:
+        feat = ds["train"]["y"]
+        assert feat.class_names == ["no", "yes"] and all(type(n) is str for n in feat.class_names)
+        assert feat[[2, 1]].tolist() == [-1, 0]
+
+
+def test_invalid_utf8_string_raises_encoding_error(tmp_path: Path) -> None:
+    """§3.4: a stored string that is not UTF-8 raises EncodingError naming the dataset."""
+
+    def bad(f: h5py.File) -> None:
+        dset = f["train"].create_dataset("s", data=np.array([b"ok", b"\xff\xfe"], dtype="S2"))
+        dset.attrs["encoding"] = "string"
+
+    write_file(tmp_path / "u.h5", {"train": {"n": Dense(np.arange(2))}}, extra=bad)
+    with h5ml.open(tmp_path / "u.h5") as ds, pytest.raises(EncodingError, match="/train/s"):
+        ds["train"]["s"][:]
+
+
+# -- numeric storage variants -----------------------------------------------------------------------
+
+
+def test_booleans_big_endian_and_float16(tmp_path: Path) -> None:
+    """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native."""
+    flags = np.array([True, False, True, True])
+    write_file(
+        tmp_path / "b.h5",
+        {
+            "train": {
+                "flag": Dense(flags.astype(np.uint8), logical_bool=True),
+                "enum_flag": Dense(flags),
+                "big": Dense(np.arange(4, dtype=">i4") * 1000),
+                "half": Dense(np.array([0.5, -np.inf, np.nan, 65504], dtype=np.float16)),
+                "mask": Ragged(
+                    [
+                        flags[:3].astype(np.uint8),
+                        flags[:0].astype(np.uint8),
+                        flags[3:].astype(np.uint8),
+                        flags[:1].astype(np.uint8),
+                    ],
+                    attrs={"logical_dtype": "bool"},
+                ),
+            }
+        },
+    )
+    with h5ml.open(tmp_path / "b.h5") as ds:
+        tr = ds["train"]
+        for name in ("flag", "enum_flag"):
+            assert tr[name].dtype == np.dtype(bool)
+            got = tr[name][[3, 1, 0]]
+            assert got.dtype == bool and got.tolist() == [True, False, True]
+        big = tr["big"][[2, 0]]
+        assert big.dtype == np.dtype("=i4") and big.dtype.isnative and big.tolist() == [2000, 0]
+        assert tr["big"].dtype.isnative
+        half = tr["half"][:]
+        assert half.dtype == np.float16 and np.array_equal(
+            half, np.array([0.5, -np.inf, np.nan, 65504], dtype=np.float16), equal_nan=True
+        )
+        masks = tr["mask"][[0, 1]]
+        assert masks[0].dtype == bool and masks[0].tolist() == [True, False, True] and masks[1].dtype == bool
+        assert tr["mask"].dtype == np.dtype(bool)
+
+
+# -- feature and split properties ---------------------------------------------------------------------
+
+
+def test_feature_properties(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§6.1: encoding, attributes, dtype, sample shape, sample count, chunking and compression of each feature."""
+    ds, src = written
+    tr = ds["train"]
+    x, text, label, ragged, image, blob = (tr[n] for n in ("x", "text", "label", "ragged", "image", "blob"))
+    assert (type(x), type(text), type(label), type(ragged), type(image), type(blob)) == (
+        DenseFeature,
+        StringFeature,
+        CategoricalFeature,
+        RaggedFeature,
+        RaggedFeature,
+        BytesFeature,
+    )
+    assert [f.encoding for f in (x, text, label, ragged, blob)] == ["dense", "string", "categorical", "ragged", "bytes"]
+    assert x.name == "x" and x.split == "train" and x.hdf5_path == "/train/x" and x.encoding_version == "1.0"
+    assert x.role == "input" and x.units == "m" and x.description is None and label.role == "target"
+    assert ragged.sample_rate == 16000.0 and blob.media_type == "image/png" and x.media_type is None
+    assert x.attrs == {"encoding": "dense", "encoding_version": "1.0", "role": "input", "units": "m"}
+    assert x.dtype == np.float32 and x.sample_shape == (4,) and len(x) == N and x.num_samples == N
+    assert text.dtype == object and label.dtype == np.int64 and blob.dtype == np.uint8 and ragged.dtype == np.int32
+    assert ragged.sample_shape == (None, 2) and image.sample_shape == (None, None) and blob.sample_shape == (None,)
+    assert label.class_names == src["names"] and x.class_names is None
+    assert len(text) == len(label) == len(ragged) == len(image) == len(blob) == N
+    assert x.chunk_rows == 10 and ragged.chunk_rows == 8 and blob.chunk_rows == 64
+    compressed = x.compression is not None
+    assert all((f.compression == "gzip") == compressed for f in (x, text, ragged, blob))
+
+
+def test_ragged_lengths_read_offsets_only(
+    written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§6.3: lengths() comes from offsets alone; the values dataset is never read."""
+    ds, src = written
+    feat = ds["train"]["ragged"]
+    values_name = feat.hdf5_path + "/values"
+    original = h5py.Dataset.read_direct
+
+    def guarded(self: h5py.Dataset, *args: Any, **kwargs: Any) -> None:
+        assert self.name != values_name, "lengths() read the values"
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(h5py.Dataset, "read_direct", guarded)
+    want = np.array([len(s) for s in src["ragged"]])
+    assert np.array_equal(feat.lengths(), want)
+    assert np.array_equal(feat.lengths([9, 0, 9]), want[[9, 0, 9]])
+    assert feat.lengths(3) == 0
+    assert np.array_equal(ds["train"]["image"].lengths(), [a.size for a in src["images"]])
+
+
+def test_split_api(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§5: splits in file order, num_samples, features mapping, reading several features, attributes."""
+    ds, src = written
+    assert list(ds) == list(ds.splits) == ["test", "train"] and len(ds) == 2
+    assert "train" in ds and "valid" not in ds
+    tr = ds["train"]
+    assert isinstance(tr, Split) and tr.name == "train" and tr.num_samples == N and len(tr) == N
+    assert set(tr.features) == {"x", "text", "label", "ragged", "image", "blob"} and "x" in tr
+    assert tr.shuffle_seed == 7 and tr.description == "training part" and ds["test"].shuffle_seed is None
+    assert tr.attrs == {"num_samples": N, "shuffle_seed": 7, "description": "training part"}
+    batch = tr.read([4, 1, 4], features=["label", "x"])
+    assert list(batch) == ["label", "x"]
+    assert np.array_equal(batch["x"], src["x"][[4, 1, 4]])
+    assert tr.read(2, features="text") == {"text": src["text"][2]}
+    whole = tr[[0, 2]]
+    assert set(whole) == set(tr.features)
+    samples = list(ds["test"])
+    assert len(samples) == 10 and np.array_equal(samples[3]["x"], src["x"][3])
+    assert "train" in repr(ds) and "test" in repr(ds) and "x (dense)" in repr(tr) and "/train/x" in repr(tr["x"])
+
+
+def test_missing_split_and_feature_list_what_exists(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§5.1/§5.2: unknown names raise SplitNotFoundError / FeatureNotFoundError (KeyError) listing what exists."""
+    ds, _ = written
+    with pytest.raises(SplitNotFoundError, match=r"no split 'valid'; available splits: 'test', 'train'") as err:
+        ds["valid"]
+    assert isinstance(err.value, KeyError)
+    with pytest.raises(FeatureNotFoundError, match=r"no feature 'y'; available features: .*'x'") as ferr:
+        ds["train"]["y"]
+    assert isinstance(ferr.value, KeyError)
+    with pytest.raises(FeatureNotFoundError):
+        ds["train"].read([0], features=["x", "nope"])
+
+
+def test_close_and_context_manager(tmp_path: Path) -> None:
+    """A closed dataset refuses further use with ValueError; the with block closes the HDF5 file."""
+    write_file(tmp_path / "a.h5", {"train": {"x": Dense(np.arange(3))}})
+    with h5ml.open(tmp_path / "a.h5") as ds:
+        handle = ds.h5file
+        feat = ds["train"]["x"]
+    assert ds.closed and not handle.id.valid
+    with pytest.raises(ValueError, match="closed"):
+        feat[0]
+    assert "closed" in repr(ds)
+
+
+def test_fingerprint_and_metadata(tmp_path: Path) -> None:
+    """§4/§8.3: the root metadata is parsed; the file fingerprint is returned when present."""
+    fp = "sha256:" + "ab" * 32
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(3))}}, root={"fingerprint": fp, "description": "d"})
+    with h5ml.open(tmp_path / "f.h5") as ds:
+        assert ds.fingerprint == fp
+        assert ds.metadata.name == "test" and ds.metadata.description == "d"
+        assert ds.format_version == (1, 0)
+    write_file(tmp_path / "g.h5", {"train": {"x": Dense(np.arange(3))}})
+    with h5ml.open(tmp_path / "g.h5") as ds:
+        assert ds.fingerprint is None
+
+
+# -- C11: chunk cache and chunk reads ------------------------------------------------------------------
+
+
+def _chunk_nbytes(dset: h5py.Dataset) -> int:
+    return int(np.prod(dset.chunks)) * int(dset.dtype.itemsize)
+
+
+def test_c11_chunk_cache_holds_the_largest_chunk(tmp_path: Path) -> None:
+    """Case C11, §7.3: the file access property list reports the reader's cache, >= the largest chunk of the file."""
+    x = np.zeros((2000, 1024), dtype=np.float32)
+    write_file(tmp_path / "c11.h5", {"train": {"x": Dense(x, chunks=(1000, 1024), compression="gzip")}})
+    with h5ml.open(tmp_path / "c11.h5") as ds:
+        _, nslots, nbytes, _ = ds.h5file.id.get_access_plist().get_cache()
+        largest = _chunk_nbytes(ds.h5file["train/x"])
+        assert largest == 4_096_000
+        assert nbytes == DEFAULT_CACHE_BYTES == 64 << 20 and nbytes >= largest
+        assert nslots > 100 * (nbytes // spec.TARGET_CHUNK_BYTES) - 1
+        assert all(nslots % d for d in range(2, int(nslots**0.5) + 1))  # prime
+        assert np.array_equal(ds["train"]["x"][[1999, 3]], x[[1999, 3]])
+
+
+def test_c11_small_cache_is_raised_to_hold_a_chunk(tmp_path: Path) -> None:
+    """C11, §7.3: with cache_bytes below a chunk, the dataset still gets a cache that holds its chunks."""
+    x = np.arange(2000 * 1024, dtype=np.float32).reshape(2000, 1024)
+    write_file(tmp_path / "c.h5", {"train": {"x": Dense(x, chunks=(1000, 1024), compression="gzip")}})
+    with h5ml.open(tmp_path / "c.h5", cache_bytes=1 << 20) as ds:
+        assert ds.h5file.id.get_access_plist().get_cache()[2] == 1 << 20
+        dset = ds.h5_node("/train/x")
+        assert dset.id.get_access_plist().get_chunk_cache()[1] >= _chunk_nbytes(dset)
+        assert np.array_equal(ds["train"]["x"][[1500, 2]], x[[1500, 2]])
+    big = np.zeros((4, 1 << 22), dtype=np.float32)  # one chunk of 4 rows is 64 MiB
+    write_file(tmp_path / "big.h5", {"train": {"x": Dense(big, chunks=(4, 1 << 22), compression="gzip")}})
+    with h5ml.open(tmp_path / "big.h5") as ds:
+        dset = ds.h5_node("/train/x")
+        assert dset.id.get_access_plist().get_chunk_cache()[1] == cache_bytes_for(_chunk_nbytes(dset))
+
+
+def test_gzip_chunks_are_each_read_once_by_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§7/C01: a gzip feature is read by whole-chunk slices: each needed chunk once, no other, no fancy indexing."""
+    x = np.arange(200 * 3, dtype=np.float64).reshape(200, 3)
+    write_file(tmp_path / "g.h5", {"train": {"x": Dense(x, chunks=(16, 3), compression="gzip")}})
+    reads: list[tuple[int, int]] = []
+    original = h5py.Dataset.read_direct
+
+    def spy(self: h5py.Dataset, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
+        assert isinstance(source_sel, slice) and source_sel.step is None
+        reads.append((source_sel.start, source_sel.stop))
+        original(self, dest, source_sel, dest_sel)
+
+    monkeypatch.setattr(h5py.Dataset, "read_direct", spy)
+    indices = [150, 3, 40, 3, 47, 199, 33, 64, 17]
+    with h5ml.open(tmp_path / "g.h5") as ds:
+        got = ds["train"]["x"][indices]
+    assert np.array_equal(got, x[indices])
+    chunks_read = [c for a, b in reads for c in range(a // 16, -(-b // 16))]
+    assert all(a % 16 == 0 and (b % 16 == 0 or b == 200) for a, b in reads)
+    assert chunks_read == sorted({i // 16 for i in indices})  # [0, 1, 2, 4, 9, 12]: each once
+    assert len(reads) == 4  # touching chunks 0-2 merged into one read
+
+
+def test_no_h5py_fancy_indexing(written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """C01: every HDF5 read of every encoding is a slice (h5py fancy indexing refuses unsorted indices and is slow)."""
+    ds, src = written
+    original = h5py.Dataset.__getitem__
+
+    def only_slices(self: h5py.Dataset, key: Any, *args: Any) -> Any:
+        keys = key if isinstance(key, tuple) else (key,)
+        assert all(isinstance(k, slice) or k is Ellipsis for k in keys), f"fancy read {key!r} of {self.name}"
+        return original(self, key, *args)
+
+    original_direct = h5py.Dataset.read_direct
+
+    def direct_slices(self: h5py.Dataset, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
+        assert source_sel is None or isinstance(source_sel, slice), f"fancy read {source_sel!r} of {self.name}"
+        original_direct(self, dest, source_sel, dest_sel)
+
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", only_slices)
+    monkeypatch.setattr(h5py.Dataset, "read_direct", direct_slices)
+    batch = ds["train"][[77, 2, 2, 50, 13]]
+    for name, values in batch.items():
+        got = values if name != "text" else list(values)
+        _assert_same(got, _expected(src, name, [77, 2, 2, 50, 13]))
+
+
+@pytest.mark.parametrize("budget", ["uncached-offsets", "tiny-spans", "wide-gaps"])
+def test_reads_under_other_memory_budgets(
+    written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch, budget: str
+) -> None:
+    """Offsets read per request (large files), spans cut to one chunk, and wide gap merging all give the same values."""
+    ds, src = written
+    if budget == "uncached-offsets":
+        monkeypatch.setattr(features_module, "OFFSETS_CACHE_BYTES", 0)
+    elif budget == "tiny-spans":
+        monkeypatch.setattr(features_module, "_SPAN_BYTES", 1)
+    else:
+        monkeypatch.setattr(features_module, "_GAP_BYTES", 1 << 30)
+    fresh = h5ml.open(ds.path)
+    order = [61, 3, 3, 98, 0, 47, 48, 12]
+    with fresh:
+        batch = fresh["train"][order]
+        for name, values in batch.items():
+            _assert_same(values if name != "text" else list(values), _expected(src, name, order))
+        assert np.array_equal(fresh["train"]["ragged"].lengths(order), [len(src["ragged"][i]) for i in order])
+
+
+# -- pickling and processes (C02) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "keys"),
+    [("dataset", ["train", "x", [5, 2, 5]]), ("split", [[5, 2, 5]]), ("feature", [[5, 2, 5]])],
+)
+def test_pickle_reopens_in_a_spawned_process(
+    written: tuple[Dataset, dict[str, Any]], what: str, keys: list[Any]
+) -> None:
+    """Case C02: Dataset, Split and Feature pickle by path; a spawned child reopens the file and reads the same data."""
+    ds, src = written
+    obj = {"dataset": ds, "split": ds["train"], "feature": ds["train"]["ragged"]}[what]
+    blob = pickle.dumps(obj)
+    assert len(blob) < 2000  # path and options, no data or handle
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        got = pool.submit(apply_keys, blob, keys).result(timeout=120)
+    if what == "dataset":
+        assert np.array_equal(got, src["x"][[5, 2, 5]])
+    elif what == "split":
+        assert np.array_equal(got["x"], src["x"][[5, 2, 5]]) and got["text"].tolist() == [
+            src["text"][i] for i in (5, 2, 5)
+        ]
+        _assert_same(got["blob"], _expected(src, "blob", [5, 2, 5]))
+    else:
+        _assert_same(got, _expected(src, "ragged", [5, 2, 5]))
+    copy = pickle.loads(blob)
+    assert type(copy) is type(obj)
+
+
+def test_fork_child_reopens_and_reads_the_same_values(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """Case C02: a dataset opened and read in the parent is read in a forked child, which opens its own handle."""
+    ds, src = written
+    handle = ds.h5file
+    assert np.array_equal(ds["train"]["x"][[8, 1]], src["x"][[8, 1]])
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=read_after_fork, args=(ds, handle, ["train", "x", [8, 1, 8]], queue))
+    child.start()
+    values, replaced = queue.get(timeout=120)
+    child.join(timeout=120)
+    assert child.exitcode == 0
+    assert replaced
+    assert np.array_equal(values, src["x"][[8, 1, 8]])
+    assert ds.h5file is handle and np.array_equal(ds["train"]["label"][[0, 1]], src["codes"][[0, 1]])
+
+
+# -- options ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("locking", "flag"), [(False, 0), (True, 1)])
+def test_locking_option_reaches_hdf5(tmp_path: Path, locking: bool, flag: int) -> None:
+    """C03: locking=False (read-only media, NFS) and locking=True are passed to HDF5's file access property list."""
+    write_file(tmp_path / "l.h5", {"train": {"x": Dense(np.arange(3))}})
+    with h5ml.open(tmp_path / "l.h5", locking=locking) as ds:
+        assert ds.h5file.id.get_access_plist().get_file_locking()[0] == flag
+        assert ds["train"]["x"][2] == 2
+
+
+# -- checks at open (§1.3-§1.5, §3.5, §3.6, §4.1, §4.4) -----------------------------------------------
+
+
+def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
+    """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
+    write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
+    with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.0; upgrade h5ml"):
+        h5ml.open(tmp_path / "v2.h5")
+
+
+def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
+    """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them."""
+
+    def newer(f: h5py.File) -> None:
+        f.attrs["future_attribute"] = 3
+        f.create_group("_h5ml").attrs["x"] = 1
+        f.create_dataset("stray", data=np.arange(3))  # not a group: not a split
+        f["train"].attrs["future_split_attr"] = "x"
+        f["train"]["x"].attrs["future_feature_attr"] = 1.5
+        f["train"].create_group("_index").create_dataset("order", data=np.arange(4))
+        f["train"].create_group("notes")  # no encoding: unknown object
+        sparse = f["train"].create_group("sparse")
+        sparse.attrs["encoding"] = "sparse"
+        sparse.attrs["encoding_version"] = "1.0"
+
+    x = np.arange(8).reshape(4, 2)
+    write_file(tmp_path / "v17.h5", {"train": {"x": Dense(x)}}, root={"format_version": "1.7"}, extra=newer)
+    with h5ml.open(tmp_path / "v17.h5") as ds:
+        assert ds.format_version == (1, 7)
+        assert list(ds.splits) == ["train"]
+        assert list(ds["train"].features) == ["x"]
+        assert np.array_equal(ds["train"]["x"][[3, 0]], x[[3, 0]])
+        assert ds.metadata.format_version == "1.7"
+        with pytest.raises(EncodingError, match=r"encoding 'sparse'.*upgrade h5ml"):
+            ds["train"]["sparse"]
+
+
+def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
+    """§1.5: an extension listed in must_understand that this reader does not know is refused by name."""
+    write_file(tmp_path / "m.h5", {"train": {"x": Dense(np.arange(3))}}, root={"must_understand": ["h5ml-sparse"]})
+    with pytest.raises(UnknownExtensionError, match="'h5ml-sparse'"):
+        h5ml.open(tmp_path / "m.h5")
+
+
+@pytest.mark.parametrize("marker", [None, 0])
+def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None) -> None:
+    """§4.4: without complete = 1 the writer did not finish: IncompleteFileError."""
+
+    def mark(f: h5py.File) -> None:
+        if marker is not None:
+            f.attrs["complete"] = np.int64(marker)
+
+    write_file(tmp_path / "i.h5", {"train": {"x": Dense(np.arange(3))}}, complete=False, extra=mark)
+    with pytest.raises(IncompleteFileError, match="did not finish"):
+        h5ml.open(tmp_path / "i.h5")
+
+
+def test_not_h5ml_files_are_refused(tmp_path: Path) -> None:
+    """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound."""
+    (tmp_path / "text.h5").write_text("not hdf5")
+    with pytest.raises(NotH5MLError, match="cannot be opened as HDF5"):
+        h5ml.open(tmp_path / "text.h5")
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f["x"] = np.arange(3)
+    with pytest.raises(NotH5MLError, match="'format' is None"):
+        h5ml.open(tmp_path / "plain.h5")
+    write_file(tmp_path / "other.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format": "zarr"})
+    with pytest.raises(NotH5MLError, match="'zarr'"):
+        h5ml.open(tmp_path / "other.h5")
+    with pytest.raises(FileNotFoundError):
+        h5ml.open(tmp_path / "absent.h5")
+
+
+@pytest.mark.parametrize("size", [40, 200])
+def test_truncated_file_is_not_h5ml(tmp_path: Path, size: int) -> None:
+    """§4.1/§10.3: a truncated file is refused as not h5ml (HDF5's "sblock" message is no lock error), in a child."""
+    write_file(tmp_path / "full.h5", {"train": {"x": Dense(np.arange(1000))}})
+    (tmp_path / "cut.h5").write_bytes((tmp_path / "full.h5").read_bytes()[:size])
+    with pytest.raises(NotH5MLError, match="cannot be opened as HDF5") as err:
+        run_with_timeout(reader_open, (str(tmp_path / "cut.h5"),), timeout=120)
+    assert "could not lock" not in str(err.value)
+
+
+def test_c10_external_link_refused_unless_allowed(tmp_path: Path) -> None:
+    """Case C10 (§3.6, §10.1): an external link is refused; allow_external=True follows it."""
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["secret"] = np.arange(4)
+
+    def link(f: h5py.File) -> None:
+        f["train"]["leak"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/secret")
+
+    write_file(tmp_path / "l.h5", {"train": {"x": Dense(np.arange(4))}}, extra=link)
+    with pytest.raises(ForbiddenStorageError, match=r"/train/leak is an external link") as err:
+        h5ml.open(tmp_path / "l.h5")
+    assert isinstance(err.value, PermissionError)
+    with h5ml.open(tmp_path / "l.h5", allow_external=True) as ds:
+        assert ds["train"]["x"][3] == 3
+
+
+def test_c10_external_storage_refused_unless_allowed(tmp_path: Path) -> None:
+    """Case C10 (§3.6, §10.1): raw data in an external file is refused; allow_external=True reads it."""
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(np.arange(4, dtype="<i8").tobytes())
+
+    def external(f: h5py.File) -> None:
+        dset = f["train"].create_dataset("ext", shape=(4,), dtype="<i8", external=[(str(outside), 0, 32)])
+        dset.attrs["encoding"] = "dense"
+        dset.attrs["encoding_version"] = "1.0"
+
+    write_file(tmp_path / "e.h5", {"train": {"x": Dense(np.arange(4))}}, extra=external)
+    with pytest.raises(ForbiddenStorageError, match=r"/train/ext stores its data in the external file"):
+        h5ml.open(tmp_path / "e.h5")
+    with h5ml.open(tmp_path / "e.h5", allow_external=True) as ds:
+        assert ds["train"]["ext"][[3, 0]].tolist() == [3, 0]
+
+
+def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
+    """§3.6: a virtual dataset is refused; allow_external=True reads it."""
+
+    def virtual(f: h5py.File) -> None:
+        layout = h5py.VirtualLayout(shape=(4,), dtype="i8")
+        layout[:] = h5py.VirtualSource(".", "/train/x", shape=(4,))
+        dset = f["train"].create_virtual_dataset("v", layout)
+        dset.attrs["encoding"] = "dense"
+
+    write_file(tmp_path / "v.h5", {"train": {"x": Dense(np.arange(4, dtype="i8"))}}, extra=virtual)
+    with pytest.raises(ForbiddenStorageError, match="/train/v is a virtual dataset"):
+        h5ml.open(tmp_path / "v.h5")
+    with h5ml.open(tmp_path / "v.h5", allow_external=True) as ds:
+        assert ds["train"]["v"][[2, 1]].tolist() == [2, 1]
+
+
+def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
+    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset."""
+
+    def filtered(f: h5py.File) -> None:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((4,))
+        dcpl.set_filter(40000, h5py.h5z.FLAG_OPTIONAL, ())
+        space = h5py.h5s.create_simple((8,))
+        dset = h5py.Dataset(h5py.h5d.create(f["train"].id, b"odd", h5py.h5t.STD_I32LE, space, dcpl=dcpl))
+        dset[:] = np.arange(8)
+        dset.attrs["encoding"] = "dense"
+
+    assert not h5py.h5z.filter_avail(40000)
+    write_file(
+        tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [40000]}, extra=filtered
+    )
+    with h5ml.open(tmp_path / "f.h5") as ds:
+        assert ds["train"]["x"][7] == 7  # other features read
+        feat = ds["train"]["odd"]
+        assert feat.compression == "filter 40000"
+        with pytest.raises(UnsupportedFilterError, match=r"/train/odd uses HDF5 filter 40000") as err:
+            feat[[0, 1]]
+    assert err.value.hdf5_path == "/train/odd"
+
+
+def test_broken_offsets_raise_invalid_file_error(tmp_path: Path) -> None:
+    """§6.3: offsets that point outside the values make the read fail with a message naming the dataset."""
+    write_file(tmp_path / "o.h5", {"train": {"r": Ragged([np.arange(3), np.arange(2)])}})
+    with h5py.File(tmp_path / "o.h5", "r+") as f:
+        f["train/r/offsets"][2] = 9
+    with h5ml.open(tmp_path / "o.h5") as ds:
+        assert ds["train"]["r"][0].tolist() == [0, 1, 2]
+        with pytest.raises(h5ml.InvalidFileError, match="/train/r/offsets"):
+            ds["train"]["r"][1]
