@@ -26,7 +26,7 @@ def test_demo_command_writes_validates_and_shows(tmp_path: Path, monkeypatch: py
     assert "digits.h5: VALID (0 errors, 0 warnings, 0 info)" in text
     for piece in ("train  1437 samples", "test  360 samples", "image  dense  uint8  (1437, 8, 8)", "10 classes"):
         assert piece in text
-    assert "BSD-3-Clause" in text
+    assert "CC-BY-4.0" in text
     assert err.getvalue() == ""
     report = validate(path, timeout=120)
     assert report.valid_strict and report.codes == []
@@ -43,7 +43,7 @@ def test_build_digits_content(tmp_path: Path) -> None:
     )
     with h5ml.open(path) as ds:
         meta = ds.metadata
-        assert (meta.name, meta.license) == ("digits", "BSD-3-Clause")
+        assert (meta.name, meta.license) == ("digits", "CC-BY-4.0")
         assert meta.description is not None
         assert "scikit-learn" in meta.description and "UCI" in meta.description
         assert meta.citation == demo.CITATION and meta.homepage == demo.HOMEPAGE

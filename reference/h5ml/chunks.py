@@ -34,9 +34,8 @@ __all__ = [
     "chunk_shape",
 ]
 
-#: §7.1 a sample larger than this is split across chunks (16 MiB). Derived from
-#: spec.MAX_CHUNK_BYTES; it belongs in spec.py once the lead adds it there.
-SPLIT_SAMPLE_BYTES: Final = 4 * spec.MAX_CHUNK_BYTES
+#: §7.1.1 a sample larger than this is split across chunks (spec.LARGE_SAMPLE_BYTES, 16 MiB).
+SPLIT_SAMPLE_BYTES: Final = spec.LARGE_SAMPLE_BYTES
 
 #: §7.3 the smallest chunk cache, in bytes per dataset, that a reader should use.
 READER_CACHE_MIN_BYTES: Final = 64 << 20

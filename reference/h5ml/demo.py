@@ -50,8 +50,8 @@ DESCRIPTION: Final = (
     "Handwritten digits 0-9 as 8x8 images of pixel counts 0-16: the test set of the UCI 'Optical Recognition "
     "of Handwritten Digits' data (E. Alpaydin and C. Kaynak, 1998), as bundled by scikit-learn "
     "(sklearn.datasets.load_digits; 1797 images, 10 classes). Each pixel counts the on pixels in a 4x4 block "
-    "of a 32x32 bitmap. Split 80/20 into train and test, stratified by class with seed 0. The license given is "
-    "scikit-learn's BSD-3-Clause license, under which scikit-learn distributes its bundled copy of the data."
+    "of a 32x32 bitmap. Split 80/20 into train and test, stratified by class with seed 0. The UCI Machine "
+    "Learning Repository distributes the data under the Creative Commons Attribution 4.0 license."
 )
 CITATION: Final = (
     "Alpaydin, E. and Kaynak, C. (1998). Optical Recognition of Handwritten Digits. "
@@ -106,7 +106,7 @@ def build_digits(path: str | Path = "digits.h5") -> Path:
     ``train_test_split(..., random_state=0)``. Features: ``image``, dense
     uint8 (N, 8, 8), values 0-16, role input; ``label``, categorical with
     class names ``"0" .. "9"``, role target. Root metadata: name ``digits``,
-    description, license ``BSD-3-Clause``, citation, homepage, keywords,
+    description, license ``CC-BY-4.0``, citation, homepage, keywords,
     source. Samples are shuffled on write with seed 0 (§7.6) and compressed
     with gzip.
 
@@ -134,7 +134,7 @@ def build_digits(path: str | Path = "digits.h5") -> Path:
     metadata: dict[str, Any] = {
         "name": "digits",
         "description": DESCRIPTION,
-        "license": "BSD-3-Clause",
+        "license": "CC-BY-4.0",
         "citation": CITATION,
         "homepage": HOMEPAGE,
         "keywords": list(KEYWORDS),
