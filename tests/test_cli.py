@@ -198,6 +198,12 @@ def test_validate_strict_turns_warnings_into_failure(tmp_path: Path) -> None:
     exit_code, out, _ = run_cli("validate", "--strict", str(path))
     assert exit_code == 1
     assert f"{path}: INVALID (--strict: warnings fail)" in out
+    exit_code, out, _ = run_cli("validate", "--strict", "--format", "json", str(path))
+    assert exit_code == 1
+    document = strict_json(out)
+    assert not list(validator_for("report").iter_errors(document))
+    assert document["files"][0]["valid"] is False
+    assert document["summary"] == {"files": 1, "valid": 0, "invalid": 1, "unreadable": 0}
     exit_code, _, _ = run_cli("validate", "--strict", str(write_valid(tmp_path / "clean.h5")))
     assert exit_code == 0
 

@@ -189,7 +189,7 @@ def validate_command(
 
     report = validate_many(list(files), deep=deep, timeout=timeout, jobs=jobs)
     if fmt == "json":
-        _print_json(streams, report.to_json())
+        _print_json(streams, report.to_json(strict=strict))
     else:
         console = streams.console()
         for file_report in report.files:

@@ -1,0 +1,763 @@
+"""Tests of h5ml.validator: every registry code from a real file (SPEC §9), and the validator's guarantees."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+
+from badfiles import (
+    CASES,
+    Case,
+    corrupt_chunk,
+    default_splits,
+    minimal_valid,
+    not_h5ml,
+    overwrite_raw_data,
+    replace_dataset,
+    write_h5ml,
+    write_then_die,
+)
+from h5ml import schemas, spec
+from h5ml.attrs import write_attr
+from h5ml.codes import CODES, Severity
+from h5ml.sandbox import ChildDiedError, run_with_timeout
+from h5ml.validator import FileReport, Issue, Report, iter_issues, validate, validate_many
+
+#: Seconds a sandboxed validation of a small file may take (generous: it is a hang guard, not a speed goal).
+LIMIT = 120.0
+
+
+def _codes_at(report: FileReport) -> set[tuple[str, str]]:
+    return {(i.code, i.path) for i in report.issues}
+
+
+def _edited(tmp_path: Path, mutate: Callable[[h5py.File], Any], name: str = "edited.h5") -> Path:
+    path = minimal_valid(tmp_path / name)
+    with h5py.File(path, "r+") as f:
+        mutate(f)
+    return path
+
+
+# --------------------------------------------------------------------------- the registry table
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.code for c in CASES])
+def test_registry_code_is_reported(case: Case, tmp_path: Path) -> None:
+    """§9.2: each registry code comes from a file with that defect, at the right HDF5 path, with its clause."""
+    path = tmp_path / "bad.h5"
+    case.build(path)
+    report = validate(path, deep=case.deep)
+    entry = CODES[case.code]
+    found = [i for i in report.issues if i.code == case.code and i.path == case.hdf5_path]
+    assert found, [str(i) for i in report.issues]
+    for issue in found:
+        assert (issue.name, issue.severity, issue.clause) == (entry.name, entry.severity, entry.clause)
+        assert issue.message
+    assert {i.code for i in report.issues} == {case.code, *case.also}
+    has_error = any(CODES[c].severity is Severity.ERROR for c in {case.code, *case.also})
+    assert report.valid is not has_error
+    assert report.valid_strict is (entry.severity is Severity.INFO)
+    if case.deep:
+        assert case.code not in validate(path).codes  # a metadata-only validation reads no sample data
+
+
+def test_table_covers_every_registry_code() -> None:
+    """§9.2: a code added to the registry without a bad file here fails this test (E101 is tested below)."""
+    codes = [c.code for c in CASES]
+    assert len(codes) == len(set(codes))
+    assert set(codes) == set(CODES) - {"E101"}
+    assert all(c.deep == CODES[c.code].deep for c in CASES)
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_minimal_valid_file_has_no_issue(tmp_path: Path, compression: str | None, deep: bool) -> None:
+    """§9.1: a file that follows the spec in every point gives no error, warning or info."""
+    report = validate(minimal_valid(tmp_path / "ok.h5", compression=compression), deep=deep)
+    assert report.issues == ()
+    assert (report.valid, report.valid_strict, report.readable) == (True, True, True)
+    assert report.format_version == spec.FORMAT_VERSION_STRING
+
+
+def test_writer_output_is_valid(tmp_path: Path) -> None:
+    """§9.1: what the reference writer writes validates without error or warning, deep included."""
+    import h5ml
+
+    rng = np.random.default_rng(3)
+    path = tmp_path / "written.h5"
+    h5ml.write(
+        path,
+        {
+            "train": {
+                "x": rng.normal(size=(50, 3)).astype(np.float32),
+                "ok": rng.integers(0, 2, size=50).astype(bool),
+                "words": [f"w{i}" for i in range(50)],
+                "clip": [rng.normal(size=int(k)) for k in rng.integers(0, 6, size=50)],
+            }
+        },
+        metadata={"name": "written", "license": "MIT", "description": "writer output"},
+        shuffle=True,
+        seed=1,
+    )
+    report = validate(path, deep=True)
+    assert [i for i in report.issues if i.severity is not Severity.INFO] == []
+
+
+# --------------------------------------------------------------------------- more shapes of some codes
+
+
+def _array_type_dataset(f: h5py.File) -> None:
+    tid = h5py.h5t.array_create(h5py.h5t.STD_I32LE, (2,))
+    h5py.h5d.create(f["train"].id, b"pairs", tid, h5py.h5s.create_simple((6,)))
+
+
+def _bitfield_dataset(f: h5py.File) -> None:
+    h5py.h5d.create(f["train"].id, b"bits", h5py.h5t.STD_B8LE, h5py.h5s.create_simple((6,)))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (lambda f: f["train"].create_dataset("o", data=np.zeros(6, dtype="V4")), "/train/o"),
+        (lambda f: f["train"].create_dataset("r", shape=(6,), dtype=h5py.ref_dtype), "/train/r"),
+        (lambda f: f["train"].create_dataset("v", shape=(6,), dtype=h5py.vlen_dtype(np.int32)), "/train/v"),
+        (
+            lambda f: f["train"].create_dataset(
+                "e", data=np.zeros(6, np.int8), dtype=h5py.enum_dtype({"A": 0, "B": 1, "C": 2}, basetype="i1")
+            ),
+            "/train/e",
+        ),
+        (lambda f: f["train"].create_dataset("q", data=np.zeros(6, dtype=np.longdouble)), "/train/q"),
+        (_array_type_dataset, "/train/pairs"),
+        (_bitfield_dataset, "/train/bits"),
+        (
+            lambda f: f["train/image"].attrs.create("pair", np.zeros((), dtype=[("a", "<i4"), ("b", "<i4")])),
+            "/train/image",
+        ),
+    ],
+    ids=["opaque", "reference", "vlen", "enum", "long-double", "array", "bitfield", "compound-attribute"],
+)
+def test_forbidden_types(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
+    """§3.2: every datatype outside the profile is E113, on datasets and on attributes."""
+    report = validate(_edited(tmp_path, mutate))
+    assert ("E113", path) in _codes_at(report)
+    assert not report.valid
+
+
+def test_declared_filter_is_accepted(tmp_path: Path) -> None:
+    """§3.5: a non-core filter listed in required_filters is not E114."""
+
+    def mutate(f: h5py.File) -> None:
+        data = f["train/image"][...]
+        replace_dataset(f, "train/image", data=data, chunks=(8, 4, 3), maxshape=(None, 4, 3), compression="lzf")
+        write_attr(f, "required_filters", [32000])
+
+    report = validate(_edited(tmp_path, mutate), deep=True)
+    assert report.issues == ()
+
+
+@pytest.mark.parametrize(
+    ("obj", "name", "value", "code"),
+    [
+        ("/train", "num_samples", -1, "E121"),
+        ("/train", "num_samples", 6.0, "E121"),
+        ("/train", "shuffle_seed", "abc", "E117"),
+        ("/train", "shuffle_seed", -1, "E117"),
+        ("/train/clip", "sample_rate", float("inf"), "E117"),
+        ("/train", "description", 5, "E117"),
+        ("/train/clip", "sample_rate", -16000.0, "E117"),
+        ("/train/flag", "logical_dtype", "int", "E117"),
+        ("/train/image", "stats_count", 1.5, "E117"),
+        ("/train/image", "stats_mean", "high", "E117"),
+        ("/train/blob", "media_type", "png", "E117"),
+        ("/train/image", "encoding_version", "one", "E117"),
+        ("/train/image", "units", 3, "E117"),
+        ("/train/image", "encoding", 3, "E131"),
+        ("/", "complete", 0, "E106"),
+        ("/", "fingerprint", "sha256:XYZ", "E161"),
+        ("/", "homepage", "not a url", "E107"),
+        ("/", "must_understand", "zstd", "E107"),
+    ],
+)
+def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code: str) -> None:
+    """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
+    assert [(i.code, i.path) for i in report.issues if i.severity is Severity.ERROR] == [(code, obj)]
+
+
+@pytest.mark.parametrize(
+    ("obj", "name", "value"),
+    [
+        ("/train/image", "logical_dtype", "bool"),
+        ("/train/label", "logical_dtype", "bool"),
+        ("/train/text", "stats_count", 3),
+        ("/train/blob", "stats_mean", 0.5),
+        ("/train/image", "media_type", "image/png"),
+    ],
+    ids=["bool-on-float", "bool-on-categorical", "stats-on-string", "stats-on-bytes", "media-type-on-dense"],
+)
+def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) -> None:
+    """§3.3, §6.6, §6.7: logical_dtype only on uint8 dense/ragged values, statistics only on dense/ragged,
+    media_type only on bytes (E117)."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
+    assert [(i.code, i.path) for i in report.issues] == [("E117", obj)]
+
+
+def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
+    """§1.4.1: in a newer-MINOR file an unknown encoding is I301 and an unknown role I300; in a 1.0 file, errors."""
+
+    def mutate(f: h5py.File) -> None:
+        write_attr(f["train/image"], "encoding", "sparse")
+        write_attr(f["train/label"], "role", "weight")
+
+    path = _edited(tmp_path, mutate)
+    assert _codes_at(validate(path)) == {("E131", "/train/image"), ("E117", "/train/label")}
+    with h5py.File(path, "r+") as f:
+        write_attr(f, "format_version", "1.1")
+    report = validate(path, deep=True)
+    assert _codes_at(report) == {("I302", "/"), ("I301", "/train/image"), ("I300", "/train/label")}
+    assert report.valid
+
+
+@pytest.mark.parametrize("version", ["0.9", "2.0"])
+def test_other_major_is_e104(tmp_path: Path, version: str) -> None:
+    """§1.3: MAJOR 0 and MAJOR 2 are both refused with E104 alone."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f, "format_version", version)))
+    assert report.codes == ["E104"]
+
+
+def _odd_integer(f: h5py.File) -> None:
+    tid = h5py.h5t.STD_I32LE.copy()
+    tid.set_precision(20)
+    h5py.h5d.create(f.require_group("_extra").id, b"odd", tid, h5py.h5s.create_simple((6,)))
+
+
+def _yes_no_enum(f: h5py.File) -> None:
+    enum = h5py.enum_dtype({"NO": 0, "YES": 1}, basetype="i1")
+    f.require_group("_extra").create_dataset("yn", data=np.zeros(6, np.int8), dtype=enum)
+
+
+def _committed_type(f: h5py.File) -> None:
+    f["kind"] = np.dtype("<f4")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (_odd_integer, {("I301", "/_extra"), ("E113", "/_extra/odd")}),
+        (_yes_no_enum, {("I301", "/_extra"), ("E113", "/_extra/yn")}),
+        (_committed_type, {("I301", "/kind")}),
+    ],
+    ids=["20-bit-integer", "yes-no-enum", "committed-datatype"],
+)
+def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], expected: set[tuple[str, str]]) -> None:
+    """§3.2: integers with padding bits and enums other than FALSE/TRUE are E113, even inside unknown objects;
+    §5.5: a committed datatype at the root is an unknown object (I301), not a split."""
+    assert _codes_at(validate(_edited(tmp_path, mutate))) == expected
+
+
+@pytest.mark.parametrize(
+    ("shape", "chunks", "expected"),
+    [
+        ((6, 0), (8, 4), set()),
+        ((2, 64, 4096, 1024), (1, 1, 64, 1024), set()),
+        ((2, 64, 4096, 1024), (1, 2, 64, 1024), {"E150"}),
+        ((2, 4096, 2048), (2, 128, 2048), {"E150"}),
+        ((6, 1536, 1024), (8, 1536, 1024), {"W201"}),
+        ((6, 1536, 1024), (1, 1536, 1024), set()),
+        ((6, 8192), (6, 8192), {"W200"}),
+    ],
+    ids=["zero-extent", "slab-axis-2", "not-a-slab", "slab-of-two-rows", "big-chunk", "one-row-6-MiB", "six-rows"],
+)
+def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], expected: set[str]) -> None:
+    """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule."""
+
+    def mutate(f: h5py.File) -> None:
+        write_attr(f["train"], "num_samples", shape[0])
+        for name in list(f["train"]):
+            if name != "image":
+                del f["train"][name]
+        replace_dataset(f, "train/image", shape=shape, dtype=np.float32, chunks=chunks, maxshape=(None,) * len(shape))
+
+    report = validate(_edited(tmp_path, mutate))
+    assert {i.code for i in report.issues} == expected
+
+
+@pytest.mark.parametrize(
+    ("obj", "name"), [("/train", "num_samples"), ("/train/image", "role"), ("/", "complete"), ("/", "created")]
+)
+def test_single_values_must_be_scalar(tmp_path: Path, obj: str, name: str) -> None:
+    """§3.7: a single-valued attribute stored as a 1-element array is E116 (and only E116)."""
+
+    def mutate(f: h5py.File) -> None:
+        value = f[obj].attrs[name]
+        f[obj].attrs.create(name, np.array([value]), dtype=f[obj].attrs.get_id(name).dtype)
+
+    report = validate(_edited(tmp_path, mutate))
+    assert [(i.code, i.path) for i in report.issues if i.severity is Severity.ERROR] == [("E116", obj)]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda f: replace_dataset(
+                f, "train/image", data=np.array(["a"] * 6, dtype=object), dtype=h5py.string_dtype()
+            ),
+            "/train/image",
+        ),
+        (lambda f: replace_dataset(f, "train/text", data=np.zeros((6, 2), np.float32)), "/train/text"),
+        (
+            lambda f: replace_dataset(
+                f, "train/text", data=np.array([["a", "b"]] * 6, dtype=object), dtype=h5py.string_dtype()
+            ),
+            "/train/text",
+        ),
+        (
+            lambda f: replace_dataset(f, "train/label/codes", data=f["train/label/codes"][...].astype(np.uint16)),
+            "/train/label/codes",
+        ),
+        (
+            lambda f: replace_dataset(f, "train/clip/offsets", data=f["train/clip/offsets"][...].astype(np.float64)),
+            "/train/clip/offsets",
+        ),
+        (
+            lambda f: replace_dataset(f, "train/clip/offsets", data=f["train/clip/offsets"][...].astype(np.int32)),
+            "/train/clip/offsets",
+        ),
+        (
+            lambda f: replace_dataset(f, "train/blob/values", data=f["train/blob/values"][...].astype(np.int16)),
+            "/train/blob/values",
+        ),
+        (
+            lambda f: replace_dataset(f, "train/volume/values", data=np.zeros((4, 2), np.float32)),
+            "/train/volume/values",
+        ),
+        (lambda f: replace_dataset(f, "train/volume/shapes", data=np.zeros(6, np.int64)), "/train/volume/shapes"),
+        (lambda f: replace_dataset(f, "train/volume/shapes", data=np.zeros((6, 0), np.int64)), "/train/volume/shapes"),
+        (lambda f: replace_dataset(f, "train/clip/offsets", data=np.zeros(0, np.int64)), "/train/clip/offsets"),
+        (lambda f: write_attr(f["train/label"], "encoding", "dense"), "/train/label"),
+        (
+            lambda f: f["train/clip"].move("values", "values_old") or f["train/clip"].create_group("values"),
+            "/train/clip/values",
+        ),
+    ],
+    ids=[
+        "dense-strings",
+        "string-numbers",
+        "string-2d",
+        "codes-unsigned",
+        "offsets-float",
+        "offsets-int32",
+        "bytes-int16",
+        "shapes-with-2d-values",
+        "shapes-1d",
+        "shapes-d0",
+        "offsets-empty",
+        "group-for-dataset-encoding",
+        "member-is-group",
+    ],
+)
+def test_encoding_structure(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
+    """§6: objects that do not have the structure of their encoding give E133 at the object concerned."""
+    report = validate(_edited(tmp_path, mutate))
+    assert ("E133", path) in _codes_at(report), [str(i) for i in report.issues]
+
+
+@pytest.mark.parametrize(
+    ("names", "message"), [(["cat", "", "bird"], "empty"), (["cat", "dog", "cat"], "repeat")], ids=["empty", "repeat"]
+)
+def test_class_names(tmp_path: Path, names: list[str], message: str) -> None:
+    """§6.5: class names are unique and non-empty."""
+    splits = default_splits()
+    splits["train"]["label"].arrays["class_names"] = names
+    report = validate(write_h5ml(tmp_path / "c.h5", splits))
+    (issue,) = report.issues
+    assert (issue.code, issue.path) == ("E134", "/train/label/class_names")
+    assert message in issue.message
+
+
+def test_unknown_things_are_info(tmp_path: Path) -> None:
+    """§1.4, §5.5: unknown attributes and objects at every level are info, never errors."""
+
+    def mutate(f: h5py.File) -> None:
+        write_attr(f["train"], "curator", "me")
+        write_attr(f["train/label"], "colour", "red")
+        write_attr(f["train/label/codes"], "note", "x")
+        f["train/label/extra"] = np.arange(3)
+        f["train"].create_group("_cache")
+
+    report = validate(_edited(tmp_path, mutate))
+    assert _codes_at(report) == {
+        ("I300", "/train"),
+        ("I300", "/train/label"),
+        ("I300", "/train/label/codes"),
+        ("I301", "/train/label/extra"),
+        ("I301", "/train/_cache"),
+    }
+    assert report.valid_strict
+
+
+def test_feature_name_rule(tmp_path: Path) -> None:
+    """§5.1.1: a feature name starting with '.' is E120 at the feature; a '.' inside is allowed."""
+    report = validate(_edited(tmp_path, lambda f: f["train"].move("image", ".image")))
+    assert [(i.code, i.path) for i in report.issues] == [("E120", "/train/.image")]
+    dotted = validate(_edited(tmp_path, lambda f: f["train"].move("image", "im.age"), "dotted.h5"))
+    assert dotted.issues == ()  # §5.1.1: '.' is allowed after the first character
+
+
+def test_chunk_rules(tmp_path: Path) -> None:
+    """§7.1, §7.3: rows over 16 MiB may be split in one-row slabs; tiny chunks of a large dataset are W201."""
+
+    def mutate(f: h5py.File) -> None:
+        # 32 MiB per sample, chunks of 1 MiB that split the sample: the §7.1 exception, no E150 nor W201.
+        replace_dataset(f, "train/image", shape=(6, 4096, 2048), dtype=np.float32, chunks=(1, 128, 2048))
+        # 6 x 8 KiB of data in chunks of 64 bytes: W201 (too small).
+        replace_dataset(f, "train/flag", shape=(6, 8192), dtype=np.uint8, chunks=(8, 8), maxshape=(None, 8192))
+
+    report = validate(_edited(tmp_path, mutate))
+    assert {(i.code, i.path) for i in report.issues if i.code in ("E150", "W200", "W201")} == {
+        ("E150", "/train/flag"),
+        ("W201", "/train/flag"),
+    }
+
+
+def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
+    """§5.3: offsets hold N + 1 entries, codes and shapes N; a mismatch is E122 at the dataset."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f["test"], "num_samples", 2)))
+    assert {p for c, p in _codes_at(report) if c == "E122"} == {
+        f"/test/{name}"
+        for name in (
+            "image",
+            "flag",
+            "text",
+            "label/codes",
+            "clip/offsets",
+            "volume/offsets",
+            "volume/shapes",
+            "blob/offsets",
+        )
+    }
+
+
+def test_stop_after_unsupported_major(tmp_path: Path) -> None:
+    """§1.3: a newer MAJOR stops the check: nothing else is reported."""
+
+    def mutate(f: h5py.File) -> None:
+        write_attr(f, "format_version", "2.3")
+        del f.attrs["name"]
+        del f["train/image"].attrs["encoding"]
+
+    report = validate(_edited(tmp_path, mutate))
+    assert report.codes == ["E104"]
+    assert report.format_version == "2.3"
+
+
+# --------------------------------------------------------------------------- deep checks
+
+
+@pytest.mark.parametrize(
+    ("feature", "member"),
+    [
+        ("image", ""),
+        ("flag", ""),
+        ("text", ""),
+        ("label", "codes"),
+        ("clip", "values"),
+        ("volume", "values"),
+        ("volume", "shapes"),
+        ("blob", "values"),
+    ],
+)
+def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str) -> None:
+    """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file."""
+
+    def mutate(f: h5py.File) -> None:
+        dset = f[f"train/{feature}/{member}".rstrip("/")]
+        data = dset[...]
+        flat = data.reshape(-1)
+        if data.dtype.kind == "O":
+            flat[0] = flat[0] + b"!"
+        elif member == "shapes":
+            data[:, [0, 1]] = data[:, [1, 0]]  # swap axes: same sizes, other shapes
+        elif member == "codes":
+            flat[0] = 0 if flat[0] == -1 else -1  # stays in [-1, K)
+        else:
+            flat[0] = flat[0] ^ 1 if data.dtype.kind in "iu" else flat[0] + 1  # 0 <-> 1 keeps booleans valid
+        assert not np.array_equal(data, dset[...])
+        dset[...] = data
+
+    path = _edited(tmp_path, mutate)
+    assert validate(path).issues == ()
+    report = validate(path, deep=True)
+    assert _codes_at(report) == {("E160", f"/train/{feature}"), ("E160", "/")}
+
+
+def test_deep_file_fingerprint(tmp_path: Path) -> None:
+    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only."""
+    path = _edited(tmp_path, lambda f: write_attr(f, "fingerprint", "sha256:" + "0" * 64))
+    assert validate(path).issues == ()
+    assert _codes_at(validate(path, deep=True)) == {("E160", "/")}
+
+
+def test_metadata_only_reads_no_sample_data(tmp_path: Path) -> None:
+    """§9: without deep, no sample byte is read: garbage in the data goes unseen; deep finds it."""
+    path = minimal_valid(tmp_path / "ok.h5")
+    rng = np.random.default_rng(11)
+    assert overwrite_raw_data(path, "train/image", rng.bytes(64)) == 8 * 4 * 3 * 4  # one chunk of 8 float32 rows
+    assert validate(path).issues == ()
+    assert ("E160", "/train/image") in _codes_at(validate(path, deep=True))
+
+    gz = minimal_valid(tmp_path / "gz.h5", compression="gzip")
+    corrupt_chunk(gz, "train/image")
+    assert validate(gz).issues == ()
+    assert _codes_at(validate(gz, deep=True)) == {("E145", "/train/image")}
+
+
+def test_metadata_only_never_reads_a_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§9: the shallow validation calls no dataset read but the class names (the mechanism, not a time)."""
+    path = minimal_valid(tmp_path / "ok.h5")
+    real = h5py.Dataset.__getitem__
+    read: list[str] = []
+
+    def guarded(self: h5py.Dataset, key: Any) -> Any:
+        read.append(self.name)
+        if not self.name.endswith("/class_names"):
+            raise AssertionError(f"sample data of {self.name} was read")
+        return real(self, key)
+
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", guarded)
+    monkeypatch.setattr(h5py.Dataset, "read_direct", guarded)
+    monkeypatch.setattr(h5py.Dataset, "__array__", guarded)
+    assert validate(path).issues == ()
+    assert sorted(read) == ["/test/label/class_names", "/train/label/class_names"]
+    with pytest.raises(AssertionError, match="sample data"):
+        validate(path, deep=True)
+
+
+# --------------------------------------------------------------------------- C08, C10, unreadable inputs, E101
+
+
+def test_c08_killed_writer_is_incomplete(tmp_path: Path) -> None:
+    """§4.4, case C08: a writer SIGKILLed after a flush, before the marker, leaves a file reported E106."""
+    path = tmp_path / "killed.h5"
+    with pytest.raises(ChildDiedError, match="SIGKILL"):
+        run_with_timeout(write_then_die, (str(path),), LIMIT)
+    report = validate(path, timeout=LIMIT)
+    assert report.readable
+    assert ("E106", "/") in _codes_at(report)
+    assert [i.code for i in report.issues if i.severity is Severity.ERROR] == ["E106"]
+    assert validate(str(path) + ".ref").issues == ()
+
+
+def test_c10_external_data_is_reported_and_never_read(tmp_path: Path) -> None:
+    """§3.6, §10.1, case C10: external raw storage and an external link are E111 and E110; neither is followed.
+
+    Both point at named pipes: reading either would block, and the time limit would turn it into E101.
+    """
+    os.mkfifo(tmp_path / "raw.bin")
+    os.mkfifo(tmp_path / "other.h5")
+
+    def mutate(f: h5py.File) -> None:
+        replace_dataset(f, "train/image", shape=(6, 4, 3), dtype=np.float32, external=[("raw.bin", 0, 288)])
+        f["train/linked"] = h5py.ExternalLink("other.h5", "/x")
+        f["test/image"].attrs["note"] = "x"
+
+    path = _edited(tmp_path, mutate, "c10.h5")
+    report = validate(path, deep=True, timeout=30)
+    assert report.readable
+    assert {(i.code, i.path) for i in report.issues if i.severity is Severity.ERROR} == {
+        ("E111", "/train/image"),
+        ("E110", "/train/linked"),
+    }
+
+
+def _truncated(fraction: float) -> Callable[[Path], None]:
+    """A builder of the minimal valid file cut after ``fraction`` of its bytes."""
+
+    def make(path: Path) -> None:
+        data = minimal_valid(path.with_suffix(".full")).read_bytes()
+        path.write_bytes(data[: int(fraction * len(data))])
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda p: p.write_bytes(b""),
+        lambda p: p.write_bytes(np.random.default_rng(5).bytes(4096)),
+        lambda p: p.write_text("x_train,y_train\n1,2\n", encoding="utf-8"),
+        lambda p: p.mkdir(),
+        lambda p: None,
+        *(_truncated(frac) for frac in (0.001, 0.01, 0.3, 0.7, 0.999)),
+    ],
+    ids=[
+        "empty",
+        "random-bytes",
+        "text",
+        "directory",
+        "missing",
+        "cut-0.1%",
+        "cut-1%",
+        "cut-30%",
+        "cut-70%",
+        "cut-99.9%",
+    ],
+)
+def test_unreadable_inputs(tmp_path: Path, make: Callable[[Path], Any]) -> None:
+    """§3.1: what is not an HDF5 file gives E100 and readable=False, never an exception."""
+    path = tmp_path / "input.h5"
+    make(path)
+    report = validate(path, timeout=LIMIT)  # a damaged file may make HDF5 loop: child process (§10.3)
+    assert report.codes == ["E100"]
+    assert (report.readable, report.valid, report.format_version) == (False, False, None)
+
+
+def test_not_an_h5ml_file(tmp_path: Path) -> None:
+    """§4.1: a plain HDF5 file (the tutorial's x_train/y_train) is E102 and nothing else."""
+    report = validate(not_h5ml(tmp_path / "plain.h5"))
+    assert report.codes == ["E102"]
+    assert report.readable
+
+
+def test_user_block_is_searched(tmp_path: Path) -> None:
+    """§3.1: the superblock may follow a user block (offset 512, 1024, ...); its version byte is checked there."""
+    path = tmp_path / "ub.h5"
+    with h5py.File(path, "w", userblock_size=1024, libver=spec.LIBVER_BOUNDS) as f:
+        f["x"] = np.arange(3)
+    assert validate(path).codes == ["E102"]
+    with open(path, "r+b") as fh:
+        fh.seek(1024 + 8)
+        fh.write(bytes([4]))
+    assert validate(path).codes == ["E109", "E100"]
+
+
+def test_hanging_input_is_e101(tmp_path: Path) -> None:
+    """§10.3: work that does not finish within the limit is stopped and reported as E101, readable=False."""
+    fifo = tmp_path / "pipe.h5"
+    os.mkfifo(fifo)  # opening a named pipe for reading blocks until a writer comes: it never does
+    report = validate(fifo, timeout=3)
+    assert report.codes == ["E101"]
+    (issue,) = report.issues
+    assert (issue.path, issue.clause, issue.severity) == ("/", "§10.3", Severity.ERROR)
+    assert "did not finish within 3" in issue.message
+    assert (report.readable, report.valid) == (False, False)
+
+
+# --------------------------------------------------------------------------- API and report format
+
+
+def test_iterator_and_validate_agree(tmp_path: Path) -> None:
+    """§9: validate() collects exactly what iter_issues() yields, in process and in a child process."""
+    for index, case in enumerate(CASES):
+        path = tmp_path / f"{index}.h5"
+        case.build(path)
+        issues = tuple(iter_issues(path, deep=case.deep))
+        assert issues == validate(path, deep=case.deep).issues
+        if case.code in ("E100", "E116", "E160"):
+            assert issues == validate(path, deep=case.deep, timeout=LIMIT).issues
+
+
+def test_report_json_follows_the_schema(tmp_path: Path) -> None:
+    """§9.3: Report.to_json() validates against schema/h5ml-report-1.0.schema.json, with right counts."""
+    good = minimal_valid(tmp_path / "good.h5")
+    bad = _edited(tmp_path, lambda f: f["train"].attrs.__delitem__("num_samples"), "bad.h5")
+    unreadable = tmp_path / "empty.h5"
+    unreadable.write_bytes(b"")
+    warned = _edited(tmp_path, lambda f: f.attrs.__delitem__("license"), "warned.h5")
+    paths = [good, bad, unreadable, warned]
+    report = validate_many(paths)
+    doc = report.to_json()
+    errors = [e.message for e in schemas.validator_for("report").iter_errors(doc)]
+    assert errors == []
+    assert doc["summary"] == {"files": 4, "valid": 2, "invalid": 2, "unreadable": 1}
+    assert [f["path"] for f in doc["files"]] == [str(p) for p in paths]
+    assert [f["valid"] for f in doc["files"]] == [True, False, False, True]
+    assert [f["valid_strict"] for f in doc["files"]] == [True, False, False, False]
+    assert doc["tool"]["name"] == "h5ml"
+    assert (report.valid, report.valid_strict) == (False, False)
+    parallel = validate_many(paths, jobs=2, timeout=LIMIT)
+    assert parallel.to_json() == doc
+    strict = report.to_json(strict=True)  # §9.3: "valid" in the validator's mode
+    assert [f["valid"] for f in strict["files"]] == [True, False, False, False]
+    assert strict["summary"] == {"files": 4, "valid": 1, "invalid": 3, "unreadable": 1}
+
+
+def test_issue_json_and_text() -> None:
+    """§9.3: an issue maps to the six fields of the report format; its text names code, path and clause."""
+    issue = Issue.of("E106", "/", "no marker")
+    assert issue.to_json() == {
+        "code": "E106",
+        "name": "incomplete",
+        "severity": "error",
+        "path": "/",
+        "message": "no marker",
+        "clause": "§4.4",
+    }
+    assert str(issue) == "E106 error /: no marker (§4.4)"
+
+
+def test_arguments_are_checked(tmp_path: Path) -> None:
+    """A negative time limit or a job count below 1 is refused."""
+    path = minimal_valid(tmp_path / "ok.h5")
+    with pytest.raises(ValueError, match="timeout"):
+        validate(path, timeout=-1)
+    with pytest.raises(ValueError, match="jobs"):
+        validate_many([path], jobs=0)
+    assert Report().to_json()["summary"] == {"files": 0, "valid": 0, "invalid": 0, "unreadable": 0}
+
+
+def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§10.3: when the child process dies (the HDF5 library crashed), validate() reports E101, readable=False."""
+    import h5ml.validator
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise ChildDiedError("the child process was killed by signal SIGSEGV", exitcode=-11)
+
+    monkeypatch.setattr(h5ml.validator, "run_with_timeout", crash)
+    report = validate(minimal_valid(tmp_path / "ok.h5"), timeout=LIMIT)
+    assert report.codes == ["E101"]
+    assert "SIGSEGV" in report.issues[0].message
+    assert not report.readable
+
+
+def test_names_that_are_not_utf8(tmp_path: Path) -> None:
+    """§5.1.1, §3.4: split, feature and attribute names that are not UTF-8 are reported, never a crash."""
+
+    def mutate(f: h5py.File) -> None:
+        f.move("test", b"te\xffst")
+        f["train"].move("image", b"im\xfeage")
+        f["train/label"].attrs.create(b"n\xffte", 1)
+
+    report = validate(_edited(tmp_path, mutate))
+    assert _codes_at(report) == {
+        ("E120", "/te\ufffdst"),
+        ("E120", "/train/im\ufffdage"),
+        ("I300", "/train/label"),
+    }
+
+
+@pytest.mark.slow
+def test_damaged_files_never_raise(tmp_path: Path) -> None:
+    """§10.3, §9.3: files with random bytes overwritten (seeded) give a schema-valid report, whatever they hold."""
+    base = minimal_valid(tmp_path / "base.h5").read_bytes()
+    paths = []
+    for seed in range(66, 78):
+        rng = np.random.default_rng(seed)
+        data = bytearray(base)
+        for pos in rng.integers(0, len(data), size=int(rng.integers(1, 8))):
+            data[pos] = int(rng.integers(0, 256))
+        path = tmp_path / f"damaged-{seed}.h5"
+        path.write_bytes(bytes(data))
+        paths.append(path)
+    report = validate_many(paths, deep=True, timeout=30, jobs=2)
+    assert [e.message for e in schemas.validator_for("report").iter_errors(report.to_json())] == []
+    assert [f.path for f in report.files] == [str(p) for p in paths]
+    assert not report.valid  # a dozen damaged files: at least one damage is found
