@@ -3,12 +3,15 @@
 Usage: python gen_registry.py            -> prints the block
        python gen_registry.py --update F -> replaces the block between the markers in F
 """
+
 import sys
 from pathlib import Path
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 from h5ml.codes import CODES
 
 BEGIN, END = "<!-- registry:begin (generated from reference/h5ml/codes.py) -->", "<!-- registry:end -->"
+
 
 def block() -> str:
     rows = [BEGIN, "| Code | Name | Severity | Clause | Summary |", "|---|---|---|---|---|"]
@@ -20,6 +23,7 @@ def block() -> str:
     rows.append("Codes found only by deep validation: " + ", ".join(deep) + ".")
     rows.append(END)
     return "\n".join(rows)
+
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--update":

@@ -11,20 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "H5MLError",
-    "NotH5MLError",
-    "UnsupportedVersionError",
-    "UnknownExtensionError",
-    "UnsupportedFilterError",
-    "IncompleteFileError",
+    "EncodingError",
+    "FeatureNotFoundError",
     "ForbiddenStorageError",
+    "H5MLError",
+    "IncompleteFileError",
     "InvalidFileError",
     "MetadataError",
+    "NotH5MLError",
     "SplitNotFoundError",
-    "FeatureNotFoundError",
-    "EncodingError",
-    "WriterError",
+    "UnknownExtensionError",
+    "UnsupportedFilterError",
+    "UnsupportedVersionError",
     "ValidationTimeoutError",
+    "WriterError",
 ]
 
 
@@ -54,7 +54,9 @@ class H5MLError(Exception):
         return self.message
 
 
-def _rebuild(cls: type[H5MLError], message: str, path: str | None, hdf5_path: str | None, state: dict[str, Any]) -> H5MLError:
+def _rebuild(
+    cls: type[H5MLError], message: str, path: str | None, hdf5_path: str | None, state: dict[str, Any]
+) -> H5MLError:
     err = cls.__new__(cls)
     H5MLError.__init__(err, message, path=path, hdf5_path=hdf5_path)
     err.__dict__.update(state)
@@ -92,7 +94,9 @@ class InvalidFileError(H5MLError, ValueError):
 class MetadataError(H5MLError, ValueError):
     """Metadata does not satisfy the schema (§4). Carries every problem in ``problems``."""
 
-    def __init__(self, message: str, *, problems: list[str] | None = None, path: str | None = None, hdf5_path: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, problems: list[str] | None = None, path: str | None = None, hdf5_path: str | None = None
+    ) -> None:
         super().__init__(message, path=path, hdf5_path=hdf5_path)
         self.problems = list(problems or [])
 
