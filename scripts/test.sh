@@ -24,4 +24,8 @@ export PATH="$PWD/$venv/bin:$PATH"
 ruff check .
 ruff format --check .
 mypy
+# Benchmarks run in CI only in their smoke mode: they must run, they measure nothing.
+for bench in benchmarks/bench_*.py; do
+    python "$bench" --smoke >/dev/null
+done
 pytest "$@"
