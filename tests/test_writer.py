@@ -340,7 +340,7 @@ def test_no_shuffle_records_no_seed(tmp_path: Path) -> None:
         write(tmp_path / "m.h5", {"train": {"x": np.arange(5)}}, seed=3)
 
 
-# -- fingerprints and statistics --------------------------------------------------------
+# -- fingerprints ------------------------------------------------------------------------
 
 
 def test_fingerprints_equal_fingerprint_of_source(tmp_path: Path) -> None:
@@ -363,67 +363,6 @@ def test_fingerprints_equal_fingerprint_of_source(tmp_path: Path) -> None:
         got = {name: f["train"][name].attrs["fingerprint"] for name in wanted}
         assert got == wanted
         assert f.attrs["fingerprint"] == file_fingerprint({("train", k): v for k, v in wanted.items()})
-
-
-def test_statistics_exclude_nan_and_merge_batches(tmp_path: Path) -> None:
-    """§6.7: count, min, max, mean, std over all values with NaN excluded, equal when streamed in batches."""
-    rng = np.random.default_rng(SEED)
-    x = (rng.standard_normal((1000, 3)) * 1e3 + 1e6).astype(np.float64)
-    x[rng.random(x.shape) < 0.1] = np.nan
-    rag = [rng.integers(-50, 50, int(k)).astype(np.int32) for k in rng.integers(0, 20, 200)]
-    target = tmp_path / "st.h5"
-    with Writer(target) as w:
-        for a in range(0, 1000, 137):
-            w.append("train", {"x": x[a : a + 137]})
-        for a in range(0, 200, 33):
-            w.append("test", {"r": rag[a : a + 33]})
-    finite = x[~np.isnan(x)]
-    flat = np.concatenate(rag)
-    with h5py.File(target, "r") as f:
-        a, b = f["train/x"].attrs, f["test/r"].attrs
-        assert a["stats_count"] == finite.size
-        assert (a["stats_min"], a["stats_max"]) == (finite.min(), finite.max())
-        assert a["stats_mean"] == pytest.approx(finite.mean(), rel=1e-12)
-        assert a["stats_std"] == pytest.approx(finite.std(), rel=1e-9)
-        assert b["stats_count"] == flat.size and b["stats_mean"] == pytest.approx(flat.mean(), rel=1e-12)
-        assert b["stats_std"] == pytest.approx(flat.std(), rel=1e-12)
-        assert all(f["train/x"].attrs[k].dtype == np.float64 for k in ("stats_min", "stats_mean", "stats_std"))
-
-
-@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int16", "float16"])
-def test_statistics_per_dtype(tmp_path: Path, dtype: str) -> None:
-    """§6.7: statistics of small integer, boolean and half-precision features equal numpy's over the same values."""
-    rng = np.random.default_rng(SEED)
-    x = rng.integers(-128 if dtype == "int8" else 0, 128, (300, 4)).astype(dtype)
-    with Writer(tmp_path / "d.h5") as w:
-        for a in range(0, 300, 71):
-            w.append("train", {"x": x[a : a + 71]})
-    v = x.astype(np.float64)
-    with h5py.File(tmp_path / "d.h5", "r") as f:
-        a = f["train/x"].attrs
-        assert (a["stats_count"], a["stats_min"], a["stats_max"]) == (v.size, v.min(), v.max())
-        assert a["stats_mean"] == pytest.approx(v.mean(), rel=1e-12)
-        assert a["stats_std"] == pytest.approx(v.std(), rel=1e-12)
-
-
-def test_all_nan_feature_has_count_zero_only(tmp_path: Path) -> None:
-    """§6.7: with no value to summarise only stats_count (0) is written."""
-    target = write(tmp_path / "nan.h5", {"train": {"x": np.full(4, np.nan)}})
-    with h5py.File(target, "r") as f:
-        assert f["train/x"].attrs["stats_count"] == 0
-        assert not {"stats_min", "stats_max", "stats_mean", "stats_std"} & set(f["train/x"].attrs)
-
-
-def test_statistics_with_infinities(tmp_path: Path) -> None:
-    """§6.7: infinities count; a statistic that comes out NaN is left out instead of written as NaN."""
-    splits = {"train": {"a": np.array([1.0, np.inf, 2.0])}, "test": {"b": np.array([np.inf, -np.inf])}}
-    target = write(tmp_path / "inf.h5", splits)
-    with h5py.File(target, "r") as f:
-        a, b = f["train/a"].attrs, f["test/b"].attrs
-        assert (a["stats_count"], a["stats_min"], a["stats_max"], a["stats_mean"]) == (3, 1.0, np.inf, np.inf)
-        assert "stats_std" not in a
-        assert (b["stats_count"], b["stats_min"], b["stats_max"]) == (2, -np.inf, np.inf)
-        assert "stats_mean" not in b and "stats_std" not in b
 
 
 # -- streaming ---------------------------------------------------------------------------

@@ -29,20 +29,28 @@ list of arrays differing in their first axis      ragged (``values`` + ``offsets
 list of arrays differing in more than one axis    ragged with ``shapes``
 list of ``bytes``                                 bytes
 ================================================  ===========================
+
+This module holds the public API and the file's life cycle; the parts it
+builds on each have their own module:
+
+- :mod:`h5ml.values`: the value types :class:`Categorical` and
+  :class:`FeatureSpec` (re-exported here) and the ``features=`` table;
+- :mod:`h5ml.layout`: a feature's stored form, declared, inferred from values
+  (the table above) or read from a file, and its §6.1 attributes;
+- :mod:`h5ml.batches`: a batch of values checked and cast to its stored form;
+- :mod:`h5ml.stats`: the streaming statistics (§6.7);
+- :mod:`h5ml.sinks`: per feature and per split, the HDF5 objects, buffers,
+  fingerprint and statistics while the file is written.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import math
 import os
 import secrets
 import shutil
 import weakref
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal
@@ -53,10 +61,14 @@ import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.attrs import read_attr, write_attr
-from h5ml.chunks import SPLIT_SAMPLE_BYTES, VLEN_ELEMENT_BYTES, chunk_shape
+from h5ml.batches import Batch, normalize
+from h5ml.chunks import SPLIT_SAMPLE_BYTES
 from h5ml.errors import EncodingError, H5MLError, UnknownExtensionError, UnsupportedVersionError, WriterError
-from h5ml.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
+from h5ml.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
+from h5ml.layout import Layout, declared_layout, feature_attrs, infer_layout
 from h5ml.metadata import new_root_metadata
+from h5ml.sinks import BLOCK_BYTES, FeatureSink, SplitSink
+from h5ml.values import Categorical, FeatureSpec, SpecTable, as_categorical, column_length, column_nbytes, take
 
 __all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"]
 
@@ -64,661 +76,16 @@ __all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"
 #: Buffering makes ``append_sample`` cheap and lets small splits get chunks sized
 #: to their final length (§7.3).
 WRITE_BUFFER_BYTES: Final = 32 << 20
-#: Bytes read (or taken from in-memory arrays) at a time when re-reading a
-#: feature in append mode or feeding :func:`write`'s arrays to the writer.
-_BLOCK_BYTES: Final = 32 << 20
-#: Strings read at a time when re-reading a string feature (their length is unknown).
-_STRING_BLOCK: Final = 1 << 16
-#: Values turned into float64 at a time by the statistics.
-_STATS_BLOCK: Final = 1 << 22
-#: One-byte values counted at a time by the statistics' histogram.
-_HISTOGRAM_BLOCK: Final = 1 << 18
 #: The chunk cache of the file being written holds the largest chunk the
 #: writer creates (§7.1), so partly filled chunks are not re-read.
 _WRITE_CACHE_BYTES: Final = SPLIT_SAMPLE_BYTES
-_STR_DTYPE: Final = h5py.string_dtype("utf-8")
-_DEFAULT_MEDIA_TYPE: Final = "application/octet-stream"
 #: Root attributes that only a finished file carries (§4.4, §8.3).
 _FINISH_ATTRS: Final = ("complete", "fingerprint")
 _STATS_ATTRS: Final = ("stats_count", "stats_min", "stats_max", "stats_mean", "stats_std")
 
 
 # --------------------------------------------------------------------------
-# public value types
-
-
-class Categorical:
-    """Categorical values: integer codes and their class names (§6.5).
-
-    Parameters
-    ----------
-    codes
-        Integer array ``(N,)``; ``-1`` marks a missing value, otherwise a code
-        indexes ``class_names``.
-    class_names
-        The K class names: unique, non-empty strings.
-
-    Raises
-    ------
-    EncodingError
-        If codes are not a 1-D integer array. (Class names and the code range
-        are checked when the values are written.)
-    """
-
-    def __init__(self, codes: npt.ArrayLike, class_names: Sequence[str]) -> None:
-        arr = np.asarray(codes)
-        if arr.ndim != 1 or (arr.dtype.kind not in "iu" and arr.size):
-            raise EncodingError(
-                f"categorical codes must be a 1-D integer array, got shape {arr.shape} dtype {arr.dtype}"
-            )
-        self.codes: np.ndarray = arr
-        self.class_names: tuple[str, ...] = tuple(class_names)
-
-    def __len__(self) -> int:
-        return int(self.codes.shape[0])
-
-    def __repr__(self) -> str:
-        return f"Categorical(<{len(self)} codes>, class_names={list(self.class_names)!r})"
-
-
-@dataclass(frozen=True)
-class FeatureSpec:
-    """Options of one feature (§6.1); ``None`` means "not given".
-
-    Attributes
-    ----------
-    encoding
-        Force an encoding instead of inferring it (``"dense"``, ``"string"``,
-        ``"categorical"``, ``"ragged"``, ``"bytes"``).
-    dtype
-        Store numeric values with this dtype (cast; integers are range-checked).
-    role
-        ``"input"``, ``"target"`` or ``"metadata"``.
-    description, units
-        Free text attributes.
-    sample_rate
-        Samples per second (Hz) of a signal feature, > 0.
-    media_type
-        IANA media type of a bytes feature (default ``application/octet-stream``).
-    class_names
-        Class names of a categorical feature (string values are looked up in
-        them; integer values are codes).
-    compression
-        ``"gzip"`` or ``False`` to override the writer's compression for this
-        feature; ``None`` uses the writer's.
-    """
-
-    encoding: str | None = None
-    dtype: npt.DTypeLike | None = None
-    role: str | None = None
-    description: str | None = None
-    units: str | None = None
-    sample_rate: float | None = None
-    media_type: str | None = None
-    class_names: Sequence[str] | None = None
-    compression: str | Literal[False] | None = None
-
-    def merged(self, other: FeatureSpec) -> FeatureSpec:
-        """Return this spec with every field that ``other`` gives replaced."""
-        given = {
-            f.name: getattr(other, f.name) for f in dataclasses.fields(other) if getattr(other, f.name) is not None
-        }
-        return dataclasses.replace(self, **given)
-
-
-def _as_spec(value: FeatureSpec | Mapping[str, Any], key: str) -> FeatureSpec:
-    if isinstance(value, FeatureSpec):
-        return value
-    names = {f.name for f in dataclasses.fields(FeatureSpec)}
-    unknown = sorted(set(value) - names)
-    if unknown:
-        raise WriterError(f"features[{key!r}] has unknown option(s) {unknown}; the options are {sorted(names)}")
-    return FeatureSpec(**value)
-
-
-class _SpecTable:
-    """``features=`` option: keys are ``"feature"`` (every split) or ``"split/feature"``."""
-
-    def __init__(self, features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None) -> None:
-        self.specs = {key: _as_spec(value, key) for key, value in (features or {}).items()}
-
-    def get(self, split: str, feature: str) -> FeatureSpec:
-        general = self.specs.get(feature, FeatureSpec())
-        specific = self.specs.get(f"{split}/{feature}")
-        return general if specific is None else general.merged(specific)
-
-    def check_used(self, splits: Mapping[str, Mapping[str, Any]]) -> None:
-        known = {f for cols in splits.values() for f in cols} | {f"{s}/{f}" for s, cols in splits.items() for f in cols}
-        unused = sorted(set(self.specs) - known)
-        if unused:
-            raise WriterError(
-                f"features= names {unused}, which match no feature of the splits written ({sorted(known)})"
-            )
-
-
-# --------------------------------------------------------------------------
-# layouts: what one feature looks like in the file
-
-
-@dataclass(frozen=True)
-class _Layout:
-    encoding: str
-    dtype: np.dtype[Any] | None  # stored dtype of dense values / ragged values / codes / bytes
-    sample_shape: tuple[int, ...] = ()  # dense sample; ragged rows (without shapes)
-    logical_bool: bool = False
-    shapes_ndim: int | None = None  # ragged samples that vary in several axes
-    class_names: tuple[str, ...] | None = None
-
-    @property
-    def hash_dtype(self) -> np.dtype[Any] | None:
-        return np.dtype(np.bool_) if self.logical_bool else self.dtype
-
-    def new_hasher(self) -> FeatureHasher:
-        return FeatureHasher(self.encoding, self.hash_dtype, self.sample_shape, class_names=self.class_names)
-
-    @property
-    def has_stats(self) -> bool:
-        return self.encoding in ("dense", "ragged")
-
-
-def _storage_dtype(dtype: npt.DTypeLike, where: str) -> tuple[np.dtype[Any], bool]:
-    """Return (stored little-endian dtype, is bool) for a numeric dtype (§3.2, §3.3)."""
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return np.dtype(np.uint8), True
-    if dt.kind not in "iuf" or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
-        raise EncodingError(
-            f"{where}: dtype {dt} is outside the storage profile (§3.2); use bool, int8-64, uint8-64 or float16/32/64"
-        )
-    return dt.newbyteorder("<"), False
-
-
-def _check_class_names(names: Sequence[Any], where: str) -> tuple[str, ...]:
-    items = tuple(names)
-    bad = [n for n in items if not isinstance(n, str) or not n or "\x00" in n]
-    if bad:
-        raise EncodingError(
-            f"{where}: class names must be non-empty strings without NUL characters, got {bad[:5]!r} (§6.5)"
-        )
-    dups = sorted(n for n, k in Counter(items).items() if k > 1)
-    if dups:
-        raise EncodingError(f"{where}: class names must be unique; repeated: {dups[:10]!r} (§6.5)")
-    return items
-
-
-def _codes_dtype(num_classes: int, dtype: npt.DTypeLike | None, where: str) -> np.dtype[Any]:
-    if dtype is None:
-        for candidate in (np.int8, np.int16, np.int32, np.int64):
-            if num_classes - 1 <= np.iinfo(candidate).max:
-                return np.dtype(candidate).newbyteorder("<")
-    dt = np.dtype(dtype)
-    if dt.kind != "i" or num_classes - 1 > np.iinfo(dt).max:
-        raise EncodingError(
-            f"{where}: categorical codes need a signed integer dtype that holds {num_classes - 1}, got {dt} (§6.5)"
-        )
-    return dt.newbyteorder("<")
-
-
-def _declared_layout(
-    encoding: str,
-    *,
-    dtype: npt.DTypeLike | None,
-    sample_shape: Sequence[int],
-    sample_ndim: int | None,
-    class_names: Sequence[str] | None,
-    where: str,
-) -> _Layout:
-    """Build and check the layout of a feature from explicit options (§6)."""
-    if encoding not in spec.ENCODINGS:
-        raise EncodingError(f"{where}: unknown encoding {encoding!r}; expected one of {sorted(spec.ENCODINGS)} (§6)")
-    shape = tuple(int(d) for d in sample_shape)
-    if any(d < 1 for d in shape):
-        raise EncodingError(f"{where}: sample shape {shape} has an axis of length 0 or less; axes must be >= 1")
-    if encoding in ("dense", "ragged"):
-        if dtype is None:
-            raise EncodingError(f"{where}: a {encoding} feature needs a dtype")
-        stored, is_bool = _storage_dtype(dtype, where)
-        if encoding == "dense":
-            return _Layout("dense", stored, shape, is_bool)
-        if sample_ndim is not None:
-            if sample_ndim < 1 or shape:
-                raise EncodingError(f"{where}: sample_ndim must be >= 1 and excludes sample_shape (§6.3)")
-            return _Layout("ragged", stored, (), is_bool, shapes_ndim=int(sample_ndim))
-        return _Layout("ragged", stored, shape, is_bool)
-    if shape or sample_ndim is not None:
-        raise EncodingError(f"{where}: sample_shape/sample_ndim apply to dense and ragged features only")
-    if encoding == "string":
-        return _Layout("string", None)
-    if encoding == "bytes":
-        return _Layout("bytes", np.dtype(np.uint8))
-    if class_names is None:
-        raise EncodingError(f"{where}: a categorical feature needs class_names (§6.5)")
-    names = _check_class_names(class_names, where)
-    return _Layout("categorical", _codes_dtype(len(names), dtype, where), class_names=names)
-
-
-def _pandas_like(value: Any) -> bool:
-    return hasattr(value, "codes") and hasattr(value, "categories") and not isinstance(value, np.ndarray)
-
-
-def _as_categorical(value: Any) -> Any:
-    """Turn a pandas-like categorical (``.codes``, ``.categories``) into :class:`Categorical`."""
-    if _pandas_like(value) and not isinstance(value, Categorical):
-        return Categorical(np.asarray(value.codes), [str(c) for c in value.categories])
-    return value
-
-
-def _is_text(v: Any) -> bool:
-    return isinstance(v, (str, np.str_))
-
-
-def _is_bytes(v: Any) -> bool:
-    return isinstance(v, (bytes, bytearray, memoryview, np.bytes_))
-
-
-def _infer_layout(value: Any, fspec: FeatureSpec, where: str) -> _Layout:
-    """Choose the encoding and layout of a feature from its values (§6)."""
-    value = _as_categorical(value)
-    encoding = fspec.encoding
-    if isinstance(value, Categorical):
-        if encoding not in (None, "categorical"):
-            raise EncodingError(f"{where}: Categorical values cannot be stored as {encoding!r}")
-        return _declared_layout(
-            "categorical",
-            dtype=fspec.dtype,
-            sample_shape=(),
-            sample_ndim=None,
-            class_names=value.class_names if fspec.class_names is None else fspec.class_names,
-            where=where,
-        )
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise EncodingError(f"{where}: expected an array or a list of samples, got {type(value).__name__}")
-    items: Sequence[Any] = value
-    if encoding is None:
-        encoding = _infer_encoding(items, fspec, where)
-    if encoding == "categorical":
-        names: Sequence[str] | None = fspec.class_names
-        if names is None:
-            strings = [v for v in _to_list(items) if v is not None]
-            if not all(_is_text(v) for v in strings):
-                raise EncodingError(f"{where}: integer categorical codes need class_names (§6.5)")
-            names = sorted({str(v) for v in strings})
-        return _declared_layout(
-            "categorical", dtype=fspec.dtype, sample_shape=(), sample_ndim=None, class_names=names, where=where
-        )
-    if encoding == "dense":
-        arr = _dense_array(items, where)
-        dtype = arr.dtype if fspec.dtype is None else fspec.dtype
-        return _declared_layout(
-            "dense", dtype=dtype, sample_shape=arr.shape[1:], sample_ndim=None, class_names=None, where=where
-        )
-    if encoding == "ragged":
-        arrays = [np.asarray(v) for v in items]
-        if not arrays and fspec.dtype is not None:  # no samples: 1-D samples of the given dtype
-            return _declared_layout(
-                "ragged", dtype=fspec.dtype, sample_shape=(), sample_ndim=None, class_names=None, where=where
-            )
-        if not arrays:
-            raise EncodingError(f"{where}: cannot infer a ragged feature from no samples; give its dtype")
-        ndims = {a.ndim for a in arrays}
-        if len(ndims) != 1 or 0 in ndims:
-            raise EncodingError(
-                f"{where}: ragged samples must all have the same number of axes (>= 1), got {sorted(ndims)}"
-            )
-        dtype = np.result_type(*{a.dtype for a in arrays}) if fspec.dtype is None else fspec.dtype
-        trailing = {a.shape[1:] for a in arrays}
-        if len(trailing) == 1:
-            return _declared_layout(
-                "ragged", dtype=dtype, sample_shape=trailing.pop(), sample_ndim=None, class_names=None, where=where
-            )
-        return _declared_layout(
-            "ragged", dtype=dtype, sample_shape=(), sample_ndim=ndims.pop(), class_names=None, where=where
-        )
-    return _declared_layout(encoding, dtype=None, sample_shape=(), sample_ndim=None, class_names=None, where=where)
-
-
-def _to_list(items: Any) -> list[Any]:
-    return items.tolist() if isinstance(items, np.ndarray) else list(items)
-
-
-def _infer_encoding(items: Any, fspec: FeatureSpec, where: str) -> str:
-    if isinstance(items, np.ndarray) and items.dtype.kind != "O":
-        if items.dtype.kind in "biuf":
-            return "categorical" if fspec.class_names is not None else "dense"
-        if items.dtype.kind in "US":
-            return "categorical" if fspec.class_names is not None else "string"
-        raise EncodingError(f"{where}: numpy dtype {items.dtype} has no h5ml encoding (§3.2)")
-    seq = _to_list(items)
-    if not seq:
-        raise EncodingError(
-            f"{where}: cannot infer an encoding from an empty list; pass features={{...: {{'encoding': ...}}}}"
-        )
-    if all(_is_text(v) for v in seq):
-        return "categorical" if fspec.class_names is not None else "string"
-    if all(_is_bytes(v) for v in seq):
-        return "bytes"
-    if fspec.class_names is not None:
-        return "categorical"
-    arrays = [np.asarray(v) for v in seq]
-    if any(a.dtype.kind not in "biuf" for a in arrays):
-        kinds = sorted({type(v).__name__ for v in seq})
-        raise EncodingError(f"{where}: cannot infer an encoding for a list of {kinds}; use arrays, str or bytes")
-    return "dense" if len({a.shape for a in arrays}) == 1 else "ragged"
-
-
-def _dense_array(items: Any, where: str) -> np.ndarray:
-    try:
-        arr = np.asarray(items)
-    except ValueError as exc:
-        raise EncodingError(f"{where}: samples have different shapes ({exc}); use the ragged encoding") from None
-    if arr.ndim < 1:
-        raise EncodingError(f"{where}: dense values need a sample axis, got a scalar")
-    return arr
-
-
-# --------------------------------------------------------------------------
-# batches: one feature's values for n samples, in stored form
-
-
-@dataclass
-class _Parts:
-    n: int
-    data: Any  # dense: ndarray; string: list[str]; categorical: codes; ragged/bytes: values
-    lengths: np.ndarray | None = None
-    shapes: np.ndarray | None = None
-    borrowed: bool = False  # data may be the caller's memory
-
-    @property
-    def nbytes(self) -> int:
-        if isinstance(self.data, np.ndarray):
-            return int(self.data.nbytes) + (0 if self.lengths is None else int(self.lengths.nbytes) * 2)
-        return sum(len(s) + VLEN_ELEMENT_BYTES for s in self.data)
-
-    def owned(self) -> _Parts:
-        if not self.borrowed:
-            return self
-        return dataclasses.replace(self, data=np.array(self.data, copy=True), borrowed=False)
-
-
-def _cast(arr: np.ndarray, dtype: np.dtype[Any], where: str) -> np.ndarray:
-    """Cast numeric values to the stored dtype without silent overflow (§3.2)."""
-    if arr.dtype == dtype:
-        return arr
-    if arr.size == 0:
-        return arr.astype(dtype)
-    if arr.dtype.kind not in "biuf":
-        raise EncodingError(f"{where}: values of dtype {arr.dtype} cannot be stored as {dtype}")
-    if np.can_cast(arr.dtype, dtype, "safe") or dtype.kind == "f":
-        return arr.astype(dtype)
-    if arr.dtype.kind == "f":
-        raise EncodingError(f"{where}: float values cannot be stored in the feature's integer dtype {dtype}")
-    info = np.iinfo(dtype)
-    lo, hi = int(arr.min()), int(arr.max())
-    if lo < info.min or hi > info.max:
-        raise EncodingError(
-            f"{where}: values in [{lo}, {hi}] do not fit the feature's dtype {dtype} [{info.min}, {info.max}]"
-        )
-    return arr.astype(dtype)
-
-
-def _numeric(arr: np.ndarray, layout: _Layout, where: str) -> np.ndarray:
-    assert layout.dtype is not None
-    if layout.logical_bool:
-        if arr.dtype.kind == "b":
-            return arr.view(np.uint8) if arr.flags.c_contiguous else arr.astype(np.uint8)
-        if arr.size and (arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all()):
-            raise EncodingError(f"{where}: a bool feature takes bool values or integers 0/1 (§3.3)")
-    return _cast(arr, layout.dtype, where)
-
-
-def _normalize(layout: _Layout, value: Any, where: str) -> _Parts:
-    """Turn one batch of a feature into its stored form, checking it (§6)."""
-    value = _as_categorical(value)
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise EncodingError(f"{where}: expected an array or a list of samples, got {type(value).__name__}")
-    enc = layout.encoding
-    if enc == "dense":
-        arr = _dense_array(value, where)
-        if arr.shape[1:] != layout.sample_shape:
-            raise EncodingError(
-                f"{where}: samples have shape {arr.shape[1:]}, the feature's sample shape is {layout.sample_shape}"
-            )
-        out = np.ascontiguousarray(_numeric(arr, layout, where))
-        borrowed = isinstance(value, np.ndarray) and np.may_share_memory(out, value)
-        return _Parts(arr.shape[0], out, borrowed=borrowed)
-    if enc == "string":
-        return _Parts(len(value), _strings(value, where))
-    if enc == "categorical":
-        codes = _codes(layout, value, where)
-        return _Parts(
-            codes.shape[0], codes, borrowed=isinstance(value, np.ndarray) and np.may_share_memory(codes, value)
-        )
-    if enc == "bytes":
-        items = _to_list(value)
-        bad = [type(v).__name__ for v in items if not _is_bytes(v)]
-        if bad:
-            raise EncodingError(f"{where}: a bytes feature takes bytes values, got {sorted(set(bad))}")
-        blobs = [bytes(v) for v in items]
-        lengths = np.fromiter((len(b) for b in blobs), dtype=np.int64, count=len(blobs))
-        return _Parts(len(blobs), np.frombuffer(b"".join(blobs), dtype=np.uint8).copy(), lengths)
-    return _ragged(layout, value, where)
-
-
-def _strings(value: Any, where: str) -> list[str]:
-    if isinstance(value, np.ndarray) and value.dtype.kind == "S":
-        items: list[Any] = [bytes(v) for v in value.ravel()]
-    else:
-        items = _to_list(value)
-    out: list[str] = []
-    for i, v in enumerate(items):
-        if isinstance(v, (bytes, np.bytes_)):
-            try:
-                v = bytes(v).decode("utf-8")
-            except UnicodeDecodeError:
-                raise EncodingError(f"{where}: value {i} is bytes that are not UTF-8 (§3.4)") from None
-        if not isinstance(v, str):
-            raise EncodingError(f"{where}: value {i} is a {type(v).__name__}, a string feature takes str values")
-        if "\x00" in v:
-            raise EncodingError(f"{where}: value {i} contains a NUL character, which HDF5 strings cannot hold (§3.4)")
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            raise EncodingError(f"{where}: value {i} cannot be encoded as UTF-8 (lone surrogate) (§3.4)") from None
-        out.append(str(v))
-    return out
-
-
-def _codes(layout: _Layout, value: Any, where: str) -> np.ndarray:
-    assert layout.class_names is not None and layout.dtype is not None
-    names = layout.class_names
-    if isinstance(value, Categorical):
-        if value.class_names != names:
-            raise EncodingError(
-                f"{where}: Categorical class names {list(value.class_names)[:5]}... differ from the feature's"
-            )
-        raw = value.codes
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "iu":
-        raw = value
-    else:
-        seq = _to_list(value)
-        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in seq):
-            raw = np.asarray(seq, dtype=np.int64)
-        else:
-            index = {n: i for i, n in enumerate(names)}
-            unknown = sorted({str(v) for v in seq if v is not None and v not in index})
-            if unknown:
-                raise EncodingError(f"{where}: values {unknown[:10]} are not among the class names (§6.5)")
-            raw = np.fromiter((-1 if v is None else index[v] for v in seq), dtype=np.int64, count=len(seq))
-    if raw.ndim != 1:
-        raise EncodingError(f"{where}: categorical codes must be 1-D, got shape {raw.shape}")
-    if raw.size:
-        bad = np.flatnonzero((raw < -1) | (raw >= len(names)))
-        if bad.size:
-            i = int(bad[0])
-            raise EncodingError(
-                f"{where}: code {int(raw[i])} at sample {i} is outside [-1, {len(names)}) "
-                f"for {len(names)} class names (§6.5)"
-            )
-    return _cast(raw, layout.dtype, where)
-
-
-def _ragged(layout: _Layout, value: Any, where: str) -> _Parts:
-    assert layout.dtype is not None
-    arrays = [np.asarray(v) for v in _to_list(value)] if not isinstance(value, np.ndarray) else list(value)
-    n = len(arrays)
-    if layout.shapes_ndim is None:
-        for i, a in enumerate(arrays):
-            if a.ndim < 1 or a.shape[1:] != layout.sample_shape:
-                raise EncodingError(
-                    f"{where}: sample {i} has shape {a.shape}; rows of this ragged feature have shape "
-                    f"{layout.sample_shape} (samples that vary in several axes need sample_ndim, §6.3)"
-                )
-        lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=n)
-        cast = [_numeric(a, layout, where) for a in arrays]
-        values = np.concatenate(cast) if cast else np.empty((0, *layout.sample_shape), layout.dtype)
-        return _Parts(n, values.astype(layout.dtype, copy=False), lengths)
-    for i, a in enumerate(arrays):
-        if a.ndim != layout.shapes_ndim:
-            raise EncodingError(
-                f"{where}: sample {i} has {a.ndim} axes; this ragged feature's samples have {layout.shapes_ndim}"
-            )
-    shapes = np.array([a.shape for a in arrays], dtype=np.int64).reshape(n, layout.shapes_ndim)
-    lengths = np.fromiter((a.size for a in arrays), dtype=np.int64, count=n)
-    flat = [_numeric(a, layout, where).reshape(-1) for a in arrays]
-    values = np.concatenate(flat) if flat else np.empty((0,), layout.dtype)
-    return _Parts(n, values.astype(layout.dtype, copy=False), lengths, shapes)
-
-
-def _concat(layout: _Layout, parts: list[_Parts]) -> _Parts:
-    if len(parts) == 1:
-        return parts[0]
-    n = sum(p.n for p in parts)
-    if layout.encoding == "string":
-        return _Parts(n, [s for p in parts for s in p.data])
-    lengths = None if parts[0].lengths is None else np.concatenate([p.lengths for p in parts if p.lengths is not None])
-    shapes = None if parts[0].shapes is None else np.concatenate([p.shapes for p in parts if p.shapes is not None])
-    return _Parts(n, np.concatenate([p.data for p in parts]), lengths, shapes)
-
-
-# --------------------------------------------------------------------------
-# statistics (§6.7)
-
-
-class _Stats:
-    """count, min, max, mean, population std over all values, NaN excluded.
-
-    Batches merge with Chan, Golub and LeVeque's pairwise update in float64.
-    Infinite values count: min/max may be infinite; a mean or std that comes
-    out NaN (for example with both infinities) is not written.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.mean = 0.0
-        self.m2 = 0.0
-        self.min = math.inf
-        self.max = -math.inf
-
-    def update(self, values: np.ndarray) -> None:
-        flat = values.reshape(-1)
-        if flat.dtype.kind in "biu" and flat.dtype.itemsize == 1:
-            self._update_bytes(flat)
-            return
-        for start in range(0, flat.size, _STATS_BLOCK):
-            x = flat[start : start + _STATS_BLOCK]
-            if x.dtype.kind == "f":
-                x = x[~np.isnan(x)]
-            if not x.size:
-                continue
-            xf = x.astype(np.float64)
-            with np.errstate(invalid="ignore", over="ignore"):  # infinities make mean/std inf or NaN
-                mean_b = float(xf.mean())
-                xf -= mean_b
-                self._merge(int(xf.size), mean_b, float(np.dot(xf, xf)), float(x.min()), float(x.max()))
-
-    def _update_bytes(self, flat: np.ndarray) -> None:
-        """One-byte values (bool, int8, uint8, e.g. images): exact, from a 256-bin histogram."""
-        raw = flat.view(np.uint8)
-        counts = np.zeros(256, dtype=np.float64)
-        for start in range(0, raw.size, _HISTOGRAM_BLOCK):  # bincount copies to intp: keep the copy in cache
-            counts += np.bincount(raw[start : start + _HISTOGRAM_BLOCK], minlength=256)
-        n_b = int(counts.sum())
-        if not n_b:
-            return
-        levels = np.arange(256, dtype=np.uint8)
-        levels_f = (levels.view(np.int8) if flat.dtype.kind == "i" else levels).astype(np.float64)
-        present = levels_f[counts > 0]
-        mean_b = float(np.dot(counts, levels_f)) / n_b
-        m2_b = float(np.dot(counts, np.square(levels_f - mean_b)))
-        self._merge(n_b, mean_b, m2_b, float(present.min()), float(present.max()))
-
-    def _merge(self, n_b: int, mean_b: float, m2_b: float, lo: float, hi: float) -> None:
-        """Chan et al.'s update of (count, mean, M2) with a batch's, plus min and max."""
-        n = self.count + n_b
-        delta = mean_b - self.mean  # Python floats: infinities give inf or NaN without warnings
-        self.mean += delta * n_b / n
-        self.m2 += m2_b + delta * delta * self.count * n_b / n
-        self.count = n
-        self.min = min(self.min, lo)
-        self.max = max(self.max, hi)
-
-    def attrs(self) -> dict[str, int | float]:
-        out: dict[str, int | float] = {"stats_count": self.count}
-        if self.count:
-            candidates = {
-                "stats_min": self.min,
-                "stats_max": self.max,
-                "stats_mean": self.mean,
-                "stats_std": math.sqrt(self.m2 / self.count) if self.m2 >= 0 else math.nan,  # NaN m2 fails >= 0
-            }
-            out.update({k: v for k, v in candidates.items() if not math.isnan(v)})  # NaN has no JSON form (§4.6)
-        return out
-
-
-# --------------------------------------------------------------------------
-# writer state
-
-
-@dataclass
-class _Feature:
-    split: str
-    name: str
-    layout: _Layout
-    attrs: dict[str, Any]  # §6.1 attributes written when the object is created
-    compression: str | None
-    obj: h5py.Dataset | h5py.Group | None = None
-    hasher: FeatureHasher | None = None
-    stats: _Stats | None = None
-    pending: list[_Parts] = dataclasses.field(default_factory=list)
-    written: int = 0  # samples in the file
-    written_rows: int = 0  # ragged/bytes value rows in the file
-
-    @property
-    def hdf5_path(self) -> str:
-        return f"/{self.split}/{self.name}"
-
-    @property
-    def pending_n(self) -> int:
-        return sum(p.n for p in self.pending)
-
-
-@dataclass
-class _Split:
-    name: str
-    group: h5py.Group
-    features: dict[str, _Feature] = dataclasses.field(default_factory=dict)
-    num_samples: int = 0  # written + pending
-    frozen: bool = False  # the feature set is fixed
-    expected_samples: int | None = None
-    pending_bytes: int = 0
-    stored: dict[str, Any] = dataclasses.field(default_factory=dict)  # mode "a": features not yet loaded
-
-
-def _main_dataset(layout: _Layout, obj: Any) -> h5py.Dataset:
-    """The dataset holding a feature's samples (values for ragged/bytes)."""
-    if layout.encoding in ("dense", "string"):
-        return obj
-    return obj["codes"] if layout.encoding == "categorical" else obj["values"]
+# helpers
 
 
 def _fsync(path: Path) -> None:
@@ -836,14 +203,14 @@ class Writer:
         if compression_opts is not None and (not isinstance(compression_opts, int) or not 0 <= compression_opts <= 9):
             raise WriterError(f"{where}: compression_opts is the gzip level 0-9, got {compression_opts!r}", path=where)
         self._compression_opts = compression_opts
-        self._specs = _SpecTable(features)
+        self._specs = SpecTable(features)
         parent = self.path.parent
         if not parent.is_dir():
             raise WriterError(f"{where}: the directory {str(parent)!r} does not exist; create it first", path=where)
         if self.path.is_dir():
             raise WriterError(f"{where} is a directory; give a file path", path=where)
         self.temp_path = parent / f".{self.path.name}.h5ml-tmp-{secrets.token_hex(8)}"
-        self._splits: dict[str, _Split] = {}
+        self._splits: dict[str, SplitSink] = {}
         self._closed = False
         append = mode == "a" and self.path.exists()
         try:
@@ -932,117 +299,7 @@ class Writer:
                     f"{where}: /{split_name} has no valid num_samples (§5.3)", path=where, hdf5_path=f"/{split_name}"
                 )
             stored = {k: obj for k, obj in group.items() if not k.startswith(spec.RESERVED_PREFIX)}
-            self._splits[split_name] = _Split(split_name, group, num_samples=num, frozen=bool(stored), stored=stored)
-
-    def _existing_feature(self, split: _Split, name: str, obj: Any) -> _Feature:
-        hdf5_path = f"/{split.name}/{name}"
-        where = f"{self.path}:{hdf5_path}"
-
-        def fail(msg: str) -> WriterError:
-            return WriterError(f"{where}: {msg}; cannot append to this file", path=str(self.path), hdf5_path=hdf5_path)
-
-        encoding = read_attr(obj, "encoding", None)
-        if encoding not in spec.ENCODINGS:
-            raise fail(f"unknown or missing encoding {encoding!r}")
-        if (spec.ENCODINGS[encoding] == "group") != isinstance(obj, h5py.Group):
-            raise fail(f"a {encoding} feature must be a {spec.ENCODINGS[encoding]}")
-        try:
-            layout = self._parse_layout(encoding, obj)
-        except (KeyError, EncodingError, TypeError, ValueError) as exc:
-            raise fail(f"the {encoding} feature is malformed ({exc})") from None
-        if encoding in ("ragged", "bytes"):
-            offsets = obj["offsets"]
-            count = offsets.shape[0] - 1
-            rows = int(offsets[-1]) if count >= 0 else 0
-        else:
-            count, rows = _main_dataset(layout, obj).shape[0], 0
-        if count != split.num_samples:
-            raise fail(f"it has {count} samples but /{split.name} has num_samples = {split.num_samples} (§5.3)")
-        return _Feature(split.name, name, layout, {}, None, obj=obj, written=count, written_rows=rows)
-
-    @staticmethod
-    def _parse_layout(encoding: str, obj: Any) -> _Layout:
-        if encoding == "string":
-            info = h5py.check_string_dtype(obj.dtype)
-            if info is None or info.length is not None:
-                raise EncodingError("strings must be variable-length to be extended")
-            return _Layout("string", None)
-        if encoding == "categorical":
-            names = [n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in obj["class_names"][()]]
-            codes = obj["codes"]
-            if codes.dtype.kind != "i":
-                raise EncodingError(f"codes have dtype {codes.dtype}, not a signed integer")
-            return _Layout("categorical", codes.dtype, class_names=tuple(names))
-        if encoding == "bytes":
-            return _Layout("bytes", np.dtype(np.uint8))
-        data = obj if encoding == "dense" else obj["values"]
-        is_bool = read_attr(obj, "logical_dtype", None) == "bool"
-        if data.dtype.kind not in "iuf":
-            raise EncodingError(f"values have dtype {data.dtype}, outside the storage profile")
-        if encoding == "dense":
-            return _Layout("dense", data.dtype, tuple(data.shape[1:]), is_bool)
-        if "shapes" in obj:
-            return _Layout("ragged", data.dtype, (), is_bool, shapes_ndim=int(obj["shapes"].shape[1]))
-        return _Layout("ragged", data.dtype, tuple(data.shape[1:]), is_bool)
-
-    def _load_stored(self, split: _Split) -> None:
-        """Load and re-read the features of an existing split before it grows (append mode)."""
-        for name, obj in split.stored.items():
-            feature = self._existing_feature(split, name, obj)
-            growing = self._growing_datasets(feature)
-            stuck = [d.name for d in growing if d.maxshape[0] is not None]
-            if stuck:
-                raise WriterError(
-                    f"{self.path}: {stuck} cannot grow (not chunked with an unlimited first axis); rewrite the file "
-                    "with the reference writer to extend it",
-                    path=str(self.path),
-                    hdf5_path=feature.hdf5_path,
-                )
-            self._rehash(feature)
-            split.features[name] = feature
-        split.stored = {}
-        if "shuffle_seed" in split.group.attrs:  # the seed no longer describes the stored order (§7.6)
-            del split.group.attrs["shuffle_seed"]
-
-    @staticmethod
-    def _growing_datasets(feature: _Feature) -> list[h5py.Dataset]:
-        obj = feature.obj
-        assert obj is not None
-        if isinstance(obj, h5py.Dataset):
-            return [obj]
-        return [obj[k] for k in ("codes", "values", "offsets", "shapes") if k in obj]
-
-    def _rehash(self, feature: _Feature) -> None:
-        """Feed a feature's stored samples to a new hasher and statistics."""
-        layout, obj = feature.layout, feature.obj
-        assert obj is not None
-        feature.hasher = hasher = layout.new_hasher()
-        feature.stats = stats = _Stats() if layout.has_stats else None
-        n = feature.written
-        main = _main_dataset(layout, obj)
-        row_bytes = max(1, main.dtype.itemsize * math.prod(main.shape[1:]))
-        if layout.encoding in ("ragged", "bytes"):
-            offsets = obj["offsets"]
-            step = max(1, _BLOCK_BYTES // max(1, feature.written_rows * row_bytes // max(1, n)))
-            for start in range(0, n, step):
-                off = offsets[start : min(n, start + step) + 1].astype(np.int64)
-                values = obj["values"][int(off[0]) : int(off[-1])]
-                shapes = obj["shapes"][start : start + off.shape[0] - 1] if layout.shapes_ndim else None
-                hasher.update_ragged(np.diff(off), values, shapes)
-                if stats is not None:
-                    stats.update(values)
-            return
-        step = _STRING_BLOCK if layout.encoding == "string" else max(1, _BLOCK_BYTES // row_bytes)
-        for start in range(0, n, step):
-            block = main[start : start + step]
-            if layout.encoding == "dense":
-                hasher.update_dense(block)
-                if stats is not None:
-                    stats.update(block)
-            elif layout.encoding == "string":
-                hasher.update_strings(block.tolist())
-            else:
-                hasher.update_codes(block)
+            self._splits[split_name] = SplitSink(split_name, group, num_samples=num, frozen=bool(stored), stored=stored)
 
     # -- building ----------------------------------------------------------
 
@@ -1092,9 +349,9 @@ class Writer:
             write_attr(group, "description", description)
         if shuffle_seed is not None:
             write_attr(group, "shuffle_seed", int(shuffle_seed))
-        self._splits[name] = _Split(name, group, expected_samples=expected_samples)
+        self._splits[name] = SplitSink(name, group, expected_samples=expected_samples)
 
-    def _split(self, name: str) -> _Split:
+    def _split(self, name: str) -> SplitSink:
         if name not in self._splits:
             self.add_split(name)
         return self._splits[name]
@@ -1164,7 +421,7 @@ class Writer:
             compression=compression,
         )
         with _located(str(self.path), f"/{split}/{name}"):
-            layout = _declared_layout(
+            layout = declared_layout(
                 encoding,
                 dtype=dtype,
                 sample_shape=sample_shape,
@@ -1174,7 +431,8 @@ class Writer:
             )
             self._add_feature(self._split(split), name, layout, fspec)
 
-    def _add_feature(self, split: _Split, name: str, layout: _Layout, fspec: FeatureSpec) -> None:
+    def _add_feature(self, split: SplitSink, name: str, layout: Layout, fspec: FeatureSpec) -> None:
+        """Add a new feature to a split that has no samples yet (§5.3, §6.1)."""
         hdf5_path = f"/{split.name}/{name}"
         where = str(self.path)
         _check_name(name, "feature", where, hdf5_path)
@@ -1189,40 +447,10 @@ class Writer:
             raise WriterError(f"{where}: feature {hdf5_path} already exists", path=where, hdf5_path=hdf5_path)
         compression = self._compression if fspec.compression is None else fspec.compression or None
         self._check_compression(compression, where)
-        attrs = self._feature_attrs(layout, fspec, f"{where}:{hdf5_path}")
-        feature = _Feature(split.name, name, layout, attrs, compression)
-        feature.hasher = layout.new_hasher()
-        feature.stats = _Stats() if layout.has_stats else None
+        attrs = feature_attrs(layout, fspec, f"{where}:{hdf5_path}")
+        feature = FeatureSink(split.name, name, layout, attrs, compression)
+        feature.reset_fingerprint_and_stats()
         split.features[name] = feature
-
-    @staticmethod
-    def _feature_attrs(layout: _Layout, fspec: FeatureSpec, where: str) -> dict[str, Any]:
-        attrs: dict[str, Any] = {"encoding": layout.encoding, "encoding_version": spec.ENCODING_VERSION}
-        if fspec.role is not None:
-            if fspec.role not in spec.ROLES:
-                raise WriterError(f"{where}: role {fspec.role!r} is not one of {list(spec.ROLES)} (§6.1)")
-            attrs["role"] = fspec.role
-        for key in ("description", "units"):
-            text = getattr(fspec, key)
-            if text is not None:
-                if not isinstance(text, str):
-                    raise WriterError(f"{where}: {key} must be a string, got {type(text).__name__}")
-                attrs[key] = text
-        if fspec.sample_rate is not None:
-            rate = fspec.sample_rate
-            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
-                raise WriterError(f"{where}: sample_rate must be a positive number of Hz, got {rate!r} (§6.1)")
-            attrs["sample_rate"] = float(rate)
-        if layout.logical_bool:
-            attrs["logical_dtype"] = "bool"
-        if layout.encoding == "bytes":
-            media = fspec.media_type or _DEFAULT_MEDIA_TYPE
-            if not isinstance(media, str) or media.count("/") != 1 or any(c.isspace() for c in media):
-                raise WriterError(f"{where}: media_type {media!r} is not a type/subtype such as 'image/png' (§6.6)")
-            attrs["media_type"] = media
-        elif fspec.media_type is not None:
-            raise WriterError(f"{where}: media_type applies to bytes features only (§6.6)")
-        return attrs
 
     def append(self, split: str, batch: Mapping[str, Any]) -> None:
         """Append samples to every feature of a split (§5.3).
@@ -1249,7 +477,7 @@ class Writer:
         self._check_open()
         state = self._split(split)
         if state.stored:
-            self._load_stored(state)
+            state.load_stored(str(self.path))
         where = str(self.path)
         names = set(batch)
         if state.frozen and names != set(state.features):
@@ -1267,12 +495,12 @@ class Writer:
             )
         for name in sorted(names - set(state.features)):
             with _located(where, f"/{split}/{name}"):
-                layout = _infer_layout(batch[name], self._specs.get(split, name), f"{where}:/{split}/{name}")
+                layout = infer_layout(batch[name], self._specs.get(split, name), f"{where}:/{split}/{name}")
                 self._add_feature(state, name, layout, self._specs.get(split, name))
-        parts: dict[str, _Parts] = {}
+        parts: dict[str, Batch] = {}
         for name in sorted(names):
             with _located(where, f"/{split}/{name}"):
-                parts[name] = _normalize(state.features[name].layout, batch[name], f"{where}:/{split}/{name}")
+                parts[name] = normalize(state.features[name].layout, batch[name], f"{where}:/{split}/{name}")
         counts = {name: p.n for name, p in parts.items()}
         if len(set(counts.values())) > 1:
             listed = ", ".join(f"{k}: {v}" for k, v in counts.items())
@@ -1285,12 +513,12 @@ class Writer:
         state.frozen = state.frozen or bool(parts)
         for name, part in parts.items():
             feature = state.features[name]
-            self._feed(feature, part)
+            feature.feed(part)
             feature.pending.append(part)
             state.pending_bytes += part.nbytes
         state.num_samples += next(iter(counts.values()), 0)
         if state.pending_bytes >= WRITE_BUFFER_BYTES:
-            self._flush_split(state, final=False)
+            state.flush(final=False, compression_opts=self._compression_opts)
         else:
             for feature in state.features.values():
                 if feature.pending:
@@ -1321,122 +549,6 @@ class Writer:
                 batch[key] = [value]
         self.append(split, batch)
 
-    @staticmethod
-    def _feed(feature: _Feature, part: _Parts) -> None:
-        """Update the fingerprint (§8.2) and statistics (§6.7) with a batch."""
-        hasher = feature.hasher
-        assert hasher is not None
-        enc = feature.layout.encoding
-        if enc == "dense":
-            hasher.update_dense(part.data)
-        elif enc == "string":
-            hasher.update_strings(part.data)
-        elif enc == "categorical":
-            hasher.update_codes(part.data)
-        else:
-            assert part.lengths is not None
-            hasher.update_ragged(part.lengths, part.data, part.shapes)
-        if feature.stats is not None:
-            feature.stats.update(part.data)
-
-    # -- HDF5 objects ------------------------------------------------------
-
-    def _dataset(
-        self,
-        parent: h5py.Group,
-        name: str,
-        dtype: Any,
-        sample_shape: tuple[int, ...],
-        itemsize: int,
-        hint: int | None,
-        compression: str | None,
-    ) -> h5py.Dataset:
-        """A resizable dataset ``(0, *sample_shape)`` with §7 chunks."""
-        options: dict[str, Any] = {}
-        if compression is not None:
-            options = {"compression": compression, "compression_opts": self._compression_opts, "shuffle": itemsize > 1}
-        return parent.create_dataset(
-            name,
-            shape=(0, *sample_shape),
-            maxshape=(None, *sample_shape),
-            dtype=dtype,
-            chunks=chunk_shape(sample_shape, itemsize, hint),
-            **options,
-        )
-
-    def _create(self, split: _Split, feature: _Feature, final: bool) -> None:
-        """Create a feature's HDF5 objects; chunk rows use the final sizes when known."""
-        layout, comp = feature.layout, feature.compression
-        n_hint = feature.pending_n if final else split.expected_samples
-        rows_hint = sum(int(p.lengths.sum()) for p in feature.pending if p.lengths is not None) if final else None
-        enc = layout.encoding
-        obj: h5py.Dataset | h5py.Group
-        if enc == "dense":
-            assert layout.dtype is not None
-            obj = self._dataset(
-                split.group, feature.name, layout.dtype, layout.sample_shape, layout.dtype.itemsize, n_hint, comp
-            )
-        elif enc == "string":
-            obj = self._dataset(split.group, feature.name, _STR_DTYPE, (), VLEN_ELEMENT_BYTES, n_hint, None)
-        else:
-            obj = split.group.create_group(feature.name)
-            assert layout.dtype is not None
-            if enc == "categorical":
-                assert layout.class_names is not None
-                self._dataset(obj, "codes", layout.dtype, (), layout.dtype.itemsize, n_hint, comp)
-                obj.create_dataset("class_names", data=np.array(layout.class_names, dtype=object), dtype=_STR_DTYPE)
-            else:
-                self._dataset(obj, "values", layout.dtype, layout.sample_shape, layout.dtype.itemsize, rows_hint, comp)
-                offsets_hint = None if n_hint is None else n_hint + 1
-                offsets = self._dataset(obj, "offsets", np.dtype("<i8"), (), 8, offsets_hint, comp)
-                offsets.resize((1,))
-                offsets[0] = 0
-                if layout.shapes_ndim is not None:
-                    d = layout.shapes_ndim
-                    self._dataset(obj, "shapes", np.dtype("<i8"), (d,), 8, n_hint, comp)
-        for key, value in feature.attrs.items():
-            write_attr(obj, key, value)
-        feature.obj = obj
-
-    def _flush_split(self, split: _Split, final: bool) -> None:
-        """Write a split's buffered samples to HDF5 (creating objects first)."""
-        for feature in split.features.values():
-            if feature.obj is None:
-                self._create(split, feature, final)
-            if not feature.pending:
-                continue
-            self._write_parts(feature, _concat(feature.layout, feature.pending))
-            feature.pending = []
-        split.pending_bytes = 0
-
-    def _write_parts(self, feature: _Feature, part: _Parts) -> None:
-        obj, enc = feature.obj, feature.layout.encoding
-        assert obj is not None
-        start, stop = feature.written, feature.written + part.n
-        if enc in ("dense", "string", "categorical"):
-            ds = obj if enc != "categorical" else obj["codes"]
-            ds.resize(stop, axis=0)
-            if part.n:
-                ds[start:stop] = np.array(part.data, dtype=object) if enc == "string" else part.data
-        else:
-            assert part.lengths is not None
-            rows = int(part.data.shape[0])
-            values = obj["values"]
-            values.resize(feature.written_rows + rows, axis=0)
-            if rows:
-                values[feature.written_rows :] = part.data
-            offsets = obj["offsets"]
-            offsets.resize(stop + 1, axis=0)
-            if part.n:
-                offsets[start + 1 :] = feature.written_rows + np.cumsum(part.lengths, dtype=np.int64)
-            if part.shapes is not None:
-                shapes = obj["shapes"]
-                shapes.resize(stop, axis=0)
-                if part.n:
-                    shapes[start:stop] = part.shapes
-            feature.written_rows += rows
-        feature.written = stop
-
     # -- finishing -----------------------------------------------------------
 
     def flush(self) -> None:
@@ -1454,7 +566,7 @@ class Writer:
         self._check_open()
         for split in self._splits.values():
             if any(f.pending for f in split.features.values()):
-                self._flush_split(split, final=False)
+                split.flush(final=False, compression_opts=self._compression_opts)
         self._file.flush()
 
     def _write_fingerprints(self) -> dict[tuple[str, str], str]:
@@ -1481,8 +593,8 @@ class Writer:
             for name, obj in split.stored.items():  # untouched features of the existing file
                 fp = read_attr(obj, "fingerprint", None)
                 if not isinstance(fp, str) or not FINGERPRINT_PATTERN.match(fp):
-                    feature = self._existing_feature(split, name, obj)
-                    self._rehash(feature)
+                    feature = FeatureSink.from_stored(split.name, name, obj, split.num_samples, str(self.path))
+                    feature.rehash()
                     assert feature.hasher is not None
                     fp = feature.hasher.fingerprint()
                     write_attr(obj, "fingerprint", fp)
@@ -1491,7 +603,7 @@ class Writer:
 
     def _finish(self) -> None:
         for split in self._splits.values():
-            self._flush_split(split, final=True)
+            split.flush(final=True, compression_opts=self._compression_opts)
             if not split.stored:  # new, or loaded to be extended
                 write_attr(split.group, "num_samples", split.num_samples)
         write_attr(self._file, "fingerprint", file_fingerprint(self._write_fingerprints()))
@@ -1546,36 +658,6 @@ class Writer:
 def _draw_seed() -> int:
     """A fresh non-negative 63-bit seed (it is recorded as an int64 attribute)."""
     return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-
-
-def _column_length(column: Any) -> int | None:
-    """Number of samples of an in-memory column, or None if it is not a sequence of samples."""
-    if isinstance(column, np.ndarray):
-        return int(column.shape[0]) if column.ndim else None
-    if isinstance(column, (str, bytes)) or not hasattr(column, "__len__"):
-        return None
-    return len(column)
-
-
-def _column_nbytes(column: Any) -> int:
-    if isinstance(column, np.ndarray):
-        return int(column.nbytes)
-    if isinstance(column, Categorical):
-        return int(column.codes.nbytes)
-    total = 0
-    for v in column:
-        total += len(v) if isinstance(v, (str, bytes, bytearray)) else int(np.asarray(v).nbytes)
-    return total
-
-
-def _take(column: Any, index: slice | np.ndarray) -> Any:
-    if isinstance(column, np.ndarray):
-        return column[index]
-    if isinstance(column, Categorical):
-        return Categorical(column.codes[index], column.class_names)
-    if isinstance(index, slice):
-        return column[index]
-    return [column[int(i)] for i in index]
 
 
 def write(
@@ -1646,11 +728,11 @@ def write(
         seed = _draw_seed() if seed is None else seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise WriterError(f"{where}: seed must be an integer >= 0, got {seed!r}", path=where)
-    specs = _SpecTable(features)
+    specs = SpecTable(features)
     specs.check_used(splits)
-    columns_by_split = {s: {f: _as_categorical(v) for f, v in cols.items()} for s, cols in splits.items()}
+    columns_by_split = {s: {f: as_categorical(v) for f, v in cols.items()} for s, cols in splits.items()}
     for split, columns in columns_by_split.items():
-        lengths = {f: _column_length(c) for f, c in columns.items()}
+        lengths = {f: column_length(c) for f, c in columns.items()}
         for name, length in lengths.items():
             if length is None:
                 kind = type(columns[name]).__name__
@@ -1675,11 +757,11 @@ def write(
             for name, column in columns.items():
                 fspec = specs.get(split, name)
                 with _located(where, f"/{split}/{name}"):
-                    w._add_feature(state, name, _infer_layout(column, fspec, f"{where}:/{split}/{name}"), fspec)
+                    w._add_feature(state, name, infer_layout(column, fspec, f"{where}:/{split}/{name}"), fspec)
             order = np.random.default_rng(seed).permutation(n) if shuffle else None
-            sample_bytes = max(1, sum(_column_nbytes(c) for c in columns.values()) // max(1, n))
-            step = max(1, _BLOCK_BYTES // sample_bytes)
+            sample_bytes = max(1, sum(column_nbytes(c) for c in columns.values()) // max(1, n))
+            step = max(1, BLOCK_BYTES // sample_bytes)
             for start in range(0, n, step):
                 index: slice | np.ndarray = slice(start, start + step) if order is None else order[start : start + step]
-                w.append(split, {name: _take(column, index) for name, column in columns.items()})
+                w.append(split, {name: take(column, index) for name, column in columns.items()})
     return Path(path)

@@ -1,0 +1,148 @@
+"""Batches in stored form (h5ml.batches, §6): normalising user values against a layout, and joining batches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from h5ml.batches import Batch, concat, normalize
+from h5ml.chunks import VLEN_ELEMENT_BYTES
+from h5ml.errors import EncodingError
+from h5ml.layout import Layout
+from h5ml.values import Categorical
+
+WHERE = "f.h5:/train/x"
+I2, U1, F2, F4 = (np.dtype(t) for t in ("<i2", "|u1", "<f2", "<f4"))
+BOOL = Layout("dense", U1, logical_bool=True)
+CAT = Layout("categorical", np.dtype("i1"), class_names=("cat", "dog"))
+
+
+def test_dense_without_a_cast_is_borrowed_until_owned() -> None:
+    """§6.2: values already in the stored dtype are not copied, and owned() detaches them from the caller."""
+    x = np.arange(6, dtype=np.int16).reshape(3, 2)
+    batch = normalize(Layout("dense", I2, (2,)), x, WHERE)
+    assert batch.n == 3 and batch.borrowed and np.shares_memory(batch.data, x)
+    kept = batch.owned()
+    x[:] = -1
+    assert kept.data.tolist() == [[0, 1], [2, 3], [4, 5]] and not kept.borrowed
+    assert kept.owned() is kept
+
+
+def test_dense_casts_are_range_checked() -> None:
+    """§3.2: integers are cast when they fit; out-of-range integers and floats into integers are refused."""
+    batch = normalize(Layout("dense", I2), np.array([-5, 300], dtype=np.int64), WHERE)
+    assert batch.data.dtype == I2 and batch.data.tolist() == [-5, 300] and not batch.borrowed
+    with pytest.raises(EncodingError, match=r"values in \[0, 40000\] do not fit .* int16 \[-32768, 32767\]"):
+        normalize(Layout("dense", I2), np.array([0, 40000]), WHERE)
+    with pytest.raises(EncodingError, match="float values cannot be stored"):
+        normalize(Layout("dense", I2), np.array([1.0]), WHERE)
+    with pytest.raises(EncodingError, match="cannot be stored as"):
+        normalize(Layout("dense", F4), np.array(["1"]), WHERE)
+    assert normalize(Layout("dense", F2), np.array([1, 2], np.int64), WHERE).data.dtype == F2
+
+
+def test_dense_shape_must_match() -> None:
+    """§6.2: every sample has the feature's sample shape."""
+    with pytest.raises(EncodingError, match=r"samples have shape \(3,\), the feature's sample shape is \(2,\)"):
+        normalize(Layout("dense", F4, (2,)), np.zeros((1, 3), np.float32), WHERE)
+    with pytest.raises(EncodingError, match="different shapes"):
+        normalize(Layout("dense", F4, (2,)), [np.zeros(2), np.zeros(3)], WHERE)
+    with pytest.raises(EncodingError, match="expected an array or a list of samples"):
+        normalize(Layout("dense", F4), 3.0, WHERE)
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [(np.array([True, False, True]), [1, 0, 1]), (np.array([0, 1, 1], np.int64), [0, 1, 1]), ([True, False], [1, 0])],
+)
+def test_bools_are_stored_as_uint8(value: Any, stored: list[int]) -> None:
+    """§3.3: a bool feature takes bool values or integers 0/1 and stores uint8 0/1."""
+    batch = normalize(BOOL, value, WHERE)
+    assert batch.data.dtype == U1 and batch.data.tolist() == stored
+
+
+def test_bool_feature_refuses_other_numbers() -> None:
+    """§3.3: integers other than 0/1 and floats are not bools."""
+    for value in (np.array([0, 2]), np.array([0.0, 1.0])):
+        with pytest.raises(EncodingError, match="bool values or integers 0/1"):
+            normalize(BOOL, value, WHERE)
+
+
+def test_strings_are_checked_and_decoded() -> None:
+    """§3.4/§6.4: str values pass, UTF-8 bytes are decoded, NUL, bad UTF-8 and non-strings are refused."""
+    layout = Layout("string", None)
+    batch = normalize(layout, ["é", b"caf\xc3\xa9", np.str_("x")], WHERE)
+    assert batch.data == ["é", "café", "x"] and batch.n == 3
+    assert batch.nbytes == 1 + 4 + 1 + 3 * VLEN_ELEMENT_BYTES
+    assert normalize(layout, np.array([b"ab", b"c"]), WHERE).data == ["ab", "c"]
+    for value, match in [(["a\x00"], "NUL"), ([b"\xff"], "not UTF-8"), (["\udc80"], "lone surrogate"), ([1], "int")]:
+        with pytest.raises(EncodingError, match=match):
+            normalize(layout, value, WHERE)
+
+
+def test_categorical_values_become_codes() -> None:
+    """§6.5: class names (None for missing), integer codes and Categoricals become codes in [-1, K)."""
+    assert normalize(CAT, ["dog", None, "cat"], WHERE).data.tolist() == [1, -1, 0]
+    assert normalize(CAT, [1, -1], WHERE).data.tolist() == [1, -1]
+    codes = normalize(CAT, Categorical(np.array([0, 1], np.int8), ["cat", "dog"]), WHERE).data
+    assert codes.dtype == np.dtype("i1") and codes.tolist() == [0, 1]
+    with pytest.raises(EncodingError, match="differ from the feature's"):
+        normalize(CAT, Categorical([0], ["dog", "cat"]), WHERE)
+    with pytest.raises(EncodingError, match=r"\['emu'\] are not among the class names"):
+        normalize(CAT, ["cat", "emu"], WHERE)
+    with pytest.raises(EncodingError, match=r"code 2 at sample 1 is outside \[-1, 2\)"):
+        normalize(CAT, np.array([0, 2]), WHERE)
+    with pytest.raises(EncodingError, match="must be 1-D"):
+        normalize(CAT, np.zeros((2, 1), np.int64), WHERE)
+
+
+def test_bytes_are_concatenated_with_lengths() -> None:
+    """§6.6: bytes samples become one uint8 array and their lengths."""
+    batch = normalize(Layout("bytes", U1), [b"ab", bytearray(b""), np.bytes_(b"xyz")], WHERE)
+    assert batch.data.tobytes() == b"abxyz" and batch.lengths is not None and batch.lengths.tolist() == [2, 0, 3]
+    with pytest.raises(EncodingError, match=r"takes bytes values, got \['str'\]"):
+        normalize(Layout("bytes", U1), ["ab"], WHERE)
+
+
+def test_ragged_rows_and_shapes() -> None:
+    """§6.3: ragged samples become values and lengths (rows), or flat values, element counts and shapes."""
+    rows = normalize(Layout("ragged", I2, (2,)), [np.zeros((3, 2), np.int8), np.ones((0, 2), np.int8)], WHERE)
+    assert rows.data.shape == (3, 2) and rows.data.dtype == I2 and rows.lengths is not None
+    assert rows.lengths.tolist() == [3, 0] and rows.shapes is None
+    samples = [np.arange(6).reshape(2, 3), np.arange(2).reshape(2, 1)]
+    flat = normalize(Layout("ragged", I2, shapes_ndim=2), samples, WHERE)
+    assert flat.data.tolist() == [0, 1, 2, 3, 4, 5, 0, 1] and flat.lengths is not None and flat.shapes is not None
+    assert flat.lengths.tolist() == [6, 2] and flat.shapes.tolist() == [[2, 3], [2, 1]]
+    with pytest.raises(EncodingError, match="need sample_ndim"):
+        normalize(Layout("ragged", I2, (2,)), [np.zeros((1, 3))], WHERE)
+    with pytest.raises(EncodingError, match="has 1 axes"):
+        normalize(Layout("ragged", I2, shapes_ndim=2), [np.zeros(3)], WHERE)
+    empty = normalize(Layout("ragged", I2, (2,)), [], WHERE)
+    assert empty.n == 0 and empty.data.shape == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("layout", "values"),
+    [
+        (Layout("dense", I2, (2,)), np.arange(20, dtype=np.int16).reshape(10, 2)),
+        (Layout("string", None), [f"s{i}" for i in range(10)]),
+        (Layout("ragged", I2, shapes_ndim=2), [np.full((i % 3 + 1, 2), i, np.int16) for i in range(10)]),
+        (Layout("bytes", U1), [bytes(range(i)) for i in range(10)]),
+    ],
+    ids=["dense", "string", "ragged-shapes", "bytes"],
+)
+def test_concat_equals_normalizing_the_whole(layout: Layout, values: Any) -> None:
+    """§6: batches joined in order equal the batch of all their samples."""
+    parts = [normalize(layout, values[a:b], WHERE) for a, b in [(0, 3), (3, 3), (3, 10)]]
+    joined, whole = concat(layout, parts), normalize(layout, values, WHERE)
+    assert joined.n == whole.n == 10
+    if isinstance(whole.data, list):
+        assert joined.data == whole.data
+    else:
+        np.testing.assert_array_equal(joined.data, whole.data)
+    for got, want in [(joined.lengths, whole.lengths), (joined.shapes, whole.shapes)]:
+        assert (got is None and want is None) or np.array_equal(got, want)
+    single = Batch(1, np.zeros(1))
+    assert concat(layout, [single]) is single

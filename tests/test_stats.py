@@ -1,0 +1,195 @@
+"""Streaming statistics (h5ml.stats, §6.7): directly, and as the writer records them on features.
+
+The direct tests compare :class:`StreamingStats` with exact statistics (or
+numpy's, for large arrays) over the same values; the file tests read the
+``stats_*`` attributes back with plain h5py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from h5ml.stats import HISTOGRAM_BLOCK, STATS_BLOCK, StreamingStats
+from h5ml.writer import Writer, write
+
+SEED = 1234
+
+
+def stats_of(*batches: np.ndarray) -> dict[str, int | float]:
+    """The attributes StreamingStats gives after the batches, in order."""
+    stats = StreamingStats()
+    for batch in batches:
+        stats.update(batch)
+    return stats.attrs()
+
+
+def reference(values: np.ndarray) -> tuple[int, float, float, float, float]:
+    """count, min, max, mean and population std of the non-NaN values: exact (fractions) for small arrays, else numpy."""
+    v = values.astype(np.float64).reshape(-1)
+    v = v[~np.isnan(v)]
+    if v.size > 20_000:
+        return v.size, float(v.min()), float(v.max()), float(v.mean()), float(v.std())
+    exact = [Fraction(float(x)) for x in v]
+    mean = sum(exact, Fraction(0)) / len(exact)
+    variance = sum(((x - mean) ** 2 for x in exact), Fraction(0)) / len(exact)
+    return v.size, float(min(exact)), float(max(exact)), float(mean), math.sqrt(float(variance))
+
+
+def assert_matches(got: dict[str, int | float], values: np.ndarray, rel: float = 1e-12) -> None:
+    """count, min and max exactly; mean and std to ``rel`` (and float64 rounding of the largest magnitude)."""
+    count, lo, hi, mean, std = reference(values)
+    rounding = 1e-13 * float(np.nanmax(np.abs(values.astype(np.float64))))
+    assert (got["stats_count"], got["stats_min"], got["stats_max"]) == (count, lo, hi)
+    assert got["stats_mean"] == pytest.approx(mean, rel=rel, abs=rounding)
+    assert got["stats_std"] == pytest.approx(std, rel=rel, abs=rounding)
+
+
+# -- direct ------------------------------------------------------------------------------------
+
+
+FINITE = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=64)
+WITH_NAN = st.one_of(FINITE, st.just(float("nan")))
+
+
+@given(hnp.arrays(np.float64, st.integers(1, 60), elements=WITH_NAN), st.lists(st.integers(0, 60), max_size=5))
+def test_batches_give_the_statistics_of_all_values(values: np.ndarray, cuts: list[int]) -> None:
+    """§6.7: however the values are cut into batches, the statistics are those of the non-NaN values."""
+    bounds = [0, *sorted(c % (values.size + 1) for c in cuts), values.size]
+    batches = [values[a:b] for a, b in itertools.pairwise(bounds)]
+    got = stats_of(*batches)
+    if np.isnan(values).all():
+        assert got == {"stats_count": 0}
+    else:
+        assert_matches(got, values, rel=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool"])
+def test_one_byte_types_across_histogram_blocks(dtype: str) -> None:
+    """§6.7: one-byte values (counted in a histogram) give numpy's statistics, also past a histogram block."""
+    rng = np.random.default_rng(SEED)
+    n = 2 * HISTOGRAM_BLOCK + 17
+    x = rng.integers(-128 if dtype == "int8" else 0, 128 if dtype == "int8" else 256, n).astype(dtype)
+    got = stats_of(x[:1000].reshape(10, 100), x[1000:])
+    assert_matches(got, x)
+    assert isinstance(got["stats_count"], int) and all(isinstance(got[k], float) for k in got if k != "stats_count")
+
+
+def test_int8_extremes_are_signed() -> None:
+    """§6.7: int8 values are read as signed, so -128 is the minimum, not 128."""
+    got = stats_of(np.array([-128, 127, -1], dtype=np.int8))
+    assert (got["stats_min"], got["stats_max"], got["stats_count"]) == (-128.0, 127.0, 3)
+    assert got["stats_mean"] == pytest.approx(-2 / 3, rel=1e-15)
+
+
+def test_floats_across_a_stats_block() -> None:
+    """§6.7: more values than one float64 block (NaN among them) still give numpy's statistics."""
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal(STATS_BLOCK + 1001).astype(np.float32)
+    x[rng.integers(0, x.size, 500)] = np.nan
+    assert_matches(stats_of(x), x, rel=1e-6)
+
+
+def test_large_integers_and_float16() -> None:
+    """§6.7: int64 values far from zero and float16 values are summarised in float64."""
+    rng = np.random.default_rng(SEED)
+    big = rng.integers(2**40, 2**40 + 1000, 5000, dtype=np.int64)
+    assert_matches(stats_of(big[:123], big[123:]), big)
+    half = rng.standard_normal((50, 3)).astype(np.float16)
+    assert_matches(stats_of(half), half)
+
+
+def test_empty_batches_change_nothing() -> None:
+    """§6.7: an empty or all-NaN batch leaves the statistics as they were; with no values only the count (0) remains."""
+    x = np.array([3.0, 1.0, 2.0])
+    assert stats_of(np.empty(0), np.full(4, np.nan)) == {"stats_count": 0}
+    assert stats_of(x, np.empty((0, 3)), np.full(2, np.nan)) == stats_of(x)
+    assert stats_of(np.empty(0, np.uint8)) == {"stats_count": 0}
+
+
+def test_infinities_count_and_nan_results_are_left_out() -> None:
+    """§6.7: infinities count and may be the min or max; a mean or std that is NaN is not given."""
+    assert stats_of(np.array([2.0]), np.array([1.0, np.inf])) == {
+        "stats_count": 3,
+        "stats_min": 1.0,
+        "stats_max": np.inf,
+        "stats_mean": np.inf,
+    }
+    assert stats_of(np.array([-np.inf]), np.array([np.inf])) == {
+        "stats_count": 2,
+        "stats_min": -np.inf,
+        "stats_max": np.inf,
+    }
+
+
+# -- as the writer records them ----------------------------------------------------------------
+
+
+def test_statistics_exclude_nan_and_merge_batches(tmp_path: Path) -> None:
+    """§6.7: count, min, max, mean, std over all values with NaN excluded, equal when streamed in batches."""
+    rng = np.random.default_rng(SEED)
+    x = (rng.standard_normal((1000, 3)) * 1e3 + 1e6).astype(np.float64)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    rag = [rng.integers(-50, 50, int(k)).astype(np.int32) for k in rng.integers(0, 20, 200)]
+    target = tmp_path / "st.h5"
+    with Writer(target) as w:
+        for a in range(0, 1000, 137):
+            w.append("train", {"x": x[a : a + 137]})
+        for a in range(0, 200, 33):
+            w.append("test", {"r": rag[a : a + 33]})
+    finite = x[~np.isnan(x)]
+    flat = np.concatenate(rag)
+    with h5py.File(target, "r") as f:
+        a, b = f["train/x"].attrs, f["test/r"].attrs
+        assert a["stats_count"] == finite.size
+        assert (a["stats_min"], a["stats_max"]) == (finite.min(), finite.max())
+        assert a["stats_mean"] == pytest.approx(finite.mean(), rel=1e-12)
+        assert a["stats_std"] == pytest.approx(finite.std(), rel=1e-9)
+        assert b["stats_count"] == flat.size and b["stats_mean"] == pytest.approx(flat.mean(), rel=1e-12)
+        assert b["stats_std"] == pytest.approx(flat.std(), rel=1e-12)
+        assert all(f["train/x"].attrs[k].dtype == np.float64 for k in ("stats_min", "stats_mean", "stats_std"))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int16", "float16"])
+def test_statistics_per_dtype(tmp_path: Path, dtype: str) -> None:
+    """§6.7: statistics of small integer, boolean and half-precision features equal numpy's over the same values."""
+    rng = np.random.default_rng(SEED)
+    x = rng.integers(-128 if dtype == "int8" else 0, 128, (300, 4)).astype(dtype)
+    with Writer(tmp_path / "d.h5") as w:
+        for a in range(0, 300, 71):
+            w.append("train", {"x": x[a : a + 71]})
+    v = x.astype(np.float64)
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        a = f["train/x"].attrs
+        assert (a["stats_count"], a["stats_min"], a["stats_max"]) == (v.size, v.min(), v.max())
+        assert a["stats_mean"] == pytest.approx(v.mean(), rel=1e-12)
+        assert a["stats_std"] == pytest.approx(v.std(), rel=1e-12)
+
+
+def test_all_nan_feature_has_count_zero_only(tmp_path: Path) -> None:
+    """§6.7: with no value to summarise only stats_count (0) is written."""
+    target = write(tmp_path / "nan.h5", {"train": {"x": np.full(4, np.nan)}})
+    with h5py.File(target, "r") as f:
+        assert f["train/x"].attrs["stats_count"] == 0
+        assert not {"stats_min", "stats_max", "stats_mean", "stats_std"} & set(f["train/x"].attrs)
+
+
+def test_statistics_with_infinities(tmp_path: Path) -> None:
+    """§6.7: infinities count; a statistic that comes out NaN is left out instead of written as NaN."""
+    splits = {"train": {"a": np.array([1.0, np.inf, 2.0])}, "test": {"b": np.array([np.inf, -np.inf])}}
+    target = write(tmp_path / "inf.h5", splits)
+    with h5py.File(target, "r") as f:
+        a, b = f["train/a"].attrs, f["test/b"].attrs
+        assert (a["stats_count"], a["stats_min"], a["stats_max"], a["stats_mean"]) == (3, 1.0, np.inf, np.inf)
+        assert "stats_std" not in a
+        assert (b["stats_count"], b["stats_min"], b["stats_max"]) == (2, -np.inf, np.inf)
+        assert "stats_mean" not in b and "stats_std" not in b
