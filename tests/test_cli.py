@@ -434,3 +434,22 @@ def test_non_h5ml_hdf5_file_attributes_are_not_needed_for_exit_one(tmp_path: Pat
         write_attr(f, "format", "not-h5ml")
     exit_code, out, _ = run_cli("validate", str(path))
     assert exit_code == 1 and "E102" in out
+
+
+def test_inspect_shows_sample_rate_and_shuffle_seed(tmp_path: Path) -> None:
+    """§6.1 sample_rate and §7.6 shuffle_seed appear in the inspect tree."""
+    rng = np.random.default_rng(11)
+    clips = [rng.integers(-100, 100, size=n).astype(np.int16) for n in (5, 9, 7)]
+    path = tmp_path / "audio.h5"
+    h5ml.write(
+        path,
+        {"train": {"audio": clips}},
+        metadata={"name": "audio"},
+        features={"audio": {"sample_rate": 16000, "encoding": "ragged"}},
+        shuffle=True,
+        seed=3,
+    )
+    exit_code, out, err = run_cli("inspect", str(path))
+    assert exit_code == 0, err
+    assert "train  3 samples  shuffled on write, seed 3" in out
+    assert "16000 Hz" in out

@@ -86,8 +86,11 @@ def test_tutorial_layout_shuffled_through_cli(tmp_path: Path) -> None:
         "convert",
         str(tmp_path / "mnist.npz"),
         str(tmp_path / "mnist.h5"),
+        "--shuffle",
         "--seed",
         "17",
+        "--compression",
+        "gzip",
         "--label",
         "y",
         "--name",
@@ -120,7 +123,7 @@ def test_class_names_and_label_checks(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     source = tmp_path / "d.npz"
     np.savez(source, x_test=rng.random((6, 2)), y_test=np.array([0, 1, 2, -1, 1, 0]))
-    out = convert_npz(source, tmp_path / "d.h5", label="y", class_names=["a", "b", "c"], seed=1)
+    out = convert_npz(source, tmp_path / "d.h5", label="y", class_names=["a", "b", "c"], shuffle=True, seed=1)
     with h5ml.open(out) as ds:
         assert list(ds.splits) == ["test"]
         assert ds["test"]["y"].class_names == ["a", "b", "c"]

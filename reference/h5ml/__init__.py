@@ -23,6 +23,8 @@ from h5ml.errors import __all__ as _errors_all
 _LAZY = {
     "write": "h5ml.writer",
     "Writer": "h5ml.writer",
+    "Categorical": "h5ml.values",
+    "FeatureSpec": "h5ml.values",
     "open": "h5ml.reader",
     "Dataset": "h5ml.reader",
     "Split": "h5ml.reader",
@@ -31,6 +33,7 @@ _LAZY = {
     "iter_issues": "h5ml.validator",
     "Issue": "h5ml.validator",
     "Report": "h5ml.validator",
+    "FileReport": "h5ml.validator",
     "RootMetadata": "h5ml.metadata",
     "CODES": "h5ml.codes",
     "Severity": "h5ml.codes",
@@ -41,9 +44,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.codes import Severity as Severity
     from h5ml.features import Feature as Feature
     from h5ml.metadata import RootMetadata as RootMetadata
+    from h5ml.values import Categorical as Categorical
+    from h5ml.values import FeatureSpec as FeatureSpec
     from h5ml.reader import Dataset as Dataset
     from h5ml.reader import Split as Split
     from h5ml.reader import open as open
+    from h5ml.validator import FileReport as FileReport
     from h5ml.validator import Issue as Issue
     from h5ml.validator import Report as Report
     from h5ml.validator import iter_issues as iter_issues

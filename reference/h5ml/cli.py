@@ -242,6 +242,8 @@ def _feature_label(feature: FeatureSummary) -> Text:
         what.append(f"media {feature.media_type}")
     if feature.units:
         what.append(f"units {feature.units}")
+    if feature.sample_rate is not None:
+        what.append(f"{feature.sample_rate:g} Hz")
     storage = [
         "chunks " + ("contiguous" if feature.chunks is None else _tuple_text(feature.chunks)),
         "compression " + (feature.compression or "none"),
@@ -258,7 +260,8 @@ def _feature_label(feature: FeatureSummary) -> Text:
 def _render_summary(console: Console, summary: FileSummary) -> None:
     root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {_size(summary.file_bytes)})", style="bold"))
     for split in summary.splits:
-        branch = root.add(Text(f"{split.name}  {split.num_samples} samples", style="bold"))
+        shuffled = "" if split.shuffle_seed is None else f"  shuffled on write, seed {split.shuffle_seed}"
+        branch = root.add(Text(f"{split.name}  {split.num_samples} samples{shuffled}", style="bold"))
         for feature in split.features:
             branch.add(_feature_label(feature))
     console.print(root)
@@ -335,9 +338,14 @@ def dump_command(streams: _Streams, file: str, split: str | None, feature: str |
 @app.command("convert")
 @click.argument("source")
 @click.argument("output")
-@click.option("--compression", type=click.Choice(["gzip", "none"]), default="gzip", show_default=True)
+@click.option("--compression", type=click.Choice(["gzip", "none"]), default="none", show_default=True)
 @click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9).")
-@click.option("--shuffle/--no-shuffle", default=True, show_default=True, help="Store samples in a random order.")
+@click.option(
+    "--shuffle/--no-shuffle",
+    default=False,
+    show_default=True,
+    help="Store samples in a seeded random order (SPEC §7.6); off keeps the source order.",
+)
 @click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed).")
 @click.option("--name", default=None, help="Dataset name (default: the source's stem).")
 @click.option("--description", default=None, help="Dataset description.")

@@ -249,9 +249,9 @@ def convert_npz(
     source: str | Path,
     output: str | Path,
     *,
-    compression: str | None = "gzip",
+    compression: str | None = None,
     level: int | None = None,
-    shuffle: bool = True,
+    shuffle: bool = False,
     seed: int | None = None,
     name: str | None = None,
     description: str | None = None,
@@ -272,12 +272,15 @@ def convert_npz(
     output
         The h5ml file to create.
     compression
-        ``"gzip"`` (deflate, §3.5) or ``None``.
+        ``"gzip"`` (deflate, §3.5) or ``None`` (the default: uncompressed data
+        is the fastest to read).
     level
         The gzip level 0-9, or ``None`` for the writer's default.
     shuffle
         Store each split's samples in a random order and record the seed as
-        ``shuffle_seed`` (§7.6).
+        ``shuffle_seed`` (§7.6). Off by default, so that row ``i`` of the file
+        is row ``i`` of the source (ordered data such as time series must keep
+        its order).
     seed
         The shuffle seed; ``None`` lets the writer choose (and record) one.
     name, description, license
@@ -368,9 +371,9 @@ def convert_npy(
     *,
     split: str = DEFAULT_SPLIT,
     feature: str | None = None,
-    compression: str | None = "gzip",
+    compression: str | None = None,
     level: int | None = None,
-    shuffle: bool = True,
+    shuffle: bool = False,
     seed: int | None = None,
     name: str | None = None,
     description: str | None = None,

@@ -97,6 +97,8 @@ class FeatureSummary:
         Feature attributes (§6.1, §6.6), None when absent.
     num_classes
         Number of class names of a categorical feature (§6.5), else None.
+    sample_rate
+        Samples per second (Hz) of the feature's values (§6.1), None when absent.
     """
 
     name: str
@@ -119,6 +121,7 @@ class FeatureSummary:
     units: str | None
     media_type: str | None
     num_classes: int | None
+    sample_rate: float | None = None
 
     @property
     def compression(self) -> str | None:
@@ -268,6 +271,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         units=feature.units,
         media_type=feature.media_type,
         num_classes=None if class_names is None else len(class_names),
+        sample_rate=feature.sample_rate,
     )
 
 
