@@ -44,8 +44,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.codes import Severity as Severity
     from h5ml.features import Feature as Feature
     from h5ml.metadata import RootMetadata as RootMetadata
-    from h5ml.values import Categorical as Categorical
-    from h5ml.values import FeatureSpec as FeatureSpec
     from h5ml.reader import Dataset as Dataset
     from h5ml.reader import Split as Split
     from h5ml.reader import open as open
@@ -54,6 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator import Report as Report
     from h5ml.validator import iter_issues as iter_issues
     from h5ml.validator import validate as validate
+    from h5ml.values import Categorical as Categorical
+    from h5ml.values import FeatureSpec as FeatureSpec
     from h5ml.writer import Writer as Writer
     from h5ml.writer import write as write
 
