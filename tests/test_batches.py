@@ -45,7 +45,10 @@ def test_dense_casts_are_range_checked() -> None:
 
 def test_dense_shape_must_match() -> None:
     """§6.2: every sample has the feature's sample shape."""
-    with pytest.raises(EncodingError, match=r"samples have shape \(3,\), the feature's sample shape is \(2,\)"):
+    with pytest.raises(
+        EncodingError,
+        match=r"samples have shape \(3,\), but the feature is dense with sample shape \(2,\).*'encoding': 'ragged'",
+    ):
         normalize(Layout("dense", F4, (2,)), np.zeros((1, 3), np.float32), WHERE)
     with pytest.raises(EncodingError, match="different shapes"):
         normalize(Layout("dense", F4, (2,)), [np.zeros(2), np.zeros(3)], WHERE)

@@ -88,7 +88,7 @@ def test_dense_array_needs_a_sample_axis_and_one_shape() -> None:
     assert dense_array([[1, 2], [3, 4]], "w").shape == (2, 2)
     with pytest.raises(EncodingError, match="w: dense values need a sample axis"):
         dense_array(np.float32(1), "w")
-    with pytest.raises(EncodingError, match="use the ragged encoding"):
+    with pytest.raises(EncodingError, match="with the ragged encoding"):
         dense_array([np.zeros(2), np.zeros(3)], "w")
 
 

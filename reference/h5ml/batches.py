@@ -130,7 +130,10 @@ def normalize(layout: Layout, value: Any, where: str) -> Batch:
         arr = dense_array(value, where)
         if arr.shape[1:] != layout.sample_shape:
             raise EncodingError(
-                f"{where}: samples have shape {arr.shape[1:]}, the feature's sample shape is {layout.sample_shape}"
+                f"{where}: samples have shape {arr.shape[1:]}, but the feature is dense with sample shape "
+                f"{layout.sample_shape} (given, or inferred from its first batch); if its samples vary in size, "
+                "declare it ragged before the first append: Writer(..., features={name: {'encoding': 'ragged'}}) "
+                "or writer.add_feature(split, name, encoding='ragged', dtype=...) (§6.3)"
             )
         out = np.ascontiguousarray(_numeric(arr, layout, where))
         borrowed = isinstance(value, np.ndarray) and np.may_share_memory(out, value)

@@ -247,7 +247,10 @@ def dense_array(items: Any, where: str) -> np.ndarray:
     try:
         arr = np.asarray(items)
     except ValueError as exc:
-        raise EncodingError(f"{where}: samples have different shapes ({exc}); use the ragged encoding") from None
+        raise EncodingError(
+            f"{where}: samples of a dense feature have different shapes ({exc}); store samples that vary in size "
+            "with the ragged encoding: features={name: {'encoding': 'ragged'}} (§6.3)"
+        ) from None
     if arr.ndim < 1:
         raise EncodingError(f"{where}: dense values need a sample axis, got a scalar")
     return arr
