@@ -193,3 +193,27 @@ def test_statistics_with_infinities(tmp_path: Path) -> None:
         assert "stats_std" not in a
         assert (b["stats_count"], b["stats_min"], b["stats_max"]) == (2, -np.inf, np.inf)
         assert "stats_mean" not in b and "stats_std" not in b
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [[[1.0, np.inf], [2.0]], [[1.0, np.inf, 2.0]], [[2.0], [np.inf], [1.0]], [[np.inf], [1.0, 2.0]]],
+    ids=["inf-first-batch", "one-batch", "inf-middle", "inf-alone-first"],
+)
+def test_infinities_do_not_depend_on_batch_order(batches: list[list[float]]) -> None:
+    """§6.7: the same values give the same statistics however they are cut into batches."""
+    stats = StreamingStats()
+    for batch in batches:
+        stats.update(np.array(batch, dtype=np.float64))
+    assert stats.attrs() == {"stats_count": 3, "stats_min": 1.0, "stats_max": math.inf, "stats_mean": math.inf}
+
+
+def test_both_infinities_leave_mean_and_std_out() -> None:
+    """§6.7: a mean of +inf and -inf is undefined and is left out."""
+    stats = StreamingStats()
+    stats.update(np.array([1.0, -np.inf]))
+    stats.update(np.array([np.inf, 3.0]))
+    assert stats.attrs() == {"stats_count": 4, "stats_min": -math.inf, "stats_max": math.inf}
+    finite = StreamingStats()
+    finite.update(np.array([1.0, 3.0]))
+    assert finite.attrs()["stats_mean"] == 2.0 and finite.attrs()["stats_std"] == 1.0

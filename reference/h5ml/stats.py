@@ -32,23 +32,30 @@ class StreamingStats:
     One-byte values (bool, int8, uint8) are counted in a 256-bin histogram,
     which is exact.
 
-    Infinite values count: min/max may be infinite; a mean or std that comes
-    out NaN (for example with both infinities) is left out of :meth:`attrs`.
+    Infinite values count but are kept apart from the running moments, so the
+    result does not depend on batch order: min/max may be infinite; the mean is
+    +inf or -inf when only infinities of one sign were seen; a mean with both
+    infinities, and the std of any values holding an infinity, are undefined
+    and left out of :meth:`attrs` (§6.7).
 
     Attributes
     ----------
     count
-        Values seen, NaN excluded.
+        Values seen, NaN excluded (infinities included).
     mean
-        Their mean (float64 arithmetic).
+        The mean of the finite values (float64 arithmetic).
     m2
-        Their sum of squared deviations from the mean.
+        The finite values' sum of squared deviations from their mean.
+    pos_inf, neg_inf
+        How many +inf and -inf values were seen.
     min, max
         Their extremes (``inf`` and ``-inf`` before any value).
     """
 
     def __init__(self) -> None:
         self.count = 0
+        self.pos_inf = 0
+        self.neg_inf = 0
         self.mean = 0.0
         self.m2 = 0.0
         self.min = math.inf
@@ -66,15 +73,30 @@ class StreamingStats:
             return
         for start in range(0, flat.size, STATS_BLOCK):
             x = flat[start : start + STATS_BLOCK]
-            if x.dtype.kind == "f":
-                x = x[~np.isnan(x)]
-            if not x.size:
-                continue
             xf = x.astype(np.float64)
-            with np.errstate(invalid="ignore", over="ignore"):  # infinities make mean/std inf or NaN
+            if x.dtype.kind == "f":
+                xf = xf[~np.isnan(xf)]
+                if not xf.size:
+                    continue
+                lo, hi = float(xf.min()), float(xf.max())
+                pos, neg = int(np.count_nonzero(xf == math.inf)), int(np.count_nonzero(xf == -math.inf))
+                if pos or neg:
+                    self.pos_inf += pos
+                    self.neg_inf += neg
+                    self.count += pos + neg
+                    self.min, self.max = min(self.min, lo), max(self.max, hi)
+                    xf = xf[np.isfinite(xf)]
+                    if not xf.size:
+                        continue
+                    lo, hi = float(xf.min()), float(xf.max())
+            elif not xf.size:
+                continue
+            else:
+                lo, hi = float(x.min()), float(x.max())
+            with np.errstate(over="ignore"):  # huge finite values may overflow the squares to inf
                 mean_b = float(xf.mean())
                 xf -= mean_b
-                self._merge(int(xf.size), mean_b, float(np.dot(xf, xf)), float(x.min()), float(x.max()))
+                self._merge(int(xf.size), mean_b, float(np.dot(xf, xf)), lo, hi)
 
     def _update_bytes(self, flat: np.ndarray) -> None:
         """One-byte values (bool, int8, uint8, e.g. images): exact, from a 256-bin histogram."""
@@ -94,11 +116,12 @@ class StreamingStats:
 
     def _merge(self, n_b: int, mean_b: float, m2_b: float, lo: float, hi: float) -> None:
         """Chan et al.'s update of (count, mean, M2) with a batch's, plus min and max."""
-        n = self.count + n_b
-        delta = mean_b - self.mean  # Python floats: infinities give inf or NaN without warnings
+        n_a = self.count - self.pos_inf - self.neg_inf  # finite values merged so far
+        n = n_a + n_b
+        delta = mean_b - self.mean
         self.mean += delta * n_b / n
-        self.m2 += m2_b + delta * delta * self.count * n_b / n
-        self.count = n
+        self.m2 += m2_b + delta * delta * n_a * n_b / n
+        self.count += n_b
         self.min = min(self.min, lo)
         self.max = max(self.max, hi)
 
@@ -114,11 +137,12 @@ class StreamingStats:
         """
         out: dict[str, int | float] = {"stats_count": self.count}
         if self.count:
-            candidates = {
-                "stats_min": self.min,
-                "stats_max": self.max,
-                "stats_mean": self.mean,
-                "stats_std": math.sqrt(self.m2 / self.count) if self.m2 >= 0 else math.nan,  # NaN m2 fails >= 0
-            }
+            if self.pos_inf and self.neg_inf:
+                mean, std = math.nan, math.nan
+            elif self.pos_inf or self.neg_inf:
+                mean, std = (math.inf if self.pos_inf else -math.inf), math.nan
+            else:
+                mean, std = self.mean, math.sqrt(self.m2 / self.count) if self.m2 >= 0 else math.nan
+            candidates = {"stats_min": self.min, "stats_max": self.max, "stats_mean": mean, "stats_std": std}
             out.update({k: v for k, v in candidates.items() if not math.isnan(v)})  # NaN has no JSON form (§4.6)
         return out
