@@ -23,6 +23,7 @@ CASES = [
     (errors.EncodingError, ValueError),
     (errors.WriterError, RuntimeError),
     (errors.ValidationTimeoutError, TimeoutError),
+    (errors.ChildDiedError, ChildProcessError),
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ChildDiedError",
     "EncodingError",
     "FeatureNotFoundError",
     "ForbiddenStorageError",
@@ -125,3 +126,32 @@ class WriterError(H5MLError, RuntimeError):
 
 class ValidationTimeoutError(H5MLError, TimeoutError):
     """Opening or checking a file took longer than the time limit (§10.3)."""
+
+
+class ChildDiedError(H5MLError, ChildProcessError):
+    """The child process died before sending a result: a crash, a signal, ``os._exit`` (§10.3).
+
+    Raised by :func:`h5ml.sandbox.run_with_timeout`.
+
+    Parameters
+    ----------
+    message
+        What happened (the exit code or the signal's name) and what to do.
+    exitcode
+        The child's exit code; negative: the number of the signal that killed it.
+    path
+        The file the error concerns, when there is one.
+    hdf5_path
+        The HDF5 object path inside the file, when there is one.
+
+    Attributes
+    ----------
+    exitcode
+        The child's exit code; negative: the number of the signal that killed it.
+    """
+
+    def __init__(
+        self, message: str, *, exitcode: int | None = None, path: str | None = None, hdf5_path: str | None = None
+    ) -> None:
+        super().__init__(message, path=path, hdf5_path=hdf5_path)
+        self.exitcode = exitcode

@@ -9,6 +9,9 @@ limit passes (the child is terminated, then killed) or when the child dies.
 The child inherits the parent's standard error, so whatever the HDF5 library
 prints there is seen and never fills a pipe. Every child is joined before
 :func:`run_with_timeout` returns or raises: no zombie is left behind.
+
+:class:`~h5ml.errors.ChildDiedError`, raised when the child dies without a
+result, is defined in :mod:`h5ml.errors` and importable from here too.
 """
 
 from __future__ import annotations
@@ -20,25 +23,11 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, Final, Literal, TypeVar
 
-from h5ml.errors import H5MLError, ValidationTimeoutError
+from h5ml.errors import ChildDiedError, H5MLError, ValidationTimeoutError
 
 __all__ = ["ChildDiedError", "run_with_timeout"]
 
 T = TypeVar("T")
-
-
-class ChildDiedError(H5MLError, ChildProcessError):
-    """The child process died before sending a result: a crash, a signal, ``os._exit`` (§10.3).
-
-    Attributes
-    ----------
-    exitcode
-        The child's exit code; negative: the number of the signal that killed it.
-    """
-
-    def __init__(self, message: str, *, exitcode: int | None = None) -> None:
-        super().__init__(message)
-        self.exitcode = exitcode
 
 
 #: Seconds a child gets to exit after SIGTERM, and to finish after sending its result, before SIGKILL.

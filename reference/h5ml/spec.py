@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 __all__ = [
+    "BOOL_ENUM_MEMBERS",
     "CORE_FILTERS",
     "ENCODINGS",
     "ENCODING_COMPONENTS",
@@ -21,6 +22,7 @@ __all__ = [
     "FORMAT_VERSION",
     "FORMAT_VERSION_STRING",
     "KNOWN_EXTENSIONS",
+    "LARGE_CONTIGUOUS_BYTES",
     "LARGE_SAMPLE_BYTES",
     "LIBVER_BOUNDS",
     "MAX_CHUNK_BYTES",
@@ -29,11 +31,14 @@ __all__ = [
     "NAME_PATTERN",
     "RESERVED_PREFIX",
     "ROLES",
+    "ROOT_ARRAY_ATTRS",
     "ROOT_ATTRS",
     "ROOT_OPTIONAL_ATTRS",
     "ROOT_REQUIRED_ATTRS",
+    "SPLIT_ALIASES",
     "SPLIT_ATTRS",
     "STANDARD_SPLITS",
+    "STATS_ATTRS",
     "TARGET_CHUNK_BYTES",
     "is_valid_name",
     "parse_version",
@@ -70,9 +75,15 @@ ROOT_OPTIONAL_ATTRS: Final = (
     "fingerprint",
 )
 ROOT_ATTRS: Final = ROOT_REQUIRED_ATTRS + ROOT_OPTIONAL_ATTRS
+#: §3.7 the only root attributes that hold one-dimensional arrays; every other
+#: attribute this specification defines holds a single value in a scalar dataspace (E116).
+ROOT_ARRAY_ATTRS: Final = ("must_understand", "keywords", "required_filters")
 
 #: §5.3 attributes of a split group (``num_samples`` required).
 SPLIT_ATTRS: Final = ("num_samples", "description", "shuffle_seed")
+
+#: §6.7 statistics attributes; they may appear on dense and ragged features only (E117).
+STATS_ATTRS: Final = ("stats_count", "stats_min", "stats_max", "stats_mean", "stats_std")
 
 #: §6.1 attributes every feature may carry (``encoding``, ``encoding_version`` required).
 FEATURE_COMMON_ATTRS: Final = (
@@ -84,16 +95,15 @@ FEATURE_COMMON_ATTRS: Final = (
     "sample_rate",
     "logical_dtype",
     "fingerprint",
-    "stats_count",
-    "stats_min",
-    "stats_max",
-    "stats_mean",
-    "stats_std",
+    *STATS_ATTRS,
     "media_type",
 )
 
 #: §5.1 split names readers and tools treat as standard.
 STANDARD_SPLITS: Final = ("train", "validation", "test")
+#: §5.1 common aliases of the standard split names, and the standard name each
+#: stands for; a file SHOULD NOT use them (W207).
+SPLIT_ALIASES: Final = {"valid": "validation", "val": "validation", "dev": "validation", "eval": "test"}
 
 #: §5.4 names starting with this prefix are reserved for the specification.
 RESERVED_PREFIX: Final = "_"
@@ -122,6 +132,10 @@ ENCODING_COMPONENTS: Final = {
 #: §6.1 values of the ``role`` attribute.
 ROLES: Final = ("input", "target", "metadata")
 
+#: §3.3 the members, as (name, value), of the HDF5 enumeration over int8 that h5py
+#: writes for numpy bool: tolerated with a warning (W208), read as booleans.
+BOOL_ENUM_MEMBERS: Final = ((b"FALSE", 0), (b"TRUE", 1))
+
 #: §3.5 HDF5 filter ids every HDF5 build decodes: deflate, shuffle, fletcher32.
 CORE_FILTERS: Final = {1: "deflate", 2: "shuffle", 3: "fletcher32"}
 
@@ -133,6 +147,9 @@ MAX_CHUNK_BYTES: Final = 4 << 20
 #: §7.1.1 a sample larger than this is the only case where a chunk may hold
 #: part of a sample (a one-row slab of at most this many bytes).
 LARGE_SAMPLE_BYTES: Final = 16 << 20
+#: §7.4 the dataset of a dense feature larger than this many bytes (1 GiB)
+#: SHOULD NOT use contiguous layout (W209).
+LARGE_CONTIGUOUS_BYTES: Final = 1 << 30
 
 #: §8.1 the hash of content fingerprints.
 FINGERPRINT_ALGORITHM: Final = "sha256"

@@ -81,7 +81,7 @@ WRITE_BUFFER_BYTES: Final = 32 << 20
 _WRITE_CACHE_BYTES: Final = SPLIT_SAMPLE_BYTES
 #: Root attributes that only a finished file carries (§4.4, §8.3).
 _FINISH_ATTRS: Final = ("complete", "fingerprint")
-_STATS_ATTRS: Final = ("stats_count", "stats_min", "stats_max", "stats_mean", "stats_std")
+_STATS_ATTRS: Final = spec.STATS_ATTRS
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,31 @@
+"""The rules the validator checks (SPEC.md §9), one module per part of the specification.
+
+The public API is :mod:`h5ml.validator`; this subpackage holds the checks it
+runs. Each check is a generator that yields :class:`Issue` objects and shares
+what it learns through a :class:`FileState`.
+
+Modules, in the order the checks run:
+
+- :mod:`~h5ml.checks.file`: opening the file, its superblock, the order of the checks (§3.1, §10.3).
+- :mod:`~h5ml.checks.root`: the root attributes: format, versions, ``must_understand``,
+  completion, the root metadata schema (§1, §4).
+- :mod:`~h5ml.checks.storage`: links, external storage, virtual datasets, datatypes,
+  filters (§3.2-§3.6, §10.1).
+- :mod:`~h5ml.checks.splits`: splits, names, ``num_samples``, features and their common
+  attributes, unknown objects (§5, §6.1).
+- :mod:`~h5ml.checks.encodings`: the structure of each encoding (§6.2-§6.6).
+- :mod:`~h5ml.checks.chunking`: chunk and layout rules of feature datasets (§7).
+- :mod:`~h5ml.checks.deep`: sample data and fingerprints, in a deep validation (§3.3, §3.4, §6, §8).
+
+Shared by them: :mod:`~h5ml.checks.issue` (the issue record),
+:mod:`~h5ml.checks.state` (the state of one file's checks) and
+:mod:`~h5ml.checks.attributes` (attribute checks used at every level).
+"""
+
+from __future__ import annotations
+
+from h5ml.checks.file import check_path
+from h5ml.checks.issue import Issue
+from h5ml.checks.state import FileState
+
+__all__ = ["FileState", "Issue", "check_path"]
