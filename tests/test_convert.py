@@ -268,3 +268,53 @@ def test_string_and_bool_arrays(tmp_path: Path) -> None:
         assert ds["train"]["word"][:].tolist() == ["é", "b", "c"]
         assert ds["train"]["flag"].dtype == np.bool_
         assert ds["train"]["flag"][:].tolist() == [True, False, True]
+
+
+def test_output_equal_to_source_is_refused_even_with_overwrite(tmp_path: Path) -> None:
+    """The source is never destroyed: converting a file onto itself is refused."""
+    source = tmp_path / "data.npz"
+    tutorial_npz(source, n_train=20, n_valid=5)
+    before = source.read_bytes()
+    with pytest.raises(FileExistsError, match="the output is the source file itself"):
+        convert_npz(source, source, overwrite=True)
+    err = io.StringIO()
+    assert cli.run(["convert", str(source), str(source), "--overwrite"], io.StringIO(), err) == 2
+    assert "source file itself" in err.getvalue()
+    assert source.read_bytes() == before
+
+
+def test_npz_member_declaring_more_data_than_it_holds_is_refused(tmp_path: Path) -> None:
+    """§10.4: a crafted .npy header declaring terabytes gives a clear error, not a MemoryError."""
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+    source = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(source, "w") as zf:
+        zf.writestr("x_train.npy", header.getvalue() + b"\x00" * 64)
+    target = tmp_path / "bomb.h5"
+    with pytest.raises(EncodingError, match=r"declares an array of shape \(1000000000000,\)"):
+        convert_npz(source, target)
+    assert not target.exists()
+
+
+def test_empty_name_is_refused_not_replaced(tmp_path: Path) -> None:
+    """§4.2: name is a non-empty string; an empty --name is an error, not silently the file stem."""
+    source = tmp_path / "data.npz"
+    tutorial_npz(source, n_train=10, n_valid=5)
+    err = io.StringIO()
+    assert cli.run(["convert", str(source), str(tmp_path / "o.h5"), "--name", ""], io.StringIO(), err) == 2
+    assert "name" in err.getvalue()
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_seed_alone_turns_shuffle_on(tmp_path: Path) -> None:
+    """§7.6: --seed N without --shuffle shuffles with that seed and records it."""
+    source = tmp_path / "data.npz"
+    arrays = tutorial_npz(source, n_train=30, n_valid=10)
+    err = io.StringIO()
+    assert cli.run(["convert", str(source), str(tmp_path / "s.h5"), "--seed", "5"], io.StringIO(), err) == 0
+    with h5ml.open(tmp_path / "s.h5") as ds:
+        assert ds["train"].shuffle_seed == 5
+        order = np.random.default_rng(5).permutation(30)
+        np.testing.assert_array_equal(ds["train"]["x"][:], arrays["x_train"][order])

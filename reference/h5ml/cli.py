@@ -342,9 +342,8 @@ def dump_command(streams: _Streams, file: str, split: str | None, feature: str |
 @click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9).")
 @click.option(
     "--shuffle/--no-shuffle",
-    default=False,
-    show_default=True,
-    help="Store samples in a seeded random order (SPEC §7.6); off keeps the source order.",
+    default=None,
+    help="Store samples in a seeded random order (SPEC §7.6). Default: off (the source order), on when --seed is given.",
 )
 @click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed).")
 @click.option("--name", default=None, help="Dataset name (default: the source's stem).")
@@ -362,7 +361,7 @@ def convert_command(
     output: str,
     compression: str,
     level: int | None,
-    shuffle: bool,
+    shuffle: bool | None,
     seed: int | None,
     name: str | None,
     description: str | None,
@@ -384,7 +383,7 @@ def convert_command(
     options: dict[str, Any] = {
         "compression": None if compression == "none" else compression,
         "level": level,
-        "shuffle": shuffle,
+        "shuffle": (seed is not None) if shuffle is None else shuffle,
         "seed": seed,
         "name": name,
         "description": description,

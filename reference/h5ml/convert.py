@@ -33,6 +33,7 @@ output path is left as it was.
 
 from __future__ import annotations
 
+import math
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -88,7 +89,11 @@ def split_array_name(name: str) -> tuple[str, str]:
     return SPLIT_SUFFIXES[match.group("split")], match.group("feature")
 
 
-def _check_output(output: Path, overwrite: bool) -> None:
+def _check_output(output: Path, overwrite: bool, source: Path | None = None) -> None:
+    if source is not None and output.exists() and output.resolve() == source.resolve():
+        raise FileExistsError(
+            f"{output}: the output is the source file itself; write to another path (the source would be lost)"
+        )
     if output.exists() and not overwrite:
         raise FileExistsError(
             f"{output}: the output file exists; choose another path or pass overwrite=True (--overwrite)"
@@ -97,6 +102,38 @@ def _check_output(output: Path, overwrite: bool) -> None:
         raise IsADirectoryError(
             f"{output}: the output path is a directory; give a file path such as {output / 'data.h5'}"
         )
+
+
+def _check_declared_sizes(source: Path) -> None:
+    """Refuse members whose .npy header declares more data than the member holds (§10.4).
+
+    A crafted header can declare an array of terabytes in a few bytes; numpy
+    would try to allocate it before noticing the data is missing.
+    """
+    with zipfile.ZipFile(source) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with zf.open(info) as member:
+                try:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                except ValueError as exc:
+                    raise EncodingError(
+                        f"{source}: member {info.filename!r} is not a valid .npy array ({exc})", path=str(source)
+                    ) from None
+                header_bytes = member.tell()
+            declared = math.prod(shape) * dtype.itemsize
+            if not dtype.hasobject and declared > info.file_size - header_bytes:
+                raise EncodingError(
+                    f"{source}: member {info.filename!r} declares an array of shape {shape} ({declared} bytes) "
+                    f"but holds only {info.file_size - header_bytes} bytes of data; the archive is truncated or "
+                    "crafted",
+                    path=str(source),
+                )
 
 
 def _check_array(source: Path, array_name: str, array: np.ndarray) -> None:
@@ -232,12 +269,12 @@ def _write(
         role = "target" if feature == label else _DEFAULT_ROLES.get(feature)
         if role is not None:
             features_meta[feature] = {"role": role}
-    metadata: dict[str, Any] = {"name": name or source.stem, "source": source.name}
+    metadata: dict[str, Any] = {"name": source.stem if name is None else name, "source": source.name}
     if description is not None:
         metadata["description"] = description
     if license is not None:
         metadata["license"] = license
-    _check_output(output, overwrite)
+    _check_output(output, overwrite, source)
     options: dict[str, Any] = {"compression": compression, "shuffle": shuffle, "seed": seed, "features": features_meta}
     if level is not None:
         options["compression_opts"] = level
@@ -314,7 +351,7 @@ def convert_npz(
     source, output = Path(source), Path(output)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: no such file")
-    _check_output(output, overwrite)
+    _check_output(output, overwrite, source)
     if not zipfile.is_zipfile(source):
         raise EncodingError(
             f"{source}: not an .npz archive (a zip file of .npy arrays, as numpy.savez writes)", path=str(source)
@@ -322,6 +359,7 @@ def convert_npz(
     splits: dict[str, dict[str, tuple[str, np.ndarray]]] = {}
     try:
         with np.load(source, allow_pickle=False) as archive:
+            _check_declared_sizes(source)
             for array_name in archive.files:
                 split, feature = split_array_name(array_name)
                 _check_names(source, array_name, split, feature)
@@ -417,7 +455,7 @@ def convert_npy(
     source, output = Path(source), Path(output)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: no such file")
-    _check_output(output, overwrite)
+    _check_output(output, overwrite, source)
     feature = source.stem if feature is None else feature
     _check_names(source, source.name, split, feature)
     try:
