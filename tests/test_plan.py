@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from h5ml.plan import ReadPlan, merge_ranges, normalize_indices, plan_reads
+from h5ml.plan import ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
 
 
 def _execute(plan: ReadPlan, source: np.ndarray) -> Any:
@@ -227,3 +227,69 @@ def test_merge_ranges_drops_empty_ranges_and_checks_bounds() -> None:
     assert merge_ranges([0, 4], [2, 6], total=10, max_gap=1) == [(0, 2), (4, 6)]
     with pytest.raises(ValueError, match="outside"):
         merge_ranges([8], [12], total=10)
+
+
+def _reference_plan(
+    indices: list[int], n: int, chunk_rows: int, compressed: bool, max_gap: int, cap: int | None
+) -> tuple[list[int], list[tuple[int, int]], list[int]]:
+    """Rows, spans and bounds by definition: merge_ranges over each unique row, then search the rows in each span."""
+    rows = np.unique(np.asarray([i % n for i in indices], dtype=np.int64))
+    spans = merge_ranges(
+        rows, rows + 1, total=n, chunk_rows=chunk_rows, compressed=compressed, max_gap=max_gap, max_span_rows=cap
+    )
+    kept = [(a, b) for a, b in spans if np.any((rows >= a) & (rows < b))]
+    bounds = [int(np.searchsorted(rows, a)) for a, _ in kept] + [rows.shape[0]]
+    return rows.tolist(), kept, bounds
+
+
+@given(_requests())
+def test_plan_equals_merge_ranges_of_each_row(req: tuple[int, list[int], int, bool, int, int | None]) -> None:
+    """§7/C01: the planner's vectorised span search gives exactly merge_ranges' spans of the unique rows."""
+    n, indices, chunk_rows, compressed, max_gap, cap = req
+    plan = plan_reads(indices, n, chunk_rows, compressed, max_gap=max_gap, max_span_rows=cap)
+    rows, spans, bounds = _reference_plan(indices, n, chunk_rows, compressed, max_gap, cap)
+    assert plan.rows.tolist() == rows
+    assert list(plan.spans) == spans
+    assert plan.bounds.tolist() == (bounds if rows else [0])
+    assert plan.identity == all(a < b for a, b in itertools.pairwise(np.mod(indices, n)))
+
+
+def test_normalize_never_changes_the_callers_array() -> None:
+    """Negative indices are turned into rows in a copy: the caller's int64 array and list stay as they were."""
+    arr = np.array([-1, 2, -10], dtype=np.int64)
+    rows, scalar = normalize_indices(arr, 10)
+    assert rows.tolist() == [9, 2, 0] and not scalar
+    assert arr.tolist() == [-1, 2, -10]
+    view = np.array([5, -3, -3, 7], dtype=np.int64)[1:3]
+    assert normalize_indices(view, 10)[0].tolist() == [7, 7] and view.tolist() == [-3, -3]
+    listed = [-2, 0]
+    assert normalize_indices(listed, 4)[0].tolist() == [2, 0] and listed == [-2, 0]
+
+
+@pytest.mark.parametrize(("index", "row"), [(0, 0), (9, 9), (-1, 9), (-10, 0), (np.int64(-3), 7), (np.uint8(4), 4)])
+def test_check_index_counts_negative_indices_from_the_end(index: Any, row: int) -> None:
+    """The single-sample path: one integer in [-N, N) becomes a row in [0, N), as a Python int."""
+    got = check_index(index, 10)
+    assert type(got) is int and got == row
+
+
+@pytest.mark.parametrize("index", [10, -11, 2**63 - 1])
+def test_check_index_refuses_out_of_range(index: int) -> None:
+    """An index outside [-N, N) raises IndexError naming it and N, like a batch would."""
+    with pytest.raises(IndexError, match=rf"index {index} is out of range for 10 samples"):
+        check_index(index, 10)
+    with pytest.raises(IndexError, match="there are no samples"):
+        check_index(0, 0)
+
+
+def test_cut_spans_without_needed_rows_are_dropped() -> None:
+    """Uncompressed: a gap-merged span cut by max_span_rows keeps only the pieces that hold a requested row."""
+    plan = plan_reads([9, 0], 20, max_gap=10, max_span_rows=3)
+    assert list(plan.spans) == [(0, 3), (9, 10)]
+    assert plan.bounds.tolist() == [0, 1, 2] and plan.inverse.tolist() == [1, 0]
+    assert list(plan.iter_spans()) == [(0, 3, 0, 1), (9, 10, 1, 2)]
+
+
+def test_negative_max_gap_means_no_gap() -> None:
+    """A negative max_gap is taken as 0: runs of consecutive rows still form one span."""
+    assert list(plan_reads([1, 2, 3, 7], 10, max_gap=-5).spans) == [(1, 4), (7, 8)]

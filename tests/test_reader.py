@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -318,18 +319,21 @@ def test_ragged_lengths_read_offsets_only(
     ds, src = written
     feat = ds["train"]["ragged"]
     values_name = feat.hdf5_path + "/values"
-    original = h5py.Dataset.read_direct
+    original = features_module._Column.read_into
+    reads: list[str] = []
 
-    def guarded(self: h5py.Dataset, *args: Any, **kwargs: Any) -> None:
-        assert self.name != values_name, "lengths() read the values"
-        original(self, *args, **kwargs)
+    def guarded(self: Any, out: np.ndarray, start: int, stop: int) -> None:
+        reads.append(self.node.name)
+        assert self.node.name != values_name, "lengths() read the values"
+        original(self, out, start, stop)
 
-    monkeypatch.setattr(h5py.Dataset, "read_direct", guarded)
+    monkeypatch.setattr(features_module._Column, "read_into", guarded)
     want = np.array([len(s) for s in src["ragged"]])
     assert np.array_equal(feat.lengths(), want)
     assert np.array_equal(feat.lengths([9, 0, 9]), want[[9, 0, 9]])
     assert feat.lengths(3) == 0
     assert np.array_equal(ds["train"]["image"].lengths(), [a.size for a in src["images"]])
+    assert reads == [feat.hdf5_path + "/offsets", ds["train"]["image"].hdf5_path + "/offsets"]  # each read once
 
 
 def test_split_api(written: tuple[Dataset, dict[str, Any]]) -> None:
@@ -428,27 +432,108 @@ def test_c11_small_cache_is_raised_to_hold_a_chunk(tmp_path: Path) -> None:
         assert dset.id.get_access_plist().get_chunk_cache()[1] == cache_bytes_for(_chunk_nbytes(dset))
 
 
-def test_gzip_chunks_are_each_read_once_by_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """§7/C01: a gzip feature is read by whole-chunk slices: each needed chunk once, no other, no fancy indexing."""
+def _rss_bytes() -> int:
+    """The resident memory of this process now (Linux /proc)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_c11_chunk_cache_stays_within_its_size(tmp_path: Path) -> None:
+    """§7.3: random single-row reads over more decoded chunks than the cache holds do not grow it past its size.
+
+    HDF5 2.0 never evicts a partly read chunk from a cache whose preemption weight w0 is 1.0: such a cache
+    grew to every chunk touched. 160 gzip chunks of 256 KiB (40 MiB decoded) through a 1 MiB cache must
+    not add tens of MiB to the process.
+    """
+    zeros = np.zeros((2560, 4096), dtype=np.float32)
+    write_file(tmp_path / "z.h5", {"train": {"x": Dense(zeros, chunks=(16, 4096), compression="gzip")}})
+    with h5ml.open(tmp_path / "z.h5", cache_bytes=1 << 20) as ds:
+        feat = ds["train"]["x"]
+        feat[0]
+        before = _rss_bytes()
+        for row in range(0, 2560, 16):
+            assert not feat[row].any()
+        grown = _rss_bytes() - before
+        assert ds.h5_node("/train/x").id.get_access_plist().get_chunk_cache()[2] < 1.0
+    assert grown < 8 << 20, f"the chunk cache grew the process by {grown >> 20} MiB"
+
+
+class _SmallCacheSource:
+    """A NodeSource over a plain h5py file whose chunk cache is smaller than one chunk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.file = h5py.File(path, "r", rdcc_nbytes=16, rdcc_nslots=7)
+
+    def h5_node(self, hdf5_path: str) -> Any:
+        return self.file[hdf5_path]
+
+
+@pytest.mark.parametrize("cache", ["holds-a-chunk", "smaller-than-a-chunk"])
+def test_gzip_chunks_are_each_decoded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
+    """§7.3/C01: a gzip batch touches only the chunks it needs, each in one read, by slices (no fancy indexing).
+
+    When the chunk cache holds a chunk (h5ml.open sizes it so), reads are the runs of requested rows (gaps
+    shorter than a chunk merged): HDF5 decodes each chunk once into its cache. When it does not, reads are
+    whole chunks.
+    """
     x = np.arange(200 * 3, dtype=np.float64).reshape(200, 3)
     write_file(tmp_path / "g.h5", {"train": {"x": Dense(x, chunks=(16, 3), compression="gzip")}})
     reads: list[tuple[int, int]] = []
-    original = h5py.Dataset.read_direct
+    original = features_module._Column.read_into
 
-    def spy(self: h5py.Dataset, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
-        assert isinstance(source_sel, slice) and source_sel.step is None
-        reads.append((source_sel.start, source_sel.stop))
-        original(self, dest, source_sel, dest_sel)
+    def spy(self: Any, out: np.ndarray, start: int, stop: int) -> None:
+        reads.append((start, stop))
+        original(self, out, start, stop)
 
-    monkeypatch.setattr(h5py.Dataset, "read_direct", spy)
+    monkeypatch.setattr(features_module._Column, "read_into", spy)
     indices = [150, 3, 40, 3, 47, 199, 33, 64, 17]
-    with h5ml.open(tmp_path / "g.h5") as ds:
-        got = ds["train"]["x"][indices]
+    if cache == "holds-a-chunk":
+        with h5ml.open(tmp_path / "g.h5") as ds:
+            got = ds["train"]["x"][indices]
+        assert reads == [(3, 48), (64, 65), (150, 151), (199, 200)]  # 3..47 merged: gaps of at most 15 rows
+    else:
+        source = _SmallCacheSource(tmp_path / "g.h5")
+        try:
+            got = DenseFeature(source, "train", "x")[indices]
+        finally:
+            source.file.close()
+        assert reads == [(0, 48), (64, 80), (144, 160), (192, 200)]  # whole chunks, touching ones merged
     assert np.array_equal(got, x[indices])
     chunks_read = [c for a, b in reads for c in range(a // 16, -(-b // 16))]
-    assert all(a % 16 == 0 and (b % 16 == 0 or b == 200) for a, b in reads)
-    assert chunks_read == sorted({i // 16 for i in indices})  # [0, 1, 2, 4, 9, 12]: each once
-    assert len(reads) == 4  # touching chunks 0-2 merged into one read
+    assert chunks_read == sorted({i // 16 for i in indices})  # [0, 1, 2, 4, 9, 12]: each once, no other
+
+
+def test_ragged_values_follow_the_same_chunk_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§6.3/§7.3: gzip ragged values are read in whole chunks when a chunk does not fit the cache, else by runs."""
+    samples = [np.arange(k, dtype=np.int32) + 100 * k for k in [3, 0, 5, 2, 7, 1, 4, 6] * 3]
+    write_file(tmp_path / "r.h5", {"train": {"r": Ragged(samples, chunk_rows=8, compression="gzip")}})
+    total = sum(len(a) for a in samples)
+    reads: list[tuple[str, int, int]] = []
+    original = features_module._Column.read_into
+
+    def spy(self: Any, out: np.ndarray, start: int, stop: int) -> None:
+        reads.append((self.path, start, stop))
+        original(self, out, start, stop)
+
+    monkeypatch.setattr(features_module._Column, "read_into", spy)
+    order = [20, 2, 9, 2]
+    source = _SmallCacheSource(tmp_path / "r.h5")
+    try:
+        got = RaggedFeature(source, "train", "r")[order]
+    finally:
+        source.file.close()
+    assert all(np.array_equal(g, samples[i]) for g, i in zip(got, order, strict=True))
+    values = [(a, b) for path, a, b in reads if path.endswith("/values")]
+    assert values and all(a % 8 == 0 and (b % 8 == 0 or b == total) for a, b in values)
+    reads.clear()
+    with h5ml.open(tmp_path / "r.h5") as ds:
+        again = ds["train"]["r"][order]
+    assert all(np.array_equal(g, samples[i]) for g, i in zip(again, order, strict=True))
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in samples])])
+    wanted = sorted({(int(offsets[i]), int(offsets[i + 1])) for i in order if len(samples[i])})
+    assert len(wanted) == 2  # sample 9 is empty: nothing to read
+    assert [(a, b) for path, a, b in reads if path.endswith("/values")] == wanted  # gap > 7 rows: 2 runs
 
 
 def test_no_h5py_fancy_indexing(written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -467,12 +552,24 @@ def test_no_h5py_fancy_indexing(written: tuple[Dataset, dict[str, Any]], monkeyp
         assert source_sel is None or isinstance(source_sel, slice), f"fancy read {source_sel!r} of {self.name}"
         original_direct(self, dest, source_sel, dest_sel)
 
+    spans: list[tuple[str, int, int]] = []
+    original_into = features_module._Column.read_into
+
+    def span_reads(self: Any, out: np.ndarray, start: int, stop: int) -> None:
+        assert type(start) is int and type(stop) is int and start <= stop, f"read of {start!r}:{stop!r}"
+        spans.append((self.node.name, start, stop))
+        original_into(self, out, start, stop)
+
     monkeypatch.setattr(h5py.Dataset, "__getitem__", only_slices)
     monkeypatch.setattr(h5py.Dataset, "read_direct", direct_slices)
+    monkeypatch.setattr(features_module._Column, "read_into", span_reads)
     batch = ds["train"][[77, 2, 2, 50, 13]]
     for name, values in batch.items():
         got = values if name != "text" else list(values)
         _assert_same(got, _expected(src, name, [77, 2, 2, 50, 13]))
+    # Every feature's data came through one-hyperslab reads: at most one read per requested row for each dataset.
+    assert {name for name, _, _ in spans} >= {f"/train/{f}" for f in ("x", "text")} | {"/train/label/codes"}
+    assert all(sum(n == name for n, _, _ in spans) <= 4 for name, _, _ in spans)
 
 
 @pytest.mark.parametrize("budget", ["uncached-offsets", "tiny-spans", "wide-gaps"])

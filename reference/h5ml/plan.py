@@ -17,13 +17,20 @@ Span rules (§7, reader side):
   also merged when the gap between them is at most ``max_gap`` rows (reading a
   few unneeded rows is cheaper than another library call; the caller chooses
   ``max_gap`` from the sample size, 0 disables it);
-- compressed or otherwise filtered data: every span is a whole number of chunks
-  (the last chunk of the dataset may be short), spans of chunks that touch are
-  merged, so each needed chunk is decoded exactly once and unneeded chunks
-  never are;
+- ``compressed=True`` (filtered data read by whole chunks): every span is a
+  whole number of chunks (the last chunk of the dataset may be short), spans
+  of chunks that touch are merged, so each needed chunk is decoded exactly
+  once and unneeded chunks never are. :mod:`h5ml.features` asks for this only
+  when a chunk does not fit the dataset's chunk cache; when it fits, HDF5
+  decodes each chunk once into the cache and the uncompressed rule applies,
+  with gaps shorter than a chunk;
 - ``max_span_rows`` bounds the rows of one span (rounded down to whole chunks
   for compressed data, never below one chunk) so that a sparse request over
   compressed data does not hold the whole dataset in memory at once.
+
+The work is vectorised (one sort at most, no Python loop over rows), so a plan
+for a small batch costs tens of microseconds. A single integer needs no plan:
+readers check it with :func:`check_index` and read the row directly.
 
 No I/O happens here; :mod:`h5ml.features` executes plans.
 """
@@ -38,7 +45,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Indices", "ReadPlan", "merge_ranges", "normalize_indices", "plan_reads"]
+__all__ = ["Indices", "ReadPlan", "check_index", "merge_ranges", "normalize_indices", "plan_reads"]
 
 #: What a reader accepts as a sample index: one integer, a slice, a sequence of
 #: integers, a 1-D numpy integer array, or a 1-D boolean mask over all samples.
@@ -48,6 +55,37 @@ Indices: TypeAlias = (
 
 _T = TypeVar("_T")
 _IntArray: TypeAlias = npt.NDArray[np.int64]
+
+
+def check_index(index: int | np.integer[Any], num_samples: int) -> int:
+    """Turn one sample index into a row number, counting negative indices from the end.
+
+    The fast path of single-sample reads (no plan, no array).
+
+    Parameters
+    ----------
+    index
+        An integer (a Python or numpy integer, not a bool), in ``[-N, N)``.
+    num_samples
+        The number of samples N.
+
+    Returns
+    -------
+    int
+        The row, in ``[0, N)``.
+
+    Raises
+    ------
+    IndexError
+        If ``index`` is outside ``[-N, N)``; the message names the index and N.
+    TypeError
+        If ``index`` is not an integer.
+    """
+    i = operator.index(index)
+    row = i + num_samples if i < 0 else i
+    if row < 0 or row >= num_samples:
+        _raise_out_of_range(i, num_samples)
+    return row
 
 
 def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bool]:
@@ -65,7 +103,8 @@ def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bo
     Returns
     -------
     rows : numpy.ndarray of int64, shape (R,)
-        The requested rows in request order, each in ``[0, N)``.
+        The requested rows in request order, each in ``[0, N)``; never the
+        caller's own array (a copy when ``indices`` is an int64 array).
     scalar : bool
         True when ``indices`` was a single integer (the caller returns one
         sample rather than a batch).
@@ -81,13 +120,12 @@ def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bo
     if isinstance(indices, (bool, np.bool_)):
         raise TypeError("a boolean is not a sample index; pass an integer, a slice, or an integer array")
     if isinstance(indices, (int, np.integer)):
-        i = operator.index(indices)
-        return _check_range(np.array([i], dtype=np.int64), num_samples), True
+        return np.array([check_index(indices, num_samples)], dtype=np.int64), True
     if isinstance(indices, slice):
         return np.arange(*indices.indices(num_samples), dtype=np.int64), False
     arr = np.asarray(indices)
     if arr.ndim == 0 and arr.dtype.kind in "iu":
-        return _check_range(arr.reshape(1).astype(np.int64), num_samples), True
+        return np.array([check_index(int(arr), num_samples)], dtype=np.int64), True
     if arr.ndim != 1:
         raise TypeError(f"sample indices must be 1-D; got an array of shape {arr.shape}")
     if arr.size == 0:
@@ -100,19 +138,20 @@ def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bo
         raise TypeError(f"sample indices must be integers; got dtype {arr.dtype}")
     if arr.dtype.kind == "u" and int(arr.max()) >= num_samples:
         _raise_out_of_range(int(arr.max()), num_samples)
-    return _check_range(arr.astype(np.int64), num_samples), False
+    # Copy unless numpy just built the array from a list: the caller's memory is never changed.
+    rows = arr.astype(np.int64, copy=arr is indices or not arr.flags.owndata)
+    low, high = int(rows.min()), int(rows.max())
+    if low < -num_samples or high >= num_samples:
+        bad = (rows < -num_samples) | (rows >= num_samples)
+        _raise_out_of_range(int(rows[np.argmax(bad)]), num_samples)
+    if low < 0:
+        rows[rows < 0] += num_samples
+    return rows, False
 
 
 def _raise_out_of_range(index: int, num_samples: int) -> None:
     valid = f"valid indices are {-num_samples}..{num_samples - 1}" if num_samples else "there are no samples"
     raise IndexError(f"index {index} is out of range for {num_samples} samples ({valid})")
-
-
-def _check_range(arr: _IntArray, num_samples: int) -> _IntArray:
-    bad = (arr < -num_samples) | (arr >= num_samples)
-    if bad.any():
-        _raise_out_of_range(int(arr[np.argmax(bad)]), num_samples)
-    return np.where(arr < 0, arr + num_samples, arr)
 
 
 def merge_ranges(
@@ -228,8 +267,9 @@ class ReadPlan:
         ``[start, stop)`` is the range to read and ``rows[lo:hi]`` the needed
         rows inside it; when ``hi - lo == stop - start`` every row read is needed.
         """
+        bounds = self.bounds.tolist()
         for k, (start, stop) in enumerate(self.spans):
-            yield start, stop, int(self.bounds[k]), int(self.bounds[k + 1])
+            yield start, stop, bounds[k], bounds[k + 1]
 
     @overload
     def gather(self, block: npt.NDArray[Any]) -> Any: ...
@@ -302,32 +342,84 @@ def plan_reads(
         If ``compressed`` is true and ``chunk_rows`` is not given.
     """
     requested, scalar = normalize_indices(indices, num_samples)
-    identity = requested.shape[0] < 2 or bool(np.all(requested[1:] > requested[:-1]))
+    count = requested.shape[0]
+    if count == 0:
+        return ReadPlan(requested, np.empty(0, dtype=np.intp), (), np.zeros(1, dtype=np.intp), scalar, True)
+    if compressed and (chunk_rows is None or chunk_rows < 1):
+        raise ValueError("compressed data is always chunked: pass its rows per chunk as chunk_rows")
+    identity = count == 1 or bool((requested[1:] > requested[:-1]).all())
     if identity:
         rows = requested
-        inverse = np.arange(requested.shape[0], dtype=np.intp)
+        inverse = np.arange(count, dtype=np.intp)
     else:
-        rows, inv = np.unique(requested, return_inverse=True)
-        inverse = inv.astype(np.intp).reshape(-1)
-    spans = merge_ranges(
-        rows,
-        rows + 1,
-        total=num_samples,
-        chunk_rows=chunk_rows,
-        compressed=compressed,
-        max_gap=max_gap,
-        max_span_rows=max_span_rows,
-    )
-    if spans:
-        edges = np.asarray(spans, dtype=np.int64)
-        lo = np.searchsorted(rows, edges[:, 0], side="left")
-        hi = np.searchsorted(rows, edges[:, 1], side="left")
-        used = hi > lo
-        edges, lo = edges[used], lo[used]
-        spans = [(int(s), int(e)) for s, e in edges.tolist()]
-        bounds = np.append(lo, rows.shape[0]).astype(np.intp)
+        rows, inverse = _unique_inverse(requested)
+    if rows.shape[0] == 1:
+        spans, bounds = _one_row_span(int(rows[0]), num_samples, chunk_rows if compressed else None)
     else:
-        bounds = np.zeros(1, dtype=np.intp)
-    return ReadPlan(
-        rows=rows, inverse=inverse, spans=tuple(spans), bounds=bounds, scalar=scalar, identity=identity and not scalar
-    )
+        spans, bounds = _row_spans(rows, num_samples, chunk_rows if compressed else None, max_gap, max_span_rows)
+    return ReadPlan(rows, inverse, spans, bounds, scalar, identity and not scalar)
+
+
+def _unique_inverse(requested: _IntArray) -> tuple[_IntArray, npt.NDArray[np.intp]]:
+    """Sorted unique rows and the inverse map, with one sort (``numpy.unique`` costs more on small arrays)."""
+    order = np.argsort(requested, kind="stable")
+    ordered = requested[order]
+    first = np.empty(ordered.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(ordered.shape[0], dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
+def _one_row_span(
+    row: int, num_samples: int, chunk_rows: int | None
+) -> tuple[tuple[tuple[int, int], ...], npt.NDArray[np.intp]]:
+    """The span of a single row: the row itself, or its whole chunk when compressed."""
+    bounds = np.array([0, 1], dtype=np.intp)
+    if chunk_rows is None:
+        return ((row, row + 1),), bounds
+    start = row // chunk_rows * chunk_rows
+    return ((start, min(start + chunk_rows, num_samples)),), bounds
+
+
+def _row_spans(
+    rows: _IntArray, num_samples: int, chunk_rows: int | None, max_gap: int, max_span_rows: int | None
+) -> tuple[tuple[tuple[int, int], ...], npt.NDArray[np.intp]]:
+    """Spans and bounds of sorted unique ``rows`` (two or more); ``chunk_rows`` is None unless compressed.
+
+    Same spans as :func:`merge_ranges` of ``(rows, rows + 1)``, found from the
+    differences of neighbouring rows (or chunk numbers): the rows are already
+    sorted and unique, so no sort and no search is needed unless a span is cut.
+    """
+    unique = rows.shape[0]
+    if chunk_rows is None:
+        key = rows
+        limit = 1 + max(0, max_gap)
+    else:
+        key = rows // chunk_rows
+        limit = 1
+    heads = np.flatnonzero(key[1:] - key[:-1] > limit) + 1
+    bounds = np.empty(heads.shape[0] + 2, dtype=np.intp)
+    bounds[0] = 0
+    bounds[1:-1] = heads
+    bounds[-1] = unique
+    first, last = key[bounds[:-1]], key[bounds[1:] - 1]
+    if chunk_rows is None:
+        span_a, span_b = first, last + 1
+    else:
+        span_a, span_b = first * chunk_rows, np.minimum((last + 1) * chunk_rows, num_samples)
+    if max_span_rows is not None:
+        step = max(1, max_span_rows)
+        if chunk_rows is not None:
+            step = max(chunk_rows, step // chunk_rows * chunk_rows)
+        if bool(((span_b - span_a) > step).any()):
+            pieces = -(-(span_b - span_a) // step)
+            owner = np.repeat(np.arange(span_a.shape[0]), pieces)
+            k = np.arange(owner.shape[0]) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+            span_a, span_b = span_a[owner] + k * step, np.minimum(span_a[owner] + (k + 1) * step, span_b[owner])
+            lo = np.searchsorted(rows, span_a, side="left")
+            used = np.searchsorted(rows, span_b, side="left") > lo
+            span_a, span_b = span_a[used], span_b[used]
+            bounds = np.append(lo[used], unique).astype(np.intp)
+    return tuple(zip(span_a.tolist(), span_b.tolist(), strict=True)), bounds

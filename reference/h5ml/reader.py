@@ -32,6 +32,7 @@ from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 import h5py
+import numpy as np
 
 from h5ml import spec
 from h5ml.attrs import read_attr, read_attrs
@@ -49,7 +50,7 @@ from h5ml.errors import (
     UnsupportedVersionError,
 )
 from h5ml.features import Feature, open_feature
-from h5ml.plan import Indices, normalize_indices
+from h5ml.plan import Indices, check_index, normalize_indices
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.metadata import RootMetadata
@@ -61,6 +62,21 @@ __all__ = ["DEFAULT_CACHE_BYTES", "Dataset", "Split", "open"]
 DEFAULT_CACHE_BYTES: Final = cache_bytes_for(0)
 #: HDF5 advises about 100 hash slots per chunk that fits in the cache.
 _SLOTS_PER_CHUNK: Final = 100
+#: The chunk cache's preemption weight: HDF5's default. At 1.0 (evict fully read chunks first) HDF5 2.0 never
+#: evicts a partly read chunk, so random single-row reads grew an 8 MiB cache to every chunk touched (188 MB
+#: of decoded gzip chunks here); at 0.75 or 0.99 it stayed within its size.
+_CACHE_W0: Final = 0.75
+#: How many times this process's line has forked: a child's count differs from its parent's, so a
+#: file handle opened under another count was inherited (a cheaper test than ``os.getpid()``, a system
+#: call, on the per-sample path).
+_FORK_GENERATION: Final = [0]
+
+
+def _count_fork() -> None:
+    _FORK_GENERATION[0] += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)
 
 
 def _next_prime(n: int) -> int:
@@ -166,6 +182,7 @@ class Dataset:
     def _init_runtime(self) -> None:
         self._file: h5py.File | None = None
         self._pid: int | None = None
+        self._generation = -1
         self._lock = threading.Lock()
         self._nodes: dict[str, Any] = {}
         self._splits: dict[str, Split] | None = None
@@ -226,7 +243,7 @@ class Dataset:
                 except BaseException:
                     handle.close()
                     raise
-                self._file, self._pid = handle, pid
+                self._file, self._pid, self._generation = handle, pid, _FORK_GENERATION[0]
             return self._file
 
     def _forget_inherited(self) -> None:
@@ -240,7 +257,7 @@ class Dataset:
 
     def _open_file(self) -> h5py.File:
         nbytes = self.file_cache_bytes
-        kwargs: dict[str, Any] = {"rdcc_nbytes": nbytes, "rdcc_nslots": _cache_slots(nbytes), "rdcc_w0": 1.0}
+        kwargs: dict[str, Any] = {"rdcc_nbytes": nbytes, "rdcc_nslots": _cache_slots(nbytes), "rdcc_w0": _CACHE_W0}
         if self._locking is not None:
             kwargs["locking"] = self._locking
         try:
@@ -332,6 +349,9 @@ class Dataset:
         KeyError
             If no object has that path.
         """
+        node = self._nodes.get(hdf5_path)
+        if node is not None and self._generation == _FORK_GENERATION[0]:
+            return node  # the per-sample path: opened in this process (close() and a reopen clear the cache)
         f = self.h5file
         node = self._nodes.get(hdf5_path)
         if node is not None:
@@ -345,7 +365,7 @@ class Dataset:
                 # that the new cache settings are applied, not the first open's.
                 node.id.close()
                 dapl = h5py.h5p.create(h5py.h5p.DATASET_ACCESS)
-                dapl.set_chunk_cache(_cache_slots(need, chunk_nbytes), need, 1.0)
+                dapl.set_chunk_cache(_cache_slots(need, chunk_nbytes), need, _CACHE_W0)
                 node = h5py.Dataset(h5py.h5d.open(f.id, hdf5_path.encode("utf-8"), dapl=dapl))
         self._nodes[hdf5_path] = node
         return node
@@ -518,8 +538,10 @@ class Split:
 
     def _reset(self) -> None:
         self._features: dict[str, Feature] | None = None
+        self._all: tuple[tuple[str, Feature], ...] | None = None
         self._skipped: dict[str, H5MLError] = {}
         self._attrs: dict[str, Any] | None = None
+        self._num_samples: int | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"dataset": self._dataset, "name": self._name}
@@ -558,6 +580,8 @@ class Split:
         InvalidFileError
             If the attribute is missing or not a non-negative integer.
         """
+        if self._num_samples is not None:
+            return self._num_samples
         value = self.attrs.get("num_samples")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             path = self._dataset.path
@@ -566,6 +590,7 @@ class Split:
                 path=path,
                 hdf5_path="/" + self._name,
             )
+        self._num_samples = value
         return value
 
     @property
@@ -607,6 +632,7 @@ class Split:
                 if feature is not None:
                     found[name] = feature
             self._features, self._skipped = found, skipped
+            self._all = tuple(found.items())
         return MappingProxyType(self._features)
 
     def feature(self, name: str) -> Feature:
@@ -634,6 +660,9 @@ class Split:
 
     def __getitem__(self, key: str | Indices) -> Any:
         """``split["name"]`` -> :class:`Feature`; ``split[idx]`` -> :meth:`read` of every feature."""
+        if type(key) is int and self._all is not None and self._num_samples is not None:
+            check_index(key, self._num_samples)  # the per-sample path of a DataLoader, as read(key)
+            return {name: feature.read(key) for name, feature in self._all}
         if isinstance(key, str):
             return self.feature(key)
         return self.read(key)
@@ -668,11 +697,27 @@ class Split:
             If an index is outside ``[-num_samples, num_samples)``.
         FeatureNotFoundError
             If a requested feature does not exist.
+
+        Notes
+        -----
+        An int (the per-sample path of a PyTorch ``DataLoader``) costs about
+        the sum of one single-sample read per feature: no read plan is made.
         """
-        names = list(self.features) if features is None else [features] if isinstance(features, str) else list(features)
-        chosen = [self.feature(n) for n in names]
-        normalize_indices(indices, self.num_samples)  # one clear IndexError before any read
-        return {f.name: f.read(indices) for f in chosen}
+        if features is None:
+            chosen = self._all
+            if chosen is None:
+                self.features  # noqa: B018 - finds the features and fills self._all
+                chosen = self._all or ()
+        else:
+            names = [features] if isinstance(features, str) else list(features)
+            chosen = tuple((n, self.feature(n)) for n in names)
+        # One clear IndexError, against the split's num_samples, before any read.
+        count = self._num_samples if self._num_samples is not None else self.num_samples
+        if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
+            check_index(indices, count)
+        else:
+            normalize_indices(indices, count)
+        return {name: feature.read(indices) for name, feature in chosen}
 
     def __repr__(self) -> str:
         feats = ", ".join(f"{n} ({f.encoding})" for n, f in self.features.items())
