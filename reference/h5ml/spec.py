@@ -32,6 +32,7 @@ __all__ = [
     "RESERVED_PREFIX",
     "ROLES",
     "ROOT_ARRAY_ATTRS",
+    "ROOT_ARRAY_ELEMENTS",
     "ROOT_ATTRS",
     "ROOT_OPTIONAL_ATTRS",
     "ROOT_REQUIRED_ATTRS",
@@ -78,6 +79,9 @@ ROOT_ATTRS: Final = ROOT_REQUIRED_ATTRS + ROOT_OPTIONAL_ATTRS
 #: §3.7 the only root attributes that hold one-dimensional arrays; every other
 #: attribute this specification defines holds a single value in a scalar dataspace (E116).
 ROOT_ARRAY_ATTRS: Final = ("must_understand", "keywords", "required_filters")
+#: §4.2 the element type of each of those arrays: "string" (a 1-D string array)
+#: or "integer" (a 1-D integer array, of any integer type of §3.2).
+ROOT_ARRAY_ELEMENTS: Final = {"must_understand": "string", "keywords": "string", "required_filters": "integer"}
 
 #: §5.3 attributes of a split group (``num_samples`` required).
 SPLIT_ATTRS: Final = ("num_samples", "description", "shuffle_seed")
@@ -193,7 +197,13 @@ def is_valid_name(name: str) -> bool:
     Returns
     -------
     bool
-        True when the name matches :data:`NAME_PATTERN` and encodes to at most
-        255 bytes of UTF-8.
+        True when the name matches :data:`NAME_PATTERN`, holds no NUL (HDF5
+        cannot store it) and no lone surrogate, and encodes to at most 255
+        bytes of UTF-8.
     """
-    return bool(NAME_PATTERN.match(name)) and len(name.encode("utf-8")) <= 255 and name == name.strip()
+    if not isinstance(name, str) or "\x00" in name or not NAME_PATTERN.match(name) or name != name.strip():
+        return False
+    try:
+        return len(name.encode("utf-8")) <= 255
+    except UnicodeEncodeError:  # a lone surrogate has no UTF-8 form
+        return False
