@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ __all__ = [
     "CASES",
     "Case",
     "FeatureData",
+    "add_large_split",
+    "add_slow_split",
     "build_content",
     "corrupt_chunk",
     "default_splits",
@@ -306,6 +309,65 @@ def write_then_die(path: str) -> None:
                 f.attrs[key] = value
     f.flush()
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def add_slow_split(f: h5py.File, name: str = "big") -> str:
+    """Add a split whose one dense feature takes far longer than a few seconds to read (§10.3, §10.4).
+
+    The feature ``x`` is uint8 of shape (16384, 1024, 1024): 16 GiB of zeros in 4096 gzip chunks of 4 MiB,
+    each written directly as the same 4 kB of compressed bytes, so the file grows by about 17 MB and the
+    metadata checks stay quick, while reading the data means inflating and hashing 16 GiB. The feature
+    carries no fingerprint (W202), so its metadata gives one warning. Returns the feature's HDF5 path.
+    """
+    rows, side, per_chunk = 16384, 1024, 4
+    group = f.create_group(name)
+    write_attr(group, "num_samples", rows)
+    write_attr(group, "shuffle_seed", 1)
+    dset = group.create_dataset(
+        "x", shape=(rows, side, side), dtype=np.uint8, chunks=(per_chunk, side, side), compression="gzip"
+    )
+    _zero_chunks(dset)
+    write_attr(dset, "encoding", "dense")
+    write_attr(dset, "encoding_version", spec.ENCODING_VERSION)
+    return dset.name
+
+
+def _zero_chunks(dset: h5py.Dataset) -> None:
+    """Write every chunk of a gzip dataset as the same compressed zeros, directly (no data passes through numpy)."""
+    chunks = dset.chunks
+    packed = zlib.compress(bytes(dset.dtype.itemsize * int(np.prod(chunks))), 9)
+    starts = np.stack(
+        np.meshgrid(*(range(0, s, c) for s, c in zip(dset.shape, chunks, strict=True)), indexing="ij"), -1
+    )
+    for start in starts.reshape(-1, len(chunks)):
+        dset.id.write_direct_chunk(tuple(int(v) for v in start), packed)
+
+
+def add_large_split(f: h5py.File, name: str = "large") -> tuple[str, str]:
+    """Add a split of 2 samples, each feature holding one sample over 1 GiB of zeros, in a few MB of file.
+
+    ``dense`` is float32 (2, 2^28 + 2^20) in one-row slabs of 4 MiB (§7.1.1); ``blob`` is a bytes feature
+    whose second sample holds 2^30 + 2^22 bytes in chunks of 4 MiB. Both carry the fingerprint of other
+    data ("sha256:" + 64 zeros). Returns the two features' HDF5 paths.
+    """
+    group = f.create_group(name)
+    write_attr(group, "num_samples", 2)
+    write_attr(group, "shuffle_seed", 1)
+    wrong = "sha256:" + "0" * 64
+    width = (1 << 28) + (1 << 20)
+    dense = group.create_dataset("dense", shape=(2, width), dtype=np.float32, chunks=(1, 1 << 20), compression="gzip")
+    _zero_chunks(dense)
+    blob = group.create_group("blob")
+    size = (1 << 30) + (1 << 22)
+    values = blob.create_dataset("values", shape=(size,), dtype=np.uint8, chunks=(1 << 22,), compression="gzip")
+    _zero_chunks(values)
+    blob.create_dataset("offsets", data=np.array([0, 0, size], np.int64))
+    write_attr(blob, "media_type", "application/octet-stream")
+    for obj, encoding in ((dense, "dense"), (blob, "bytes")):
+        write_attr(obj, "encoding", encoding)
+        write_attr(obj, "encoding_version", spec.ENCODING_VERSION)
+        write_attr(obj, "fingerprint", wrong)
+    return dense.name, blob.name
 
 
 # --------------------------------------------------------------------------- defects

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import h5ml
+from badfiles import add_slow_split
 from h5ml import cli
 from h5ml.attrs import write_attr
 from h5ml.schemas import validator_for
@@ -212,12 +213,12 @@ def _open_with_hdf5(path: str) -> None:
     h5py.File(path, "r").close()
 
 
-def test_validate_timeout_on_a_fifo(tmp_path: Path) -> None:
-    """§10.3: a file whose opening blocks forever is stopped at the time limit and reported E101, exit 2.
+def test_validate_refuses_a_fifo_at_once(tmp_path: Path) -> None:
+    """§10.3: a FIFO would make HDF5's open block forever; it is not a regular file, so it is E100 at once.
 
-    A FIFO with no writer makes open(2), and so HDF5's file open, block forever.
-    The test first shows that it does block (a child process opening it is
-    still alive after 3 s), then that ``validate --timeout 2`` gives up on it.
+    The test first shows that opening the FIFO with HDF5 does block (a child
+    process opening it is still alive after 3 s), then that validate answers
+    without waiting for its time limit.
     """
     fifo = tmp_path / "pipe.h5"
     os.mkfifo(fifo)
@@ -230,24 +231,48 @@ def test_validate_timeout_on_a_fifo(tmp_path: Path) -> None:
     probe.join()
     assert blocked, "opening a FIFO with HDF5 returned: it no longer makes the child hang"
 
-    result: dict[str, Any] = {}
-
-    def target() -> None:
-        result["outcome"] = run_cli("validate", "--timeout", "2", "--format", "json", str(fifo))
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(120)  # a guard against a hang, far above the limit; not a speed check
-    assert not thread.is_alive(), "validate --timeout 2 did not return"
-    exit_code, out, err = result["outcome"]
+    exit_code, out, err = _run_guarded("validate", "--timeout", "600", "--format", "json", str(fifo))
     assert exit_code == 2
     document = strict_json(out)
     (entry,) = document["files"]
-    assert [i["code"] for i in entry["issues"]] == ["E101"]
+    assert [i["code"] for i in entry["issues"]] == ["E100"]
+    assert "not a regular file" in entry["issues"][0]["message"]
     assert entry["readable"] is False
-    assert "2.0 s" in entry["issues"][0]["message"]
     assert validator_for("report").is_valid(document)
     assert "Traceback" not in out + err
+
+
+def test_validate_timeout_keeps_what_was_found(tmp_path: Path) -> None:
+    """§10.3: deep validation of a file too slow to read stops at --timeout: the issues found so far, then E101, exit 2."""
+    path = write_valid(tmp_path / "slow.h5")
+    with h5py.File(path, "r+") as f:
+        add_slow_split(f)
+    exit_code, out, err = _run_guarded("validate", "--deep", "--timeout", "5", "--format", "json", str(path))
+    assert exit_code == 2
+    document = strict_json(out)
+    (entry,) = document["files"]
+    codes = [(i["code"], i["path"]) for i in entry["issues"]]
+    assert ("W202", "/big/x") in codes
+    assert codes[-1] == ("E101", "/")
+    assert "did not finish within 5.0 s" in entry["issues"][-1]["message"]
+    assert entry["readable"] is False
+    assert validator_for("report").is_valid(document)
+    assert "Traceback" not in out + err
+
+
+def _run_guarded(*args: str) -> tuple[int, str, str]:
+    """Run the CLI in a thread with a generous guard against a hang (not a speed check)."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        result["outcome"] = run_cli(*args)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(300)
+    assert not thread.is_alive(), f"h5ml {' '.join(args)} did not return"
+    outcome: tuple[int, str, str] = result["outcome"]
+    return outcome
 
 
 def test_validate_rejects_bad_options(tmp_path: Path) -> None:

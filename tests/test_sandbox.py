@@ -5,18 +5,17 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 import h5py
 import pytest
 
 from h5ml.errors import H5MLError, ValidationTimeoutError
-from h5ml.sandbox import ChildDiedError, run_with_timeout
-
-CONTEXTS: list[Literal["spawn", "forkserver"]] = ["spawn", "forkserver"]
+from h5ml.sandbox import ChildDiedError, run_with_timeout, stream_with_timeout
 
 
 # Top-level functions: the child imports them by module and name.
@@ -58,6 +57,32 @@ def _open_hdf5(path: str) -> None:
     h5py.File(path, "r").close()
 
 
+def _print_to_stdout(text: str) -> str:
+    print(text, flush=True)
+    return text.upper()
+
+
+def _count(n: int) -> Iterator[int]:
+    yield from range(n)
+    return f"counted {n}"
+
+
+def _count_then_hang(n: int, pid_file: str) -> Iterator[int]:
+    Path(pid_file).write_text(str(os.getpid()))
+    yield from range(n)
+    while True:
+        time.sleep(0.01)
+
+
+def _count_then_die(n: int) -> Iterator[int]:
+    yield from range(n)
+    os._exit(5)
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
 def _gone(pid: int) -> bool:
     """True when no process (not even a zombie) has this pid: the child was reaped."""
     try:
@@ -67,10 +92,10 @@ def _gone(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("context", CONTEXTS)
-def test_returns_the_result(context: Literal["spawn", "forkserver"]) -> None:
-    """§10.3: a function that finishes returns its value through the pipe."""
-    assert run_with_timeout(_add, (2, 40), 120, context=context) == 42
+def test_returns_the_result() -> None:
+    """§10.3: a function that finishes returns its value through the pipe, from another process."""
+    assert run_with_timeout(_add, (2, 40), 120) == 42
+    assert run_with_timeout(_pid, (), 120) != os.getpid()
 
 
 def test_no_timeout_waits_for_the_result() -> None:
@@ -131,11 +156,57 @@ def test_hdf5_open_of_a_fifo_blocks_and_is_stopped(tmp_path: Path) -> None:
 
 
 def test_arguments_are_checked() -> None:
-    """A negative limit and the fork start method are refused."""
+    """A negative limit is refused, before any child starts."""
     with pytest.raises(ValueError, match="timeout"):
         run_with_timeout(_add, (1, 2), -1)
-    with pytest.raises(ValueError, match="context"):
-        run_with_timeout(_add, (1, 2), 10, context="fork")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="timeout"):
+        next(stream_with_timeout(_count, (1,), -1))
+
+
+def test_child_stdout_goes_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    """§10.3: what the child prints cannot mix with the parent's own output (a JSON report): it goes to stderr."""
+    assert run_with_timeout(_print_to_stdout, ("hello from the child",), 120) == "HELLO FROM THE CHILD"
+    out, err = capfd.readouterr()
+    assert "hello from the child" not in out
+    assert "hello from the child\n" in err
+
+
+def test_stream_yields_items_and_returns_the_result() -> None:
+    """§10.3: a generator in the child sends each item as it is made, then its return value."""
+    stream = stream_with_timeout(_count, (5,), 120)
+    items = []
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            items.append(next(stream))
+    assert items == [0, 1, 2, 3, 4]
+    assert stop.value.value == "counted 5"
+
+
+def test_stream_keeps_the_items_sent_before_the_limit(tmp_path: Path) -> None:
+    """§10.3: items sent before the time limit reach the caller; then the limit stops and reaps the child."""
+    pid_file = tmp_path / "pid"
+    items = []
+    with pytest.raises(ValidationTimeoutError, match="did not finish within 3"):
+        for item in stream_with_timeout(_count_then_hang, (4, str(pid_file)), 3):
+            items.append(item)
+    assert items == [0, 1, 2, 3]
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_stream_keeps_the_items_sent_before_a_crash() -> None:
+    """§10.3: items sent before the child dies reach the caller; then ChildDiedError names the exit code."""
+    items = []
+    with pytest.raises(ChildDiedError, match="exited with code 5"):
+        for item in stream_with_timeout(_count_then_die, (3,), 120):
+            items.append(item)
+    assert items == [0, 1, 2]
+
+
+def test_works_when_the_caller_was_read_from_stdin() -> None:
+    """§10.3: the child never imports the caller's __main__, so a program read on stdin (``python -``) works."""
+    script = "import operator\nfrom h5ml.sandbox import run_with_timeout\nprint(run_with_timeout(operator.add, (2, 3), 120))\n"
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=240, check=False)
+    assert (done.returncode, done.stdout) == (0, "5\n"), done.stderr
 
 
 def test_child_died_error_pickles() -> None:

@@ -31,7 +31,9 @@ def test_valid_names(name: str) -> None:
     assert spec.is_valid_name(name)
 
 
-@pytest.mark.parametrize("name", ["", "_h5ml", "a/b", "..", " train", "train ", ".hidden", "x" * 256, "x\x00y", "a\ud800"])
+@pytest.mark.parametrize(
+    "name", ["", "_h5ml", "a/b", "..", " train", "train ", ".hidden", "x" * 256, "x\x00y", "a\ud800"]
+)
 def test_invalid_names(name: str) -> None:
     """§5.1/§5.4: reserved prefix, separators, whitespace and over-long names are refused."""
     assert not spec.is_valid_name(name)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +18,8 @@ import pytest
 from badfiles import (
     CASES,
     Case,
+    add_large_split,
+    add_slow_split,
     corrupt_chunk,
     default_splits,
     minimal_valid,
@@ -24,8 +30,10 @@ from badfiles import (
     write_then_die,
 )
 from h5ml import schemas, spec
-from h5ml.attrs import write_attr
+from h5ml.attrs import read_attr, write_attr
+from h5ml.checks.storage import unwritten_storage
 from h5ml.codes import CODES, Severity
+from h5ml.fingerprint import file_fingerprint
 from h5ml.sandbox import ChildDiedError, run_with_timeout
 from h5ml.validator import FileReport, Issue, Report, iter_issues, validate, validate_many
 
@@ -223,6 +231,8 @@ def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     report = validate(path, deep=True)
     assert _codes_at(report) == {("I302", "/"), ("I301", "/train/image"), ("I300", "/train/label")}
     assert report.valid
+    (ignored,) = [i for i in report.issues if i.code == "I301"]
+    assert "the file fingerprint cannot be recomputed without it, so it is not checked" in ignored.message
 
 
 @pytest.mark.parametrize("version", ["0.9", "2.0"])
@@ -639,16 +649,64 @@ def test_user_block_is_searched(tmp_path: Path) -> None:
     assert validate(path).codes == ["E109", "E100"]
 
 
-def test_hanging_input_is_e101(tmp_path: Path) -> None:
-    """§10.3: work that does not finish within the limit is stopped and reported as E101, readable=False."""
-    fifo = tmp_path / "pipe.h5"
-    os.mkfifo(fifo)  # opening a named pipe for reading blocks until a writer comes: it never does
-    report = validate(fifo, timeout=3)
-    assert report.codes == ["E101"]
-    (issue,) = report.issues
-    assert (issue.path, issue.clause, issue.severity) == ("/", "§10.3", Severity.ERROR)
-    assert "did not finish within 3" in issue.message
+def _socket(path: Path) -> None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.close()  # the socket file stays
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: os.mkfifo(p), "named pipe (FIFO), not a regular file"),
+        (_socket, "a socket, not a regular file"),
+        (lambda p: p.symlink_to(os.devnull), "a character device, not a regular file"),
+        (lambda p: (os.mkfifo(p.with_suffix(".pipe")), p.symlink_to(p.with_suffix(".pipe"))), "named pipe (FIFO)"),
+        (lambda p: (p.symlink_to(p.with_suffix(".b")), p.with_suffix(".b").symlink_to(p)), "loop of links"),
+        (lambda p: p.symlink_to(p.with_suffix(".nothing")), "does not exist"),
+        (lambda p: p.mkdir(), "a directory, not a regular file"),
+    ],
+    ids=["fifo", "socket", "char-device", "link-to-fifo", "link-loop", "dangling-link", "directory"],
+)
+def test_non_regular_files_are_e100(tmp_path: Path, make: Callable[[Path], Any], words: str) -> None:
+    """§3.1: what is not a regular file (after following links) is E100 at once, before HDF5 or open(2) sees it.
+
+    A FIFO would block the open forever: the time limit is the guard of this test (it would give E101),
+    not the behaviour checked.
+    """
+    path = tmp_path / "input.h5"
+    make(path)
+    report = validate(path, timeout=LIMIT)
+    assert report.codes == ["E100"]
+    assert words in report.issues[0].message
     assert (report.readable, report.valid) == (False, False)
+
+
+def test_deep_time_limit_keeps_the_metadata_issues(tmp_path: Path) -> None:
+    """§10.3, §9.3: a deep validation stopped by its time limit keeps every metadata issue, then E101.
+
+    The file's slow split holds 16 GiB of gzip-compressed zeros in a 17 MB file: its metadata is checked in
+    a moment, its data cannot be inflated and hashed within the 5 s limit. The report is the metadata
+    report (a W202 and an E117 here) followed by E101, and counts as unreadable (the schema ties
+    readable = false to E101).
+    """
+
+    def mutate(f: h5py.File) -> None:
+        add_slow_split(f)
+        write_attr(f["train/image"], "role", "label")
+
+    path = _edited(tmp_path, mutate, "slow.h5")
+    shallow = validate(path, timeout=LIMIT)
+    assert _codes_at(shallow) == {("W202", "/big/x"), ("E117", "/train/image")}
+    report = validate(path, deep=True, timeout=5)
+    assert report.issues[:-1] == shallow.issues
+    last = report.issues[-1]
+    assert (last.code, last.path) == ("E101", "/")
+    assert "did not finish within 5 s" in last.message
+    assert "metadata checks had finished" in last.message
+    assert (report.readable, report.valid, report.format_version) == (False, False, "1.0")
+    doc = Report((report,)).to_json()
+    assert [e.message for e in schemas.validator_for("report").iter_errors(doc)] == []
 
 
 # --------------------------------------------------------------------------- API and report format
@@ -715,17 +773,22 @@ def test_arguments_are_checked(tmp_path: Path) -> None:
 
 
 def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """§10.3: when the child process dies (the HDF5 library crashed), validate() reports E101, readable=False."""
+    """§10.3: when the child process dies (the HDF5 library crashed), the issues it sent are kept, then E101."""
     import h5ml.validator
 
+    found = Issue.of("W203", "/", "no license")
+
     def crash(*args: Any, **kwargs: Any) -> Any:
+        yield found, "1.0"
         raise ChildDiedError("the child process was killed by signal SIGSEGV", exitcode=-11)
 
-    monkeypatch.setattr(h5ml.validator, "run_with_timeout", crash)
+    monkeypatch.setattr(h5ml.validator, "stream_with_timeout", crash)
     report = validate(minimal_valid(tmp_path / "ok.h5"), timeout=LIMIT)
-    assert report.codes == ["E101"]
-    assert "SIGSEGV" in report.issues[0].message
-    assert not report.readable
+    assert report.codes == ["W203", "E101"]
+    assert report.issues[0] == found
+    assert "SIGSEGV" in report.issues[1].message
+    assert "the 1 issue(s) before this one" in report.issues[1].message
+    assert (report.readable, report.format_version) == (False, "1.0")
 
 
 def test_names_that_are_not_utf8(tmp_path: Path) -> None:
@@ -761,3 +824,343 @@ def test_damaged_files_never_raise(tmp_path: Path) -> None:
     assert [e.message for e in schemas.validator_for("report").iter_errors(report.to_json())] == []
     assert [f.path for f in report.files] == [str(p) for p in paths]
     assert not report.valid  # a dozen damaged files: at least one damage is found
+
+
+# --------------------------------------------------------------------------- objects under several names (§3.6)
+
+
+def _damage_train(f: h5py.File) -> None:
+    """E130 at /train/image, E117 at /train/label, and (deep) E142 and E160 at /train/flag."""
+    del f["train/image"].attrs["encoding"]
+    write_attr(f["train/label"], "role", "label")
+    flag = f["train/flag"]
+    data = flag[...]
+    data[1] = 7
+    flag[...] = data
+
+
+def test_split_aliased_under_a_reserved_name_is_checked_in_full(tmp_path: Path) -> None:
+    """§3.6, §5.4: /_h5ml hard-linked to the group of /train hides nothing: /train is checked under its own name.
+
+    HDF5's link visit meets each object once, and '_h5ml' sorts before 'train': a walk that records only
+    the links it visits would see no member of /train. The aliased file gives the issues of the same file
+    without the alias, plus the I301 of the reserved name, shallow and deep.
+    """
+    plain = _edited(tmp_path, _damage_train, "plain.h5")
+
+    def aliased(f: h5py.File) -> None:
+        _damage_train(f)
+        f["_h5ml"] = f["train"]
+
+    both = _edited(tmp_path, aliased, "aliased.h5")
+    for deep in (False, True):
+        expected = validate(plain, deep=deep).issues
+        report = validate(both, deep=deep)
+        assert report.issues[0].code == "I301" and report.issues[0].path == "/_h5ml"
+        assert report.issues[1:] == expected
+    assert {("E130", "/train/image"), ("E117", "/train/label")} <= _codes_at(validate(both))
+    assert {("E142", "/train/flag"), ("E160", "/train/flag")} <= _codes_at(validate(both, deep=True))
+
+
+def test_storage_issues_take_the_feature_path_over_a_reserved_alias(tmp_path: Path) -> None:
+    """§3.2, §3.6: an object reachable as /train/image and as /_stuff (walked first, by name order and depth)
+    is reported under its feature path; the reserved name itself is I301."""
+
+    def mutate(f: h5py.File) -> None:
+        f["train/image"].attrs.create("pair", np.zeros((), dtype=[("a", "<i4"), ("b", "<i4")]))
+        f["_stuff"] = f["train/image"]
+
+    report = validate(_edited(tmp_path, mutate))
+    assert _codes_at(report) == {("I301", "/_stuff"), ("E113", "/train/image"), ("I300", "/train/image")}
+
+
+def test_split_under_a_second_name_counts_in_the_file_fingerprint(tmp_path: Path) -> None:
+    """§3.6, §8.3: /again hard-linked to /train is a split of its own: its lines belong in the file fingerprint.
+
+    The stored fingerprint was computed without them (E160 at '/', deep only); once it includes them the
+    file is valid, every feature of /again being checked and fingerprinted under its own path.
+    """
+    path = _edited(tmp_path, lambda f: f.__setitem__("again", f["train"]))
+    assert validate(path).issues == ()
+    assert _codes_at(validate(path, deep=True)) == {("E160", "/")}
+    with h5py.File(path, "r+") as f:
+        lines = {(split, name): read_attr(f[split][name], "fingerprint") for split in f for name in f[split]}
+        assert {split for split, _ in lines} == {"again", "test", "train"}
+        write_attr(f, "fingerprint", file_fingerprint(lines))
+    assert validate(path, deep=True).issues == ()
+
+
+@pytest.mark.parametrize(
+    ("parent", "name", "target", "checked"),
+    [
+        ("/", "linked", "/test", False),
+        ("/", "_linked", "/test", True),
+        ("/train", "linked", "/train/image", False),
+        ("/train", "_linked", "/train/image", True),
+    ],
+    ids=["root", "root-reserved", "split", "split-reserved"],
+)
+def test_soft_links_and_the_file_fingerprint(
+    tmp_path: Path, parent: str, name: str, target: str, checked: bool
+) -> None:
+    """§3.6, §8.3: a soft link where a split or feature would be hides data the file fingerprint may cover, at
+    the root as in a split: the fingerprint is then not checked; under a reserved name it hides nothing."""
+
+    def mutate(f: h5py.File) -> None:
+        f[parent][name] = h5py.SoftLink(target)
+        write_attr(f, "fingerprint", "sha256:" + "0" * 64)
+
+    report = validate(_edited(tmp_path, mutate), deep=True)
+    link = f"{parent.rstrip('/')}/{name}"
+    assert _codes_at(report) == {("E115", link)} | ({("E160", "/")} if checked else set())
+
+
+# --------------------------------------------------------------------------- root arrays (§3.7, §4.2)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("must_understand", np.zeros((0, 0), dtype=object), "shape (0, 0)"),
+        ("must_understand", np.array([], np.int64), "holds int64"),
+        ("must_understand", h5py.Empty(h5py.string_dtype()), "null dataspace"),
+        ("keywords", np.array([["a", "b"]], dtype=object), "shape (1, 2)"),
+        ("required_filters", np.array([], np.float64), "holds float64"),
+        ("required_filters", np.array(["32000"], dtype=object), "holds a string"),
+    ],
+    ids=["2d-empty", "int-empty", "null", "keywords-2d", "filters-float", "filters-string"],
+)
+def test_array_root_attributes(tmp_path: Path, name: str, value: Any, words: str) -> None:
+    """§3.7, §4.2: must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
+    which the JSON mapping alone cannot see (an empty 2-D or integer array maps to [])."""
+
+    def mutate(f: h5py.File) -> None:
+        if name in f.attrs:
+            del f.attrs[name]
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            f.attrs.create(name, value, dtype=h5py.string_dtype())
+        else:
+            f.attrs[name] = value
+
+    report = validate(_edited(tmp_path, mutate))
+    errors = [i for i in report.issues if i.severity is Severity.ERROR]
+    assert [(i.code, i.path) for i in errors] == [("E107", "/")]
+    assert repr(name) in errors[0].message and words in errors[0].message
+
+
+def test_array_root_attributes_of_other_widths_are_valid(tmp_path: Path) -> None:
+    """§4.2: required_filters may be any integer type of §3.2 (here uint16) and must_understand may be empty."""
+
+    def mutate(f: h5py.File) -> None:
+        f.attrs["required_filters"] = np.array([32000], np.uint16)
+        f.attrs.create("must_understand", np.array([], dtype=object), dtype=h5py.string_dtype())
+
+    assert validate(_edited(tmp_path, mutate)).issues == ()
+
+
+# --------------------------------------------------------------------------- structure first, then data (§6, §10.4)
+
+
+def _short_shapes(f: h5py.File) -> None:
+    replace_dataset(f, "train/volume/shapes", data=f["train/volume/shapes"][:-1])
+
+
+def _long_offsets(f: h5py.File) -> None:
+    offsets = f["train/volume/offsets"][...]
+    replace_dataset(f, "train/volume/offsets", data=np.concatenate((offsets, offsets[-1:])))
+
+
+def _short_shapes_no_count(f: h5py.File) -> None:
+    _short_shapes(f)
+    del f["train"].attrs["num_samples"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (_short_shapes, {("E122", "/train/volume/shapes")}),
+        (_long_offsets, {("E122", "/train/volume/offsets")}),
+        (_short_shapes_no_count, {("E121", "/train"), ("E133", "/train/volume/shapes")}),
+    ],
+    ids=["shapes-N-1", "offsets-N+2", "shapes-N-1-without-num-samples"],
+)
+def test_data_of_inconsistent_features_is_not_read(
+    tmp_path: Path, mutate: Callable[[h5py.File], Any], expected: set[tuple[str, str]]
+) -> None:
+    """§5.3, §6.3: a ragged feature whose components disagree on the number of samples is reported by the
+    metadata checks (E122, or E133 when num_samples is missing), and a deep validation reads none of its data:
+    it reports the same issues, never an exception."""
+    path = _edited(tmp_path, mutate)
+    shallow = validate(path)
+    assert _codes_at(shallow) == expected
+    assert validate(path, deep=True).issues == shallow.issues
+
+
+def test_declared_data_that_was_never_written(tmp_path: Path) -> None:
+    """§10.4: a few-kB file may declare 10^10 class names, 10^11 bytes or 10^12 rows that were never written.
+
+    Nothing is allocated for them: class names are E134 without being read, sample data is E145 in a deep
+    validation without being read, a feature with a wrong sample count is never read; no MemoryError.
+    """
+    strings = h5py.string_dtype()
+
+    def mutate(f: h5py.File) -> None:
+        del f["test/label/class_names"]
+        f["test/label"].create_dataset("class_names", shape=(10**10,), dtype=strings, chunks=(1024,))
+        blob = f["test/blob"]
+        del blob["values"], blob["offsets"]
+        blob.create_dataset("values", shape=(10**11,), dtype=np.uint8, chunks=(1 << 20,))
+        blob.create_dataset("offsets", data=np.array([0, 10**11, 10**11, 10**11], np.int64), chunks=(4,))
+        huge = f.create_group("huge")
+        write_attr(huge, "num_samples", 10**12)
+        write_attr(huge, "shuffle_seed", 1)
+        x = huge.create_dataset("x", shape=(10**12, 3), dtype=np.float32, chunks=(1 << 14, 3))
+        write_attr(x, "encoding", "dense")
+        write_attr(x, "encoding_version", "1.0")
+        replace_dataset(f, "train/image", shape=(10**12, 4, 3), dtype=np.float32, chunks=(1024, 4, 3))
+
+    path = _edited(tmp_path, mutate)
+    shallow = validate(path, timeout=LIMIT)
+    assert _codes_at(shallow) == {("E134", "/test/label/class_names"), ("W202", "/huge/x"), ("E122", "/train/image")}
+    (names,) = [i for i in shallow.issues if i.code == "E134"]
+    assert "9765625 chunks" in names.message and "only 0 were ever written" in names.message
+    deep = validate(path, deep=True, timeout=LIMIT)
+    assert _codes_at(deep) == _codes_at(shallow) | {("E145", "/test/blob/values"), ("E145", "/huge/x")}
+    assert all("but only 0 were ever written" in i.message for i in deep.issues if i.code == "E145")
+
+
+def test_rows_and_samples_over_the_read_bound_are_not_read(tmp_path: Path) -> None:
+    """§10.4: a dense row or a ragged sample over 1 GiB is never read whole (no MemoryError): the feature's
+    data is not checked and its fingerprint not recomputed (the wrong stored fingerprints give no E160), and
+    the file fingerprint is then not checked either."""
+    path = _edited(tmp_path, add_large_split)
+    assert validate(path, timeout=LIMIT).issues == ()
+    assert validate(path, deep=True, timeout=LIMIT).issues == ()
+
+
+def test_unwritten_storage_compares_stored_bytes_with_the_file(tmp_path: Path) -> None:
+    """§10.4: uncompressed data cannot hold more bytes than its file; unallocated data is never written."""
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        written = f.create_dataset("written", data=np.zeros(1000, np.float64))
+        empty = f.create_dataset("empty", shape=(1000,), dtype=np.float64)
+        nothing = f.create_dataset("nothing", shape=(0,), dtype=np.float64)
+        assert unwritten_storage(written, 1 << 20) is None
+        assert unwritten_storage(nothing, 1 << 20) is None
+        assert "never written" in (unwritten_storage(empty, 1 << 20) or "")
+        assert "declares 8000 bytes of uncompressed data but the file holds only 100 bytes" in (
+            unwritten_storage(written, 100) or ""
+        )
+
+
+# --------------------------------------------------------------------------- opening (§3.1, §10.3, §10.4.1)
+
+
+def test_a_file_open_elsewhere_is_validated(tmp_path: Path) -> None:
+    """§10.4.1: a file this process has open (h5ml.open, or h5py without locking) or another process holds open
+    for writing is validated, not reported E100 as if it were damaged."""
+    import h5ml
+
+    path = minimal_valid(tmp_path / "ok.h5")
+    with h5ml.open(path) as dataset:
+        assert dataset.h5file.id.valid
+        assert validate(path).issues == ()
+    with h5py.File(path, "r", locking=False):
+        assert validate(path).issues == ()
+    code = "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); print('open', flush=True); sys.stdin.read()"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(OSError, match="unable to lock file"):
+            h5py.File(path, "r")  # the lock is real: HDF5's default open fails on it
+        assert validate(path, timeout=LIMIT).issues == ()
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.wait(LIMIT)
+        holder.stdout.close()
+
+
+def test_hdf5_refusal_says_what_hdf5_said(tmp_path: Path) -> None:
+    """§3.1: a file with the HDF5 signature that HDF5 refuses is E100 with HDF5's own words."""
+    data = minimal_valid(tmp_path / "full.h5").read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(data[: len(data) * 7 // 10])
+    report = validate(cut, timeout=LIMIT)
+    assert report.codes == ["E100"]
+    message = report.issues[0].message
+    assert message.startswith(f"HDF5 cannot open {cut}: ")
+    assert "truncated file: eof" in message  # what HDF5 said
+    assert "locked" not in message
+
+
+def test_validate_from_a_script_read_on_stdin(tmp_path: Path) -> None:
+    """§10.3: validate(..., timeout=...) works when the calling program was read from standard input
+    (``python -``): the child process never imports the caller's __main__."""
+    path = minimal_valid(tmp_path / "ok.h5")
+    script = f"import json, h5ml\nprint(json.dumps(h5ml.validate({str(path)!r}, timeout={LIMIT}).codes))\n"
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=2 * LIMIT, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+# --------------------------------------------------------------------------- messages and report order (§8.1, §9.3)
+
+
+def test_messages_of_missing_format_and_shuffle_seed(tmp_path: Path) -> None:
+    """§4.1, §7.6: E102 says that 'format' is missing; I303 names both ways to record a shuffle seed."""
+
+    def mutate(f: h5py.File) -> None:
+        del f.attrs["format"]
+
+    (issue,) = validate(_edited(tmp_path, mutate, "noformat.h5")).issues
+    assert issue.code == "E102" and "the root attribute 'format' is missing" in issue.message
+    assert "None" not in issue.message
+    (issue,) = validate(_edited(tmp_path, lambda f: f["train"].attrs.__delitem__("shuffle_seed"))).issues
+    assert issue.code == "I303"
+    assert "h5ml.write(..., shuffle=True, seed=...)" in issue.message
+    assert "Writer.add_split(name, shuffle_seed=...)" in issue.message
+
+
+@pytest.mark.parametrize("obj", ["/", "/train/image"])
+def test_fingerprint_of_the_wrong_shape_is_only_e116(tmp_path: Path, obj: str) -> None:
+    """§3.7, §8.1: a fingerprint stored as an array is E116, and not also W202 ("carries no fingerprint")."""
+
+    def mutate(f: h5py.File) -> None:
+        fp = read_attr(f[obj], "fingerprint")
+        f[obj].attrs.create("fingerprint", np.array([fp, fp], dtype=object), dtype=h5py.string_dtype())
+
+    report = validate(_edited(tmp_path, mutate))
+    assert [(i.code, i.path) for i in report.issues] == [("E116", obj)]
+
+
+def test_issue_order_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
+    """§9.3: the same files give the same report, issue for issue, in processes with different hash seeds."""
+    paths = []
+    for index, case in enumerate(CASES):
+        path = tmp_path / f"{index}.h5"
+        case.build(path)
+        paths.append(str(path))
+    paths.append(str(_edited(tmp_path, lambda f: (_damage_train(f), f.__setitem__("_h5ml", f["train"])), "a.h5")))
+    code = (
+        "import json, sys\n"
+        "from h5ml.validator import validate_many\n"
+        "print(json.dumps(validate_many(sys.argv[1:], deep=True).to_json()))\n"
+    )
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", code, *paths],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=10 * LIMIT,
+            check=True,
+        ).stdout
+        for seed in ("0", "4242")
+    ]
+    assert outputs[0] == outputs[1]
+    doc = json.loads(outputs[0])
+    assert doc["summary"]["files"] == len(paths)
+    assert sum(len(f["issues"]) for f in doc["files"]) > len(paths)

@@ -61,7 +61,7 @@ _TABLE: Final = [
         "not_hdf5",
         _E,
         "§3.1",
-        "The file cannot be opened as HDF5 (empty, truncated, not HDF5, or a directory).",
+        "The file cannot be opened as HDF5: empty, truncated, not HDF5, or not a regular file (directory, FIFO, device, link loop).",
     ),
     Code(
         "E101",
@@ -197,7 +197,7 @@ _TABLE: Final = [
         "data_unreadable",
         _E,
         "§3.5",
-        "Sample data cannot be read or decoded (corrupt chunk, checksum failure).",
+        "Sample data cannot be read: a corrupt chunk, a checksum failure, data never written, or more data declared than the file holds.",
         deep=True,
     ),
     # -- chunks ------------------------------------------------------------

@@ -25,7 +25,19 @@ that carries it and names the attribute in its message.
 
 The validator never follows an external or soft link and never reads a
 dataset with external raw storage or a virtual dataset: it reports them
-(§3.6, §10.1).
+(§3.6, §10.1). It finds splits and features by name: an object hard-linked
+under several names (which §3.6 allows) is checked under each split and
+feature name, whatever other names reach it.
+
+Time limits and partial reports
+-------------------------------
+With a time limit (§10.3) the checks run in a child process that sends each
+issue to the parent as soon as it is found, and runs every metadata check
+before it reads any sample data. When the limit passes or the child dies,
+the report keeps the issues found until then and ends with E101; the file
+then counts as unreadable (``readable`` is False, as the report schema ties
+``readable = false`` to E100/E101), and the E101 message says whether the
+metadata checks had finished (so that their issues are complete) or not.
 
 Where the checks live
 ---------------------
@@ -38,16 +50,16 @@ encoding, chunks, sample data).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from h5ml._version import __version__
-from h5ml.checks import FileState, Issue, check_path
+from h5ml.checks import FileState, Issue, check_events, check_path
 from h5ml.codes import Severity
 from h5ml.errors import ChildDiedError, ValidationTimeoutError
-from h5ml.sandbox import run_with_timeout
+from h5ml.sandbox import stream_with_timeout
 
 __all__ = [
     "REPORT_VERSION",
@@ -81,7 +93,8 @@ class FileReport:
     path
         The file's path as the validator was given it.
     issues
-        Every issue found, in the order the checks ran.
+        Every issue found, in the order the checks ran (a deterministic order,
+        §9.3); after a time limit or a crash, those found before it and E101.
     format_version
         The file's ``format_version`` when it is a ``MAJOR.MINOR`` string, else None.
     deep
@@ -198,7 +211,9 @@ class Report:
 def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator[Issue]:
     """Yield every issue of one file, in this process (§9).
 
-    The file is opened read-only without HDF5 file locking; external and soft
+    The file is opened read-only with HDF5's default file locking, as
+    :func:`h5ml.open` opens it (so a file this process has open can be
+    checked), and without locking when a lock conflicts; external and soft
     links are reported, never followed. An untrusted file can make the HDF5
     library loop (§10.3): use :func:`validate` with a ``timeout`` for those.
 
@@ -216,7 +231,9 @@ def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator
     Issue
         One per broken rule, in check order: the file (E100, E109), the root
         attributes (E102-E108, W202-W204), links (E110, E115), the storage
-        profile (E111-E114, W205, W206, W208), then each split and feature.
+        profile (E111-E114, W205, W206, W208), then each split and feature;
+        in a deep validation, then the data of each feature and the file
+        fingerprint (E140-E145, E160).
 
     Raises
     ------
@@ -225,29 +242,63 @@ def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator
     yield from check_path(FileState(os.fspath(path), deep))
 
 
-def _check(path: str, deep: bool) -> tuple[list[Issue], str | None]:
-    """Run every check of one file; top-level so that a child process can run it (§10.3)."""
+def _check_stream(path: str, deep: bool) -> Generator[tuple[Issue | None, str | None], None, str | None]:
+    """Run every check of one file, yielding ``(issue, format_version)`` as found (§10.3).
+
+    Top-level so that a child process can run it. ``issue`` is None for the
+    event that every metadata check is done. Returns the file's version.
+    """
     state = FileState(path, deep)
-    issues = list(check_path(state))
-    return issues, state.format_version
+    for event in check_events(state):
+        yield (event if isinstance(event, Issue) else None), state.format_version
+    return state.format_version
+
+
+def _stopped(cause: str, advice: str, deep: bool, metadata_done: bool, found: int) -> Issue:
+    """The E101 that ends the report of a check that was stopped or whose child process died (§10.3)."""
+    if metadata_done and deep:
+        progress = (
+            f"the metadata checks had finished (the {found} issue(s) before this one include all of theirs), "
+            "the checks of the sample data had not"
+        )
+    elif found:
+        progress = f"the {found} issue(s) before this one were found before that, but the checks had not finished"
+    else:
+        progress = "no issue had been found before that, and the checks had not finished"
+    return Issue.of("E101", "/", f"{cause}; {progress}: {advice}")
 
 
 def _validate(path: str, deep: bool, timeout: float | None, isolated: bool) -> FileReport:
     if not isolated:
-        issues, version = _check(path, deep)
-        return FileReport(path, tuple(issues), version, deep)
+        state = FileState(path, deep)
+        issues = tuple(check_path(state))
+        return FileReport(path, issues, state.format_version, deep)
+    found: list[Issue] = []
+    version: str | None = None
+    metadata_done = False
+    stream = stream_with_timeout(_check_stream, (path, deep), timeout)
     try:
-        issues, version = run_with_timeout(_check, (path, deep), timeout)
+        while True:
+            issue, version = next(stream)
+            if issue is None:
+                metadata_done = True
+            else:
+                found.append(issue)
+    except StopIteration as stop:
+        version = stop.value
     except ValidationTimeoutError:
-        message = (
-            f"validating {path} did not finish within {timeout} s and was stopped: the HDF5 library may loop on "
-            "this file; do not use it, or validate it with a longer time limit if you trust it"
-        )
-        return FileReport(path, (Issue.of("E101", "/", message),), None, deep)
+        cause = f"validating {path} did not finish within {timeout} s and was stopped"
+        if metadata_done and deep:
+            advice = "validate it without deep checks, or with a longer time limit if you trust it"
+        else:
+            advice = (
+                "the HDF5 library may loop on this file; do not use it, or give a longer time limit if you trust it"
+            )
+        found.append(_stopped(cause, advice, deep, metadata_done, len(found)))
     except ChildDiedError as exc:
-        message = f"the HDF5 library crashed while reading {path} ({exc}); the file is damaged: do not use it"
-        return FileReport(path, (Issue.of("E101", "/", message),), None, deep)
-    return FileReport(path, tuple(issues), version, deep)
+        cause = f"the HDF5 library crashed while reading {path} ({exc})"
+        found.append(_stopped(cause, "the file is damaged: do not use it", deep, metadata_done, len(found)))
+    return FileReport(path, tuple(found), version, deep)
 
 
 def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float | None = None) -> FileReport:
@@ -261,9 +312,9 @@ def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float
         Also read every sample (see :func:`iter_issues`).
     timeout
         None: check in this process. A number of seconds: check in a child
-        process (:func:`h5ml.sandbox.run_with_timeout`); when the limit passes
-        or the child crashes, the report holds a single E101 issue and
-        ``readable`` is False.
+        process (:func:`h5ml.sandbox.stream_with_timeout`), metadata first;
+        when the limit passes or the child crashes, the report holds the
+        issues found until then followed by E101, and ``readable`` is False.
 
     Returns
     -------

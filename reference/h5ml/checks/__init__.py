@@ -15,7 +15,8 @@ Modules, in the order the checks run:
   attributes, unknown objects (§5, §6.1).
 - :mod:`~h5ml.checks.encodings`: the structure of each encoding (§6.2-§6.6).
 - :mod:`~h5ml.checks.chunking`: chunk and layout rules of feature datasets (§7).
-- :mod:`~h5ml.checks.deep`: sample data and fingerprints, in a deep validation (§3.3, §3.4, §6, §8).
+- :mod:`~h5ml.checks.deep`: sample data and fingerprints, in a deep validation, after every
+  metadata check (§3.3, §3.4, §6, §8, §10.4).
 
 Shared by them: :mod:`~h5ml.checks.issue` (the issue record),
 :mod:`~h5ml.checks.state` (the state of one file's checks) and
@@ -24,8 +25,8 @@ Shared by them: :mod:`~h5ml.checks.issue` (the issue record),
 
 from __future__ import annotations
 
-from h5ml.checks.file import check_path
+from h5ml.checks.file import METADATA_DONE, check_events, check_path
 from h5ml.checks.issue import Issue
 from h5ml.checks.state import FileState
 
-__all__ = ["FileState", "Issue", "check_path"]
+__all__ = ["METADATA_DONE", "FileState", "Issue", "check_events", "check_path"]

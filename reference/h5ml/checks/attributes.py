@@ -214,7 +214,7 @@ def check_rules(values: dict[str, Any], path: str, rules: Rules) -> Iterator[Iss
             yield Issue.of("E117", path, f"attribute {name!r} of {path} is {values[name]!r}; it must be {expected}")
 
 
-def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: str) -> Iterator[Issue]:
+def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: str, *, present: bool) -> Iterator[Issue]:
     """E161 for a malformed ``fingerprint`` attribute, W202 for a missing one (§8.1).
 
     Parameters
@@ -227,14 +227,20 @@ def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: st
         ``"file"`` or ``"feature"``, for the message.
     how
         Where to learn how to compute it, for the message.
+    present
+        Whether the object carries a ``fingerprint`` attribute at all; one that
+        is present but missing from ``values`` was not a scalar (E116 already
+        reported) and gives nothing here.
 
     Yields
     ------
     Issue
         At most one: W202 or E161.
     """
-    if "fingerprint" not in values:
+    if not present:
         yield Issue.of("W202", path, f"the {what} {path} carries no 'fingerprint' attribute; {how}")
+        return
+    if "fingerprint" not in values:
         return
     fp = values["fingerprint"]
     if not (isinstance(fp, str) and FINGERPRINT_PATTERN.match(fp)):

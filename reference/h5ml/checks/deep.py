@@ -1,11 +1,19 @@
-"""Checks that read sample data (deep validation): E140-E145, E160 (§3.3, §3.4, §6, §8).
+"""Checks that read sample data (deep validation): E140-E145, E160 (§3.3, §3.4, §6, §8, §10.4).
 
-A deep validation reads every sample of every sound feature, in batches of
-about :data:`_BATCH_BYTES` aligned on chunks, to check what the structure
-cannot show (offsets, codes, booleans, shapes, UTF-8) and to recompute each
-feature's fingerprint (§8.2) and then the file's (§8.3). A read the HDF5
-library fails gives E145 for that feature; its fingerprint is then not
-recomputed, and neither is the file's.
+:func:`check_data` runs once every metadata check is done: it reads every
+sample of every feature whose structure is sound (the features that
+:mod:`~h5ml.checks.splits` queued; a feature with a structural error, such as
+a wrong number of samples, is never read), to check what the structure cannot
+show (offsets, codes, booleans, shapes, UTF-8) and to recompute each feature's
+fingerprint (§8.2) and then the file's (§8.3).
+
+Resource limits (§10.4): data that was never written (HDF5 would return fill
+values for it, however large the declared shape) is reported as E145 before
+anything is read; data is read in batches of about :data:`_BATCH_BYTES`
+aligned on chunks, and a single row, sample or chunk larger than
+:data:`_MAX_READ_BYTES` is not read at all (the feature's fingerprint is then
+not recomputed). A read the HDF5 library fails gives E145 for that feature;
+its fingerprint is then not recomputed, and neither is the file's.
 """
 
 from __future__ import annotations
@@ -22,15 +30,18 @@ from h5ml.checks.attributes import read_value
 from h5ml.checks.chunking import row_bytes
 from h5ml.checks.issue import Issue
 from h5ml.checks.state import LIBRARY_ERRORS, Feature, FileState
+from h5ml.checks.storage import unwritten_storage
 from h5ml.errors import EncodingError
 from h5ml.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 
-__all__ = ["check_file_fingerprint", "deep_feature"]
+__all__ = ["check_data", "check_file_fingerprint", "deep_feature"]
 
 #: Bytes of sample data a deep validation reads at once (memory bound, not a spec rule).
 _BATCH_BYTES: Final = 16 << 20
 #: Offsets entries a deep validation reads at once.
 _OFFSETS_BATCH: Final = 1 << 20
+#: The most bytes one read may take: a row, a sample or a chunk larger than this is not read (§10.4).
+_MAX_READ_BYTES: Final = 1 << 30
 
 
 class _ReadError(Exception):
@@ -59,8 +70,40 @@ def _rows_per_batch(dset: h5py.Dataset) -> int:
     return rows
 
 
+def _chunk_bytes(dset: h5py.Dataset) -> int:
+    """Bytes of one chunk of ``dset`` as HDF5 decodes it (0 when not chunked)."""
+    return 0 if dset.chunks is None else int(dset.id.get_type().get_size()) * math.prod(dset.chunks)
+
+
+def check_data(state: FileState, f: h5py.File) -> Iterator[Issue]:
+    """Read the data of every queued feature, then check the file fingerprint (§6, §8, §10.4).
+
+    Parameters
+    ----------
+    state
+        The file's state after every metadata check; its ``data_checks`` lists
+        the features to read, in check order.
+    f
+        The open file.
+
+    Yields
+    ------
+    Issue
+        The issues of :func:`deep_feature` for each feature, E101 for a
+        feature the library fails on outside a data read, then E160 for the
+        file fingerprint (:func:`check_file_fingerprint`).
+    """
+    for feature in state.data_checks:
+        try:
+            yield from deep_feature(state, feature)
+        except LIBRARY_ERRORS as exc:
+            state.all_fingerprints_computed = False
+            yield Issue.of("E101", feature.path, f"the HDF5 library failed while reading {feature.path}: {exc}")
+    yield from check_file_fingerprint(state, f)
+
+
 def deep_feature(state: FileState, feature: Feature) -> Iterator[Issue]:
-    """Read a feature's samples: E140-E145, E160 (§3.3, §3.4, §6, §8).
+    """Read a feature's samples: E140-E145, E160 (§3.3, §3.4, §6, §8, §10.4).
 
     Parameters
     ----------
@@ -73,8 +116,10 @@ def deep_feature(state: FileState, feature: Feature) -> Iterator[Issue]:
     Yields
     ------
     Issue
-        The data issues of its encoding, E145 when the library cannot read or
-        decode its data, E160 when its stored fingerprint differs from its data's.
+        E145 when data of the feature was never written (nothing is read
+        then), the data issues of its encoding, E145 when the library cannot
+        read or decode its data, E160 when its stored fingerprint differs from
+        its data's.
     """
     deep = {
         "dense": _deep_dense,
@@ -83,16 +128,31 @@ def deep_feature(state: FileState, feature: Feature) -> Iterator[Issue]:
         "ragged": _deep_ragged,
         "bytes": _deep_ragged,
     }[feature.encoding]
-    try:
-        computed = yield from deep(feature)
-    except _ReadError as exc:
-        computed = None
+    missing = [
+        (dset.name, text)
+        for name, dset in feature.members.items()
+        if name != "class_names" and (text := unwritten_storage(dset, state.file_size)) is not None
+    ]
+    # A chunk larger than the read bound would be decoded whole by HDF5 (§10.4): such a feature is not read.
+    readable = all(_chunk_bytes(dset) <= _MAX_READ_BYTES for dset in feature.members.values())
+    computed: str | None = None
+    for path, text in missing:
         yield Issue.of(
             "E145",
-            exc.path,
-            f"sample data of {exc.path} cannot be read or decoded ({exc.cause}); the file is "
-            "damaged: restore it from a good copy",
+            path,
+            f"sample data cannot be read: {text}; HDF5 would return fill values in their place, so the file "
+            "was not written completely: write it again",
         )
+    if readable and not missing:
+        try:
+            computed = yield from deep(feature)
+        except _ReadError as exc:
+            yield Issue.of(
+                "E145",
+                exc.path,
+                f"sample data of {exc.path} cannot be read or decoded ({exc.cause}); the file is "
+                "damaged: restore it from a good copy",
+            )
     if computed is None:
         state.all_fingerprints_computed = False
         return
@@ -123,6 +183,8 @@ def _check_bool(feature: Feature, values: npt.NDArray[Any], first: int, what: st
 def _deep_dense(feature: Feature) -> Generator[Issue, None, str | None]:
     """E142 for a boolean dense feature; its fingerprint (§6.2, §8.2)."""
     dset: h5py.Dataset = feature.members[""]
+    if row_bytes(dset) > _MAX_READ_BYTES:
+        return None  # one sample is too large to read at once (§10.4)
     hasher = FeatureHasher("dense", bool if feature.logical_bool else dset.dtype, dset.shape[1:])
     step = _rows_per_batch(dset)
     bad_bool = False
@@ -225,7 +287,8 @@ def _deep_ragged(feature: Feature) -> Generator[Issue, None, str | None]:
         hasher = FeatureHasher("bytes")
     else:
         hasher = FeatureHasher("ragged", bool if feature.logical_bool else values.dtype)
-    budget = max(1, _BATCH_BYTES // max(1, row_bytes(values)))
+    one_row = max(1, row_bytes(values))
+    budget = max(1, _BATCH_BYTES // one_row)
     n = offsets.shape[0] - 1
     bad_bool = bad_shape = False
     for block in range(0, n, _OFFSETS_BATCH):
@@ -234,6 +297,8 @@ def _deep_ragged(feature: Feature) -> Generator[Issue, None, str | None]:
         while i < len(offs) - 1:
             j = int(np.searchsorted(offs, offs[i] + budget, side="right")) - 1
             j = min(max(j, i + 1), len(offs) - 1)
+            if (int(offs[j]) - int(offs[i])) * one_row > _MAX_READ_BYTES:
+                return None  # one sample is too large to read at once (§10.4)
             lengths = np.diff(offs[i : j + 1])
             batch = _read(values, slice(int(offs[i]), int(offs[j])))
             if not bad_bool:

@@ -7,14 +7,17 @@ dataset (:mod:`~h5ml.checks.chunking`) and, for a categorical feature, its
 class names. Each check yields issues and returns whether the feature is
 sound enough for its data to be read (deep checks, §8); the datasets found
 are recorded in :attr:`Feature.members <h5ml.checks.state.Feature.members>`.
-Only the ``class_names`` of categorical features are read (E134); no sample
-data is.
+A feature with a wrong number of samples, or whose components disagree on it,
+is not sound: its data is not read. Only the ``class_names`` of categorical
+features are read (E134), in bounded blocks and only when every declared name
+was written (§10.4); no sample data is.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Generator, Iterator
+from typing import Final
 
 import h5py
 
@@ -23,9 +26,12 @@ from h5ml.checks.attributes import check_attributes
 from h5ml.checks.chunking import check_chunks, check_contiguous
 from h5ml.checks.issue import Issue
 from h5ml.checks.state import LIBRARY_ERRORS, Feature, FileState
-from h5ml.checks.storage import NUMERIC, classify
+from h5ml.checks.storage import NUMERIC, classify, unwritten_storage
 
 __all__ = ["check_encoding"]
+
+#: Class names read at once (a memory bound, not a spec rule, §10.4).
+_NAMES_BLOCK: Final = 1 << 16
 
 #: The structural checks of one encoding: (state, feature, the split's num_samples or None) -> sound.
 _Check = Callable[[FileState, Feature, int | None], Generator[Issue, None, bool]]
@@ -70,8 +76,8 @@ def check_encoding(state: FileState, feature: Feature, n: int | None) -> Generat
 # --------------------------------------------------------------------------- shared checks of one dataset
 
 
-def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0) -> Iterator[Issue]:
-    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3)."""
+def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0) -> Generator[Issue, None, bool]:
+    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3); returns whether it is."""
     if n is not None and dset.shape[0] != n + extra:
         what = f"{n} + {extra} = {n + extra} entries" if extra else f"{n} samples"
         yield Issue.of(
@@ -80,6 +86,8 @@ def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0)
             f"{path} has {dset.shape[0]} entries along its first axis but its split's "
             f"num_samples asks for {what}; write every feature with the same number of samples",
         )
+        return False
+    return True
 
 
 def _check_dtype(
@@ -130,7 +138,7 @@ def _check_dense(state: FileState, feature: Feature, n: int | None) -> Generator
     ok = yield from _check_dtype(dset, path, NUMERIC, "a numeric type (use 'string' for text)")
     ok = (yield from _check_ndim(dset, path, None, "shape (N, ...) with N samples")) and ok
     if dset.shape:
-        yield from _check_samples(dset, path, n)
+        ok = (yield from _check_samples(dset, path, n)) and ok
         yield from check_chunks(dset, path, rows_are_samples=True)
         yield from check_contiguous(dset, path)
     issues = list(_check_logical_bool(feature, dset))
@@ -145,7 +153,7 @@ def _check_string(state: FileState, feature: Feature, n: int | None) -> Generato
     ok = yield from _check_dtype(dset, path, ("string",), "strings (use 'dense' for numbers)")
     ok = (yield from _check_ndim(dset, path, (1,), "shape (N,)")) and ok
     if dset.shape and len(dset.shape) == 1:
-        yield from _check_samples(dset, path, n)
+        ok = (yield from _check_samples(dset, path, n)) and ok
         yield from check_chunks(dset, path, rows_are_samples=True)
     feature.members[""] = dset
     return ok
@@ -201,7 +209,7 @@ def _check_offsets(feature: Feature, n: int | None) -> Generator[Issue, None, bo
             ok = False
             yield Issue.of("E133", path, f"{path} is empty; offsets hold N + 1 entries, starting with 0")
         else:
-            yield from _check_samples(offsets, path, n, extra=1)
+            ok = (yield from _check_samples(offsets, path, n, extra=1)) and ok
             yield from check_chunks(offsets, path, rows_are_samples=False)
     return ok
 
@@ -215,32 +223,45 @@ def _check_categorical(state: FileState, feature: Feature, n: int | None) -> Gen
     ok = yield from _check_dtype(codes, codes.name, ("int",), "signed integer codes (-1 = missing)")
     ok = (yield from _check_ndim(codes, codes.name, (1,), "shape (N,)")) and ok
     if codes.shape and len(codes.shape) == 1:
-        yield from _check_samples(codes, codes.name, n)
+        ok = (yield from _check_samples(codes, codes.name, n)) and ok
         yield from check_chunks(codes, codes.name, rows_are_samples=True)
     names_ok = yield from _check_dtype(names, names.name, ("string",), "variable-length UTF-8 strings")
     names_ok = (yield from _check_ndim(names, names.name, (1,), "shape (K,)")) and names_ok
     if names.shape and len(names.shape) == 1:
         yield from check_chunks(names, names.name, rows_are_samples=False)
     if names_ok:
-        yield from _check_class_names(feature, names)
+        names_ok = yield from _check_class_names(state, feature, names)
     return ok and names_ok
 
 
-def _check_class_names(feature: Feature, dset: h5py.Dataset) -> Iterator[Issue]:
-    """E134: class names are unique, non-empty UTF-8 strings (§6.5). Reads the K names."""
+def _check_class_names(state: FileState, feature: Feature, dset: h5py.Dataset) -> Generator[Issue, None, bool]:
+    """E134: class names are unique, non-empty UTF-8 strings (§6.5); returns whether all were read.
+
+    Reads the K names in blocks of :data:`_NAMES_BLOCK`, and only when every declared name was written (§10.4).
+    """
     path = dset.name
-    try:
-        raw = dset[()]
-    except LIBRARY_ERRORS as exc:
-        yield Issue.of("E134", path, f"the class names {path} cannot be read: {exc}")
-        return
+    missing = unwritten_storage(dset, state.file_size)
+    if missing is not None:
+        yield Issue.of(
+            "E134",
+            path,
+            f"the class names cannot be read: {missing}; HDF5 would return an empty string for every unwritten "
+            "name: write every class name",
+        )
+        return False
     names: list[str] = []
-    for i, value in enumerate(raw.tolist()):
+    for start in range(0, dset.shape[0], _NAMES_BLOCK):
         try:
-            names.append(value if isinstance(value, str) else bytes(value).decode("utf-8"))
-        except UnicodeDecodeError:
-            yield Issue.of("E134", path, f"class name {i} of {path} is not valid UTF-8: {value!r}")
-            return
+            block = dset[start : start + _NAMES_BLOCK]
+        except LIBRARY_ERRORS as exc:
+            yield Issue.of("E134", path, f"the class names {path} cannot be read: {exc}")
+            return False
+        for i, value in enumerate(block.tolist(), start):
+            try:
+                names.append(value if isinstance(value, str) else bytes(value).decode("utf-8"))
+            except UnicodeDecodeError:
+                yield Issue.of("E134", path, f"class name {i} of {path} is not valid UTF-8: {value!r}")
+                return False
     empty = [i for i, s in enumerate(names) if not s]
     if empty:
         yield Issue.of("E134", path, f"class names of {path} at positions {empty[:10]} are empty; name every class")
@@ -248,6 +269,7 @@ def _check_class_names(feature: Feature, dset: h5py.Dataset) -> Iterator[Issue]:
     if duplicates:
         yield Issue.of("E134", path, f"class names of {path} repeat {duplicates[:10]}; each class needs a unique name")
     feature.class_names = names
+    return True
 
 
 def _check_values(
@@ -291,7 +313,16 @@ def _check_ragged(state: FileState, feature: Feature, n: int | None) -> Generato
         if shapes.shape[1] == 0:
             shapes_ok = False
             yield Issue.of("E133", path, f"{path} has shape {shapes.shape}; samples need D >= 1 axes, (N, D)")
-        yield from _check_samples(shapes, path, n)
+        shapes_ok = (yield from _check_samples(shapes, path, n)) and shapes_ok
+        offsets = feature.members["offsets"]
+        if n is None and ok and offsets.shape[0] - 1 != shapes.shape[0]:
+            shapes_ok = False
+            yield Issue.of(
+                "E133",
+                path,
+                f"{path} has {shapes.shape[0]} rows but {offsets.name} has {offsets.shape[0]} entries, so "
+                f"{offsets.shape[0] - 1} samples; give shapes one row per sample",
+            )
         yield from check_chunks(shapes, path, rows_are_samples=True)
     return ok and values_ok and shapes_ok
 

@@ -10,8 +10,8 @@ version and the filters it declares, which later checks need.
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import Any, Final
 
 import h5py
 
@@ -20,9 +20,13 @@ from h5ml.attrs import MISSING, to_json_value
 from h5ml.checks.attributes import check_attributes, check_fingerprint_attr, is_int, is_version, read_value
 from h5ml.checks.issue import Issue
 from h5ml.checks.state import LIBRARY_ERRORS, FileState
+from h5ml.checks.storage import classify
 from h5ml.metadata import validate_root
 
 __all__ = ["check_root"]
+
+#: The kinds of :func:`~h5ml.checks.storage.classify` each element type of an array root attribute accepts (§4.2).
+_ELEMENT_KINDS: Final = {"string": ("string",), "integer": ("int", "uint")}
 
 
 def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
@@ -51,7 +55,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     """
     fmt = read_value(f, "format") if "format" in f.attrs else MISSING
     if fmt != spec.FORMAT_NAME:
-        found = "is missing" if fmt is MISSING else f"is {fmt!r}"
+        found = _found(fmt)
         yield Issue.of(
             "E102",
             "/",
@@ -61,7 +65,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         return False
     fv = read_value(f, "format_version") if "format_version" in f.attrs else MISSING
     if fv is MISSING or not is_version(fv):
-        found = "is missing" if fv is MISSING else f"is {fv!r}"
+        found = _found(fv)
         yield Issue.of(
             "E103",
             "/",
@@ -92,6 +96,10 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     values = yield from check_attributes(f, "/", spec.ROOT_ATTRS, singles)
     handled = {"format", "format_version", "complete", "fingerprint"}
     handled.update(a for a in spec.ROOT_ATTRS if a in f.attrs and a not in values)  # non-scalar: E116
+    for name, issue in _check_arrays(f):
+        handled.add(name)
+        values.pop(name, None)
+        yield issue
     for name in spec.ROOT_REQUIRED_ATTRS:
         if name not in f.attrs and name not in handled:
             handled.add(name)
@@ -149,5 +157,43 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         )
     if "description" not in f.attrs:
         yield Issue.of("W204", "/", "the file has no description: add the root attribute 'description'")
-    yield from check_fingerprint_attr("/", values, "file", "'h5ml.write' writes it, §8.3 says how to compute it")
+    yield from check_fingerprint_attr(
+        "/", values, "file", "'h5ml.write' writes it, §8.3 says how to compute it", present="fingerprint" in f.attrs
+    )
     return True
+
+
+def _found(value: Any) -> str:
+    """Describe a root attribute's value for a message: missing, without a value, or its value."""
+    if value is MISSING:
+        return "is missing"
+    if isinstance(value, h5py.Empty):
+        return "holds no value (a null dataspace)"
+    return f"is {value!r}"
+
+
+def _check_arrays(f: h5py.File) -> Iterator[tuple[str, Issue]]:
+    """E107 for each array root attribute not stored as a 1-D array of its element type (§3.7, §4.2).
+
+    The JSON mapping of §4.6 cannot see these mistakes (an empty 2-D array and
+    an empty integer array both map to ``[]``), so the HDF5 dataspace and
+    datatype are checked themselves. A datatype outside the storage profile is
+    left to E113.
+    """
+    for name, element in spec.ROOT_ARRAY_ELEMENTS.items():
+        if name not in f.attrs:
+            continue
+        aid = f.attrs.get_id(name)
+        shape = aid.shape
+        kind, detail = classify(aid.get_type())
+        expected = f"a one-dimensional array of {element}s (possibly empty)"
+        if shape is None or len(shape) != 1:
+            found = "a null dataspace" if shape is None else ("a scalar" if shape == () else f"shape {shape}")
+            yield (
+                name,
+                Issue.of(
+                    "E107", "/", f"the root attribute {name!r} is stored as {found}; store it as {expected} (§3.7)"
+                ),
+            )
+        elif kind != "forbidden" and kind not in _ELEMENT_KINDS[element]:
+            yield name, Issue.of("E107", "/", f"the root attribute {name!r} holds {detail}; store it as {expected}")

@@ -1,11 +1,15 @@
 """The splits and their features: E116, E117, E120-E123, E130-E133, E161, W202, W207, I300, I301, I303 (§5, §6.1).
 
-:func:`check_splits` walks the members of the root group (each a split, or
-a reserved name), then the members of each split (each a feature). For a
-feature it checks the attributes every feature carries (§6.1), hands the
-feature to its encoding's checks (:mod:`~h5ml.checks.encodings`) and, in a
-deep validation, to the checks of its data (:mod:`~h5ml.checks.deep`).
-Only hard links are walked: other links were reported by
+:func:`check_splits` walks the members of the root group by name (each a
+split, or a reserved name), then the members of each split (each a feature):
+an object reachable under several names is checked under each of them (§3.6
+allows several hard links; every split and feature name is checked by its own
+path). For a feature it checks the attributes every feature carries (§6.1) and
+hands the feature to its encoding's checks (:mod:`~h5ml.checks.encodings`); a
+feature whose structure is sound is queued on
+:attr:`FileState.data_checks <h5ml.checks.state.FileState.data_checks>` for
+the checks of its data (:mod:`~h5ml.checks.deep`), which run after every
+metadata check. Only hard links are walked: other links were reported by
 :func:`h5ml.checks.storage.check_links`.
 """
 
@@ -27,22 +31,22 @@ from h5ml.checks.attributes import (
     is_int,
     is_version,
 )
-from h5ml.checks.deep import check_file_fingerprint, deep_feature
 from h5ml.checks.encodings import check_encoding
 from h5ml.checks.issue import Issue
-from h5ml.checks.state import LIBRARY_ERRORS, Feature, FileState, text
+from h5ml.checks.state import LIBRARY_ERRORS, Feature, FileState, address, text
 from h5ml.fingerprint import FINGERPRINT_PATTERN
 
 __all__ = ["check_splits"]
 
 
 def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
-    """Check every member of the root group, each split and each feature (§5, §6); the file fingerprint (§8.3).
+    """Check every member of the root group, each split and each feature (§5, §6).
 
     Parameters
     ----------
     state
-        The file's state, after the root, link and storage checks.
+        The file's state, after the root, link and storage checks; gets the
+        features to read in ``data_checks``.
     f
         The open file.
 
@@ -51,12 +55,18 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
     Issue
         I301 for reserved names and objects that are neither groups nor
         datasets, E123 for a dataset at the root, the issues of each split and
-        feature, E101 for a split the library cannot read, and in a deep
-        validation E160 for the file fingerprint.
+        feature, E101 for a split the library cannot read.
     """
     for name in f:
-        path, obj = state.member(f, "/", name)
+        try:
+            path, obj = state.member(f, "/", name)
+        except LIBRARY_ERRORS as exc:
+            state.all_fingerprints_computed = False
+            yield Issue.of("E101", f"/{text(name)}", f"the HDF5 library failed while opening /{text(name)}: {exc}")
+            continue
         if obj is None:
+            if not text(name).startswith(spec.RESERVED_PREFIX):
+                state.all_fingerprints_computed = False  # a split behind a link that is never followed (E110, E115)
             continue
         if text(name).startswith(spec.RESERVED_PREFIX):
             yield Issue.of(
@@ -84,8 +94,6 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
             except LIBRARY_ERRORS as exc:
                 state.all_fingerprints_computed = False
                 yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
-    if state.deep:
-        yield from check_file_fingerprint(state, f)
 
 
 def _check_name(name: str | bytes, path: str, what: str) -> Iterator[Issue]:
@@ -126,19 +134,21 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
             "I303",
             path,
             f"split {path} records no 'shuffle_seed': its samples may be in source order; "
-            "shuffle on write (h5ml.write(..., shuffle=True, seed=...))",
+            "shuffle on write with h5ml.write(..., shuffle=True, seed=...), or, for data streamed in an order "
+            "already shuffled upstream, record the seed with Writer.add_split(name, shuffle_seed=...)",
         )
     for member_name in group:
         member_path, obj = state.member(group, path, member_name)
+        reserved = text(member_name).startswith(spec.RESERVED_PREFIX)
         if obj is None:
-            state.all_fingerprints_computed = False
+            if not reserved:
+                state.all_fingerprints_computed = False  # a feature behind a link that is never followed (E110, E115)
             continue
-        if text(member_name).startswith(spec.RESERVED_PREFIX):
+        if reserved:
             yield Issue.of("I301", member_path, f"{member_path} has a reserved name; readers ignore it")
             continue
         yield from _check_name(member_name, member_path, "feature")
-        if not isinstance(obj, (h5py.Dataset, h5py.Group)):
-            state.all_fingerprints_computed = False
+        if not isinstance(obj, (h5py.Dataset, h5py.Group)):  # not a feature: no line of the file fingerprint
             yield Issue.of(
                 "I301",
                 member_path,
@@ -200,7 +210,12 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
                 "I301",
                 path,
                 f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} does not "
-                f"define; the file's newer version {state.format_version} may: readers ignore the feature",
+                f"define; the file's newer version {state.format_version} may: readers ignore the feature"
+                + (
+                    ", and the file fingerprint cannot be recomputed without it, so it is not checked (§8.3)"
+                    if state.deep
+                    else ""
+                ),
             )
             return
         yield Issue.of(
@@ -210,7 +225,9 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
             f"does not define; use one of {', '.join(spec.ENCODINGS)}",
         )
     yield from _check_feature_attrs(state, values, path, encoding)
-    yield from check_fingerprint_attr(path, values, "feature", "'h5ml.write' writes it (§8.2)")
+    yield from check_fingerprint_attr(
+        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in obj.attrs
+    )
     version = values.get("encoding_version", MISSING)
     usable = encoding in spec.ENCODINGS and is_version(version)
     if usable and spec.parse_version(version)[0] != spec.parse_version(spec.ENCODING_VERSION)[0]:
@@ -245,9 +262,9 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
         )
     else:
         ok = yield from check_encoding(state, feature, n)
-    if ok and any(dset.name in state.external for dset in feature.members.values()):
+    if ok and any(address(dset) in state.external for dset in feature.members.values()):
         ok = False  # its data lives elsewhere (E111/E112): never read it (§10.1)
     if not ok:
         state.all_fingerprints_computed = False
     elif state.deep:
-        yield from deep_feature(state, feature)
+        state.data_checks.append(feature)

@@ -1,27 +1,35 @@
-"""Links and the storage profile of every object: E110-E115, W205, W206, W208 (§3.2-§3.6, §10.1).
+"""Links and the storage profile of every object: E110-E115, W205, W206, W208 (§3.2-§3.6, §10.1, §10.4).
 
-:func:`check_links` lists every link with HDF5's own visit (which never
-follows an external or soft link) and records its kind on the
-:class:`~h5ml.checks.state.FileState`; :func:`check_storage` then checks the
-datatype of every attribute and dataset reached by hard links, and the
-storage of every dataset: external raw storage, virtual layout, filters.
-:func:`classify` sorts a datatype into the storage profile, for the encoding
-checks too.
+:func:`check_links` walks every group breadth first, by name, without ever
+following an external or soft link; it reports those links and records on the
+:class:`~h5ml.checks.state.FileState` every object reached by hard links,
+each object once (a group reachable under several names is walked once, and
+an object that links back to a group above it cannot make the walk loop).
+Hard links with reserved names (``_...``) are entered last, so an object that
+is also reachable under a reserved alias is reported under its split or
+feature name. :func:`check_storage` then checks the datatype of every
+attribute and dataset so recorded, and the storage of every dataset: external
+raw storage, virtual layout, filters. :func:`classify` sorts a datatype into
+the storage profile, for the encoding checks too; :func:`unwritten_storage`
+tells whether a dataset's declared data was ever written, for the checks that
+read data.
 """
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Iterator
 from typing import Any, Final
 
 import h5py
-from h5py import h5d, h5l, h5t
+from h5py import h5d, h5g, h5l, h5o, h5t
 
 from h5ml import spec
 from h5ml.checks.issue import Issue
-from h5ml.checks.state import LIBRARY_ERRORS, FileState, text
+from h5ml.checks.state import LIBRARY_ERRORS, FileState, address, hdf5_path, text
 
-__all__ = ["NUMERIC", "check_links", "check_storage", "classify"]
+__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
 
 #: §3.2 (exponent bits, mantissa bits) of the IEEE binary16/32/64 formats, by size in bytes.
 _IEEE_FLOATS: Final = {2: (5, 10), 4: (8, 23), 8: (11, 52)}
@@ -80,45 +88,95 @@ def classify(tid: Any) -> tuple[str, str]:
 
 
 def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
-    """E110/E115 for every external, soft or user-defined link; records every link (§3.6, §10.1).
+    """E110/E115 for every external, soft or user-defined link; records every object reached by hard links (§3.6).
 
-    Uses HDF5's own link visit, which never follows external or soft links, and keeps names as
-    bytes, so that a name that is not UTF-8 cannot stop the visit.
+    Walks the groups breadth first with HDF5's link iteration, which keeps names
+    as bytes (a name that is not UTF-8 cannot stop the walk) and never follows a
+    link. Each object is recorded once, under the first name met; hard links
+    with reserved names are entered only once every object reachable without
+    them has been recorded, so an object is recorded under a split or feature
+    path whenever it has one.
 
     Parameters
     ----------
     state
-        The file's state; gets ``link_kind`` and ``raw_paths`` of every link.
+        The file's state; gets ``objects``.
     f
         The open file.
 
     Yields
     ------
     Issue
-        E110 per external link, E115 per soft or user-defined link.
+        E110 per external link, E115 per soft or user-defined link, E101 for a
+        group or object the library cannot read (the walk goes on elsewhere).
     """
-    found: list[tuple[bytes, int]] = []
-    f.id.links.visit(lambda name, info: found.append((name, info.type)), info=True)
-    for raw, kind in found:
-        path = "/" + text(raw)
-        state.raw_paths[path] = b"/" + raw
-        if kind == h5l.TYPE_HARD:
-            state.link_kind[path] = "hard"
+    seen = {address(f)}
+    groups: deque[tuple[str, bytes, Any]] = deque([("/", b"/", f.id)])
+    reserved: deque[tuple[str, bytes, Any, bytes]] = deque()  # (parent path, parent bytes, parent id, name)
+    reserved_prefix = spec.RESERVED_PREFIX.encode()
+    while groups or reserved:
+        if not groups:
+            yield from _enter(state, seen, groups, *reserved.popleft())
             continue
-        state.link_kind[path] = "other"
-        if kind == h5l.TYPE_EXTERNAL:
-            target_file, target = (text(part) for part in f.id.links.get_val(raw))
-            yield Issue.of(
-                "E110",
-                path,
-                f"{path} is an external link to {target!r} in file {target_file!r}; it was not "
-                "followed: copy the data into this file (readers refuse external data, §10.1)",
-            )
-        else:
-            what = "a soft link" if kind == h5l.TYPE_SOFT else f"a user-defined link (type {kind})"
-            yield Issue.of(
-                "E115", path, f"{path} is {what}; store the object under one hard link only, without aliases"
-            )
+        parent, raw_parent, gid = groups.popleft()
+        try:
+            links = _links(gid)
+        except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+            yield Issue.of("E101", parent, f"the HDF5 library failed while listing the members of {parent}: {exc}")
+            continue
+        for raw, kind in links:
+            path = hdf5_path(parent, text(raw))
+            if kind == h5l.TYPE_HARD:
+                if raw.startswith(reserved_prefix):
+                    reserved.append((parent, raw_parent, gid, raw))
+                else:
+                    yield from _enter(state, seen, groups, parent, raw_parent, gid, raw)
+            elif kind == h5l.TYPE_EXTERNAL:
+                target_file, target = (text(part) for part in gid.links.get_val(raw))
+                yield Issue.of(
+                    "E110",
+                    path,
+                    f"{path} is an external link to {target!r} in file {target_file!r}; it was not "
+                    "followed: copy the data into this file (readers refuse external data, §10.1)",
+                )
+            else:
+                what = "a soft link" if kind == h5l.TYPE_SOFT else f"a user-defined link (type {kind})"
+                yield Issue.of(
+                    "E115", path, f"{path} is {what}; store the object under one hard link only, without aliases"
+                )
+
+
+def _enter(
+    state: FileState,
+    seen: set[tuple[int, int]],
+    groups: deque[tuple[str, bytes, Any]],
+    parent: str,
+    raw_parent: bytes,
+    gid: Any,
+    raw: bytes,
+) -> Iterator[Issue]:
+    """Record the object of the hard link ``raw`` of group ``gid`` unless seen, and queue it if it is a group."""
+    path = hdf5_path(parent, text(raw))
+    try:
+        oid = h5o.open(gid, raw)
+        key = address(oid)
+    except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+        yield Issue.of("E101", path, f"the HDF5 library failed while opening {path}: {exc}")
+        return
+    if key in seen:
+        return  # another name of an object already recorded (§3.6 allows it)
+    seen.add(key)
+    raw_path = raw_parent.rstrip(b"/") + b"/" + raw
+    state.objects.append((path, raw_path))
+    if isinstance(oid, h5g.GroupID):
+        groups.append((path, raw_path, oid))
+
+
+def _links(gid: Any) -> list[tuple[bytes, int]]:
+    """The ``(name, link type)`` of every link of a group, in byte order of the names."""
+    links: list[tuple[bytes, int]] = []
+    gid.links.iterate(lambda name, info: links.append((name, info.type)), info=True)
+    return sorted(links)
 
 
 def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
@@ -135,12 +193,12 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
     ------
     Issue
         E113, W205, W206, W208 per datatype; E111, E112, E114 per dataset;
-        E101 for an object the library cannot read.
+        E101 for an object the library cannot read. Each object is checked
+        once, under the path :func:`check_links` recorded for it.
     """
-    paths = ["/", *(p for p, kind in state.link_kind.items() if kind == "hard")]
-    for path in paths:
+    for path, raw in [("/", b"/"), *state.objects]:
         try:
-            obj = f[state.raw_paths.get(path, path)]
+            obj = f[raw]
             for name in obj.attrs:
                 yield from _check_type(obj.attrs.get_id(name).get_type(), path, f"attribute {name!r} of {path}")
             if isinstance(obj, h5py.Dataset):
@@ -148,6 +206,55 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 yield from _check_dataset_storage(state, obj, path)
         except (*LIBRARY_ERRORS, KeyError) as exc:
             yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
+
+
+def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
+    """Tell whether the data a dataset declares is missing from the file (§10.4).
+
+    HDF5 returns the fill value for data that was never written, so a small
+    file can declare a dataset of any size: reading it would take as long, and
+    as much memory, as the declared size. This looks only at storage
+    properties: no data is read.
+
+    Parameters
+    ----------
+    dset
+        A dataset of rank >= 1 that is neither external nor virtual.
+    file_size
+        The file's size in bytes.
+
+    Returns
+    -------
+    str or None
+        None when every declared value is stored (or nothing is declared);
+        otherwise what is missing: chunks never written, a contiguous block
+        never allocated, or more stored bytes than an uncompressed dataset can
+        have in a file of ``file_size`` bytes.
+    """
+    shape = dset.shape
+    if not shape or math.prod(shape) == 0:
+        return None
+    plist = dset.id.get_create_plist()
+    layout = plist.get_layout()
+    if layout == h5d.COMPACT:
+        return None
+    stored = int(dset.id.get_storage_size())
+    if layout == h5d.CHUNKED:
+        expected = math.prod(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
+        written = int(dset.id.get_num_chunks())
+        if written < expected:
+            return (
+                f"{dset.name} declares shape {shape} in {expected} chunks of {dset.chunks} but only {written} "
+                "were ever written"
+            )
+    elif stored == 0:
+        return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
+    if plist.get_nfilters() == 0 and stored > file_size:
+        return (
+            f"{dset.name} declares {stored} bytes of uncompressed data but the file holds only {file_size} bytes: "
+            "it is truncated or damaged"
+        )
+    return None
 
 
 def _check_type(tid: Any, path: str, what: str) -> Iterator[Issue]:
@@ -173,7 +280,7 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
     """E111, E112, E114 for one dataset (§3.5, §3.6)."""
     plist = dset.id.get_create_plist()
     if plist.get_external_count() > 0 or plist.get_layout() == h5d.VIRTUAL:
-        state.external.add(path)
+        state.external.add(address(dset))
     if plist.get_external_count() > 0:
         files = sorted({plist.get_external(i)[0].decode("utf-8", "replace") for i in range(plist.get_external_count())})
         yield Issue.of(
