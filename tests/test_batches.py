@@ -43,6 +43,34 @@ def test_dense_casts_are_range_checked() -> None:
     assert normalize(Layout("dense", F2), np.array([1, 2], np.int64), WHERE).data.dtype == F2
 
 
+def test_float_casts_refuse_overflow_to_infinity() -> None:
+    """§3.2: a finite value beyond the float dtype's range is refused (no warning, no silent inf); rounding is
+    allowed as in numpy, and infinities given as such stay infinite."""
+    cases = [
+        (np.array([1.0, 1e6]), "value 1000000.0 \\(element 1 of the batch"),
+        (np.array([0, 70000], np.int64), "value 70000 "),
+        (np.array([np.iinfo(np.uint64).max], np.uint64), "value 18446744073709551615 "),
+        (np.array([np.float32(-1e5)]), "value -100000.0 "),
+    ]
+    for value, match in cases:
+        with pytest.raises(EncodingError, match=match) as err:
+            normalize(Layout("dense", F2), value, WHERE)
+        assert str(err.value).startswith(WHERE) and "largest finite value 65504" in str(err.value)
+    with pytest.raises(EncodingError, match="float32"):
+        normalize(Layout("ragged", F4), [np.array([1.0, 1e39])], WHERE)
+    kept = normalize(Layout("dense", F2), np.array([np.inf, -np.inf, np.nan, 65504.0, 1e-10]), WHERE).data
+    assert kept.dtype == F2 and kept[:2].tolist() == [np.inf, -np.inf] and np.isnan(kept[2])
+    assert kept[3:].tolist() == [65504.0, 0.0]
+    rounded = normalize(Layout("dense", np.dtype("<f8")), np.array([2**53 + 1], np.int64), WHERE).data
+    assert rounded.tolist() == [float(2**53)]
+
+
+def test_string_batch_bytes_count_utf8() -> None:
+    """§7.5: a string batch's size counts UTF-8 bytes (it sizes the write buffer), not characters."""
+    batch = normalize(Layout("string", None), ["日本", "a", ""], WHERE)
+    assert batch.nbytes == 6 + 1 + 0 + 3 * VLEN_ELEMENT_BYTES
+
+
 def test_dense_shape_must_match() -> None:
     """§6.2: every sample has the feature's sample shape."""
     with pytest.raises(
@@ -78,7 +106,7 @@ def test_strings_are_checked_and_decoded() -> None:
     layout = Layout("string", None)
     batch = normalize(layout, ["é", b"caf\xc3\xa9", np.str_("x")], WHERE)
     assert batch.data == ["é", "café", "x"] and batch.n == 3
-    assert batch.nbytes == 1 + 4 + 1 + 3 * VLEN_ELEMENT_BYTES
+    assert batch.nbytes == 2 + 5 + 1 + 3 * VLEN_ELEMENT_BYTES  # UTF-8 bytes: "é" takes 2
     assert normalize(layout, np.array([b"ab", b"c"]), WHERE).data == ["ab", "c"]
     for value, match in [(["a\x00"], "NUL"), ([b"\xff"], "not UTF-8"), (["\udc80"], "lone surrogate"), ([1], "int")]:
         with pytest.raises(EncodingError, match=match):

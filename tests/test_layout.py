@@ -106,7 +106,7 @@ def test_codes_get_the_smallest_signed_dtype(k: int, dtype: np.dtype[Any]) -> No
     ("encoding", "options", "match"),
     [
         ("dense", {}, "needs a dtype"),
-        ("dense", {"dtype": "f4", "sample_shape": (2, 0)}, "axis of length 0"),
+        ("dense", {"dtype": "f4", "sample_shape": (2, -1)}, "negative axis"),
         ("dense", {"dtype": "float128"}, "storage profile"),
         ("ragged", {"dtype": "f4", "sample_shape": (2,), "sample_ndim": 2}, "excludes sample_shape"),
         ("ragged", {"dtype": "f4", "sample_ndim": 0}, "sample_ndim must be >= 1"),
@@ -114,6 +114,7 @@ def test_codes_get_the_smallest_signed_dtype(k: int, dtype: np.dtype[Any]) -> No
         ("categorical", {}, "needs class_names"),
         ("categorical", {"class_names": ["a", "a"]}, "unique"),
         ("categorical", {"class_names": ["a\x00"]}, "NUL"),
+        ("categorical", {"class_names": ["a\udc80"]}, "lone surrogates"),
         ("categorical", {"class_names": ["a", "b"], "dtype": "uint8"}, "signed integer dtype"),
         ("categorical", {"class_names": [f"c{i}" for i in range(129)], "dtype": "int8"}, "holds 128"),
         ("sparse", {}, "unknown encoding"),
@@ -124,6 +125,15 @@ def test_declared_layout_checks_its_options(encoding: str, options: dict[str, An
     args: dict[str, Any] = {"dtype": None, "sample_shape": (), "sample_ndim": None, "class_names": None, **options}
     with pytest.raises(EncodingError, match=match):
         declared_layout(encoding, where=WHERE, **args)
+
+
+def test_declared_layouts_allow_zero_length_axes() -> None:
+    """§6.2/§6.3: a dense sample shape or a ragged row shape may have an axis of length 0."""
+    dense = declared_layout("dense", dtype="f4", sample_shape=(4, 0), sample_ndim=None, class_names=None, where=WHERE)
+    assert dense == Layout("dense", F4, (4, 0))
+    ragged = declared_layout("ragged", dtype="f8", sample_shape=(0,), sample_ndim=None, class_names=None, where=WHERE)
+    assert ragged == Layout("ragged", F8, (0,))
+    assert infer_layout(np.zeros((3, 0, 2), np.int16), FeatureSpec(), WHERE) == Layout("dense", I2, (0, 2))
 
 
 def test_declared_ragged_with_shapes() -> None:
@@ -198,6 +208,9 @@ def test_feature_attrs_give_the_section_6_1_attributes() -> None:
         (Layout("dense", F4), FeatureSpec(sample_rate=True), "sample_rate"),
         (Layout("bytes", U1), FeatureSpec(media_type="image / png"), "type/subtype"),
         (Layout("string", None), FeatureSpec(media_type="text/plain"), "bytes features only"),
+        (Layout("dense", F4), FeatureSpec(description="a\x00b"), "description .* contains a NUL"),
+        (Layout("dense", F4), FeatureSpec(units="\udc80"), "lone surrogate"),
+        (Layout("bytes", U1), FeatureSpec(media_type="image/p\x00ng"), "type/subtype"),
     ],
 )
 def test_feature_attrs_refuse_bad_options(layout: Layout, fspec: FeatureSpec, match: str) -> None:

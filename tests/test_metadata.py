@@ -20,10 +20,13 @@ from h5ml import metadata, schemas, spec
 from h5ml.attrs import write_attr
 from h5ml.errors import H5MLError, MetadataError
 from h5ml.metadata import (
+    ATTR_MESSAGE_OVERHEAD,
+    HEADER_MESSAGE_BYTES,
     WRITER_SET_ATTRS,
     Problem,
     RootMetadata,
     is_valid_root,
+    max_list_items,
     new_root_metadata,
     parse_root,
     validate_root,
@@ -489,7 +492,7 @@ def test_new_root_metadata_keeps_given_fields_in_spec_order() -> None:
         description=None,
         created="2020-01-01T00:00:00Z",
         writer="my tool 1.0",
-        must_understand=["ext"],
+        must_understand=[],
         required_filters=(32001,),
         counts=[1, 2],
     )
@@ -604,3 +607,65 @@ def test_large_description_round_trips_through_a_file(tmp_path: Path) -> None:
     assert meta.description == description
     assert meta.extra == {"shots": 12}
     assert meta.to_json() == {**doc, "complete": 1}
+
+
+# -- what the writer cannot store (new_root_metadata only) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "pointer", "keyword", "match"),
+    [
+        ({"must_understand": ["foo"]}, "/must_understand", "extension", "does not implement"),
+        ({"_private": "a"}, "/_private", "reserved", "reserved for the specification"),
+        ({"": "a"}, "/", "storable", "is empty"),
+        ({"acme:a\x00b": "a"}, "/acme:a\x00b", "storable", "NUL character"),
+        ({"description": "a\x00b"}, "/description", "storable", "NUL character"),
+        ({"keywords": ["ok", "b\udc80"]}, "/keywords/1", "storable", "lone surrogate"),
+        ({"acme:i": 2**63}, "/acme:i", "storable", "does not fit a signed 64-bit integer"),
+        ({"acme:l": [0, -(2**63) - 1]}, "/acme:l/1", "storable", "does not fit a signed 64-bit integer"),
+        ({"keywords": ["k"] * 4088}, "/keywords", "storable", "holds 4088 items.*at most 4087 items of 16 bytes"),
+        ({"acme:ids": [1] * 8175}, "/acme:ids", "storable", "at most 8174 items of 8 bytes"),
+    ],
+)
+def test_new_root_metadata_refuses_what_the_writer_cannot_store(
+    fields: dict[str, Any], pointer: str, keyword: str, match: str
+) -> None:
+    """§1.5/§3.4/§4.3/§4.5/§5.4: unknown extensions, reserved or unstorable names, NUL and surrogates, integers
+    beyond int64 and lists too long for an attribute are refused, each as one problem at its JSON pointer."""
+    with pytest.raises(MetadataError, match=match) as info:
+        new_root_metadata("digits", **fields)
+    assert [p.split(": ", 1)[0] for p in info.value.problems] == [pointer]
+
+
+def test_new_root_metadata_refuses_nul_in_the_name() -> None:
+    """§3.4: the dataset name is a string like any other: no NUL."""
+    with pytest.raises(MetadataError, match="NUL character") as info:
+        new_root_metadata("dig\x00its")
+    assert info.value.problems[0].startswith("/name: ")
+
+
+def test_new_root_metadata_accepts_the_limits() -> None:
+    """§4.3/§4.5: int64 extremes, the longest lists that fit, an empty must_understand are accepted."""
+    doc = new_root_metadata(
+        "digits",
+        must_understand=[],
+        keywords=["k"] * 4087,
+        **{"acme:ids": [1] * 8174, "acme:max": 2**63 - 1, "acme:min": -(2**63)},
+    )
+    assert len(doc["keywords"]) == 4087 and doc["acme:max"] == 2**63 - 1 and doc["must_understand"] == []
+
+
+def test_max_list_items_fits_hdf5(tmp_path: Path) -> None:
+    """§4.5: the item limit holds for HDF5 with the writer's library bounds; the measured limit is only a few
+    items higher (the overhead is not grossly over-estimated)."""
+    str_dtype = h5py.string_dtype("utf-8")
+    with h5py.File(tmp_path / "a.h5", "w", libver=spec.LIBVER_BOUNDS) as f:
+        for i, name in enumerate(("keywords", "acme:" + "n" * 200, "é" * 30)):
+            for item_bytes, make in ((16, lambda k: np.array(["k"] * k, dtype=str_dtype)), (8, np.arange)):
+                limit = max_list_items(name, item_bytes)
+                fits, too_big = f.create_group(f"fits{i}-{item_bytes}"), f.create_group(f"big{i}-{item_bytes}")
+                fits.attrs.create(name, make(limit))
+                assert fits.attrs[name].shape == (limit,)
+                with pytest.raises(OSError, match="object header message is too large"):
+                    too_big.attrs.create(name, make(limit + ATTR_MESSAGE_OVERHEAD // item_bytes))
+    assert HEADER_MESSAGE_BYTES == 65535

@@ -129,16 +129,56 @@ def test_final_flush_sizes_chunks_to_the_samples(tmp_path: Path) -> None:
         assert split.pending_bytes == 0 and f["train/x"].attrs["encoding"] == "dense"
 
 
-def test_load_stored_drops_the_shuffle_seed(tmp_path: Path) -> None:
-    """§7.6: a stored split that is loaded to grow loses its shuffle_seed; its features are re-read."""
+def test_zero_length_axes_get_unit_chunks_and_unlimited_maxshape(tmp_path: Path) -> None:
+    """§6.2/§7.1: a sample axis of length 0 gets chunk length 1 and an unlimited maximum (HDF5 needs chunk
+    dimensions >= 1 and no larger than a fixed maximum); the dataset grows and reads back."""
+    with h5py.File(tmp_path / "z.h5", "w") as f:
+        split = SplitSink("train", f.create_group("train"))
+        layout = Layout("dense", np.dtype("<f4"), (3, 0))
+        sink = FeatureSink("train", "x", layout, {"encoding": "dense"}, "gzip")
+        sink.reset_fingerprint_and_stats()
+        split.features["x"] = sink
+        for n in (4, 2):
+            batch = normalize(layout, np.zeros((n, 3, 0), np.float32), "x")
+            sink.feed(batch)
+            sink.pending.append(batch)
+            split.flush(final=False, compression_opts=None)
+        ds = f["train/x"]
+        assert ds.shape == (6, 3, 0) and ds.maxshape == (None, 3, None) and ds.chunks[1:] == (3, 1)
+        assert ds[()].shape == (6, 3, 0) and ds.compression == "gzip"
+        assert sink.hasher is not None
+        assert sink.hasher.fingerprint() == fingerprint_feature("dense", np.zeros((6, 3, 0), np.float32))
+
+
+def test_load_stored_rereads_features_and_drop_shuffle_seed(tmp_path: Path) -> None:
+    """§7.6: loading a stored split re-reads its features and keeps shuffle_seed; drop_shuffle_seed removes it."""
     build(tmp_path / "l.h5", {"x": np.arange(N)}).group.file.close()
     with h5py.File(tmp_path / "l.h5", "r+") as f:
         f["train"].attrs["shuffle_seed"] = 3
-        split = SplitSink("train", f["train"], num_samples=N, frozen=True, stored={"x": f["train/x"]})
+        split = SplitSink("train", f["train"], num_samples=N, frozen=True, stored={"x": f["train/x"]}, from_file=True)
+        assert split.feature_names == ["x"]
         split.load_stored(str(tmp_path / "l.h5"))
-        assert split.stored == {} and "shuffle_seed" not in f["train"].attrs
+        assert split.stored == {} and split.feature_names == ["x"]
+        assert int(f["train"].attrs["shuffle_seed"]) == 3
         hasher = split.features["x"].hasher
         assert hasher is not None and hasher.fingerprint() == fingerprint_feature("dense", np.arange(N))
+        split.drop_shuffle_seed()
+        assert "shuffle_seed" not in f["train"].attrs
+        f["train"].attrs["shuffle_seed"] = 4
+        SplitSink("train", f["train"]).drop_shuffle_seed()  # a split this writer created keeps its seed
+        assert int(f["train"].attrs["shuffle_seed"]) == 4
+
+
+def test_failed_load_stored_changes_nothing(tmp_path: Path) -> None:
+    """§5.3: if one stored feature cannot be loaded, the split keeps every feature stored and loads none."""
+    build(tmp_path / "f.h5", {"x": np.arange(N), "y": np.arange(N)}).group.file.close()
+    with h5py.File(tmp_path / "f.h5", "r+") as f:
+        del f["train/y"].attrs["encoding"]
+        stored = {"x": f["train/x"], "y": f["train/y"]}
+        split = SplitSink("train", f["train"], num_samples=N, frozen=True, stored=dict(stored), from_file=True)
+        with pytest.raises(WriterError, match="unknown or missing encoding"):
+            split.load_stored(str(tmp_path / "f.h5"))
+        assert split.features == {} and split.stored == stored and split.feature_names == ["x", "y"]
 
 
 def test_from_stored_refuses_features_it_cannot_extend(tmp_path: Path) -> None:

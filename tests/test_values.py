@@ -20,7 +20,9 @@ from h5ml.values import (
     is_bytes,
     is_text,
     take,
+    text_problem,
     to_list,
+    utf8_nbytes,
 )
 
 
@@ -97,7 +99,7 @@ def test_dense_array_needs_a_sample_axis_and_one_shape() -> None:
     [
         (np.zeros((4, 3), np.float32), 4, 48),
         (Categorical(np.zeros(5, np.int16), ["a"]), 5, 10),
-        (["ab", "é"], 2, 3),
+        (["ab", "é"], 2, 4),  # UTF-8 bytes: "é" takes 2
         ([b"abc", bytearray(b"d")], 2, 4),
         ([np.zeros(2), np.zeros(3, np.int8)], 2, 19),
         (np.float32(1), None, None),
@@ -121,3 +123,55 @@ def test_take_keeps_the_column_kind() -> None:
     assert isinstance(cat, Categorical) and cat.codes.tolist() == [-1, 0] and cat.class_names == ("a", "b")
     assert take(["x", "y", "z"], order) == ["z", "x"]
     assert take(["x", "y", "z"], slice(1, 3)) == ["y", "z"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("plain é 日本", None),
+        ("", None),
+        ("a\x00b", "contains a NUL character (U+0000), which HDF5 cannot store"),
+        ("x\udcff", "contains a lone surrogate (U+D800-U+DFFF), which has no UTF-8 form"),
+    ],
+)
+def test_text_problem(text: str, problem: str | None) -> None:
+    """§3.4: HDF5 cannot store NUL, and lone surrogates have no UTF-8 form."""
+    assert text_problem(text) == problem
+
+
+def test_utf8_nbytes() -> None:
+    """UTF-8 byte counts: ASCII 1 byte, é 2, 日 3, a lone surrogate 3."""
+    assert [utf8_nbytes(t) for t in ("abc", "é", "日本", "\udcff", "")] == [3, 2, 6, 3, 0]
+
+
+def test_feature_spec_conflicts() -> None:
+    """§6.1: fields both specs give with different values conflict; equal dtypes and class names do not."""
+    a = FeatureSpec(dtype="f4", role="target", class_names=["x", "y"], sample_rate=8000)
+    same = FeatureSpec(dtype=np.float32, class_names=("x", "y"), sample_rate=8000.0, units="m")
+    assert a.conflicts(same) == [] and a.merged(same).units == "m"
+    other = FeatureSpec(dtype="f8", role="input", compression=False)
+    assert a.conflicts(other) == ["dtype: 'f4' vs 'f8'", "role: 'target' vs 'input'"]
+
+
+def test_spec_table_tracks_used_keys() -> None:
+    """§6.1: keys are marked used per feature; unused() lists the rest, optionally for one split."""
+    table = SpecTable({"x": {"role": "target"}, "train/x": {"units": "m"}, "test/y": {}, "z": FeatureSpec()})
+    assert table.get("train", "x") == FeatureSpec(role="target", units="m") and table.used == set()
+    table.mark_used("train", "x")
+    assert table.unused() == ["test/y", "z"] and table.unused("test") == ["test/y"] and table.unused("train") == []
+    table.mark_used("test", "q")  # names no key: nothing changes
+    assert table.unused() == ["test/y", "z"]
+
+
+@pytest.mark.parametrize(
+    ("features", "match"),
+    [
+        ([("x", {})], "features= must be a dict"),
+        ({3: {}}, "keys must be 'feature' or 'split/feature' strings"),
+        ({"x": "target"}, "must be a FeatureSpec or a dict of its fields"),
+    ],
+)
+def test_spec_table_refuses_malformed_options(features: Any, match: str) -> None:
+    """§6.1: features= is a dict of str keys to FeatureSpec or dicts; anything else is a WriterError."""
+    with pytest.raises(WriterError, match=match):
+        SpecTable(features)

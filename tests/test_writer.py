@@ -11,6 +11,7 @@ import math
 import multiprocessing
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import h5ml
 from h5ml import spec
 from h5ml.chunks import cache_bytes_for
 from h5ml.errors import EncodingError, MetadataError, WriterError
@@ -762,7 +764,7 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size
 def columns(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     n = draw(st.integers(0, 12))
     dtype = np.dtype(draw(st.sampled_from(DTYPES)))
-    sample_shape = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    sample_shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))  # 0-length axes are allowed (§6.2)
     dense = draw(hnp.arrays(dtype, (n, *sample_shape)))
     ragged = [draw(hnp.arrays(dtype, (draw(st.integers(0, 4)),))) for _ in range(n)]
     k = draw(st.integers(1, 4))
@@ -806,3 +808,389 @@ def test_round_trip_property(case: tuple[dict[str, Any], dict[str, Any]], gzip: 
             assert g["cat/codes"][()].tolist() == data["cat"].codes.tolist()
             assert g["dense"].attrs["fingerprint"] == fingerprint_feature("dense", data["dense"])
             assert g["text"].attrs["fingerprint"] == fingerprint_feature("string", data["text"])
+
+
+# -- targets that are not regular files (QA repro 06) -------------------------------------------
+
+
+def _small() -> dict[str, dict[str, Any]]:
+    return {"train": {"x": np.arange(6, dtype=np.int32).reshape(3, 2)}}
+
+
+def test_fifo_target_is_refused(tmp_path: Path) -> None:
+    """§4.4: the writer replaces only regular files; a FIFO is refused by name and stays a FIFO."""
+    fifo = tmp_path / "pipe.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(WriterError, match=r"pipe\.h5 is a FIFO \(named pipe\), not a regular file") as err:
+        write(fifo, _small())
+    assert err.value.path == str(fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.h5"]
+
+
+def test_directory_target_is_refused(tmp_path: Path) -> None:
+    """§4.4: a directory at the target path is refused; it is left as it was."""
+    target = tmp_path / "dir.h5"
+    target.mkdir()
+    with pytest.raises(WriterError, match=r"dir\.h5 is a directory, not a regular file"):
+        Writer(target)
+    assert target.is_dir() and list(target.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.h5"]
+
+
+def test_symlink_to_a_regular_file_is_written_through(tmp_path: Path) -> None:
+    """§4.4: a link to a regular file is kept; the file it points to is replaced atomically by the new file."""
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    real = write(real_dir / "data.h5", {"train": {"x": np.arange(2)}})
+    old_inode = os.stat(real).st_ino
+    link = tmp_path / "link.h5"
+    link.symlink_to(real)
+    assert write(link, _small()) == link
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert os.stat(real).st_ino != old_inode  # a new file was renamed over it, not rewritten in place
+    with h5py.File(real, "r") as f:
+        assert f["train/x"][()].tolist() == [[0, 1], [2, 3], [4, 5]] and f.attrs["complete"] == 1
+    assert sorted(p.name for p in real_dir.iterdir()) == ["data.h5"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.h5", "real"]
+    with Writer(link, mode="a") as w:  # append mode extends the file the link points to
+        w.append("test", {"y": ["a"]})
+    assert link.is_symlink()
+    with h5py.File(real, "r") as f:
+        assert sorted(f) == ["test", "train"] and f["train/x"].shape == (3, 2)
+
+
+def test_dangling_symlink_target_is_refused(tmp_path: Path) -> None:
+    """§4.4: a link to nothing is refused; neither the link nor its missing target changes."""
+    link = tmp_path / "dangling.h5"
+    link.symlink_to(tmp_path / "missing.h5")
+    with pytest.raises(WriterError, match=r"dangling\.h5 is a symbolic link to .*missing\.h5.*cannot be reached"):
+        write(link, _small())
+    assert link.is_symlink() and not (tmp_path / "missing.h5").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.h5"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_symlink_to_a_special_file_is_refused(tmp_path: Path, kind: str) -> None:
+    """§4.4: a link to a FIFO or a directory is refused, naming what the link points to."""
+    special = tmp_path / "special"
+    if kind == "fifo":
+        os.mkfifo(special)
+    else:
+        special.mkdir()
+    link = tmp_path / "link.h5"
+    link.symlink_to(special)
+    words = "FIFO \\(named pipe\\)" if kind == "fifo" else "directory"
+    with pytest.raises(WriterError, match=f"symbolic link to .*special.*, a {words}, not a regular file"):
+        write(link, _small())
+    assert link.is_symlink() and os.readlink(link) == str(special)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.h5", "special"]
+
+
+def test_target_that_becomes_a_fifo_is_refused_at_close(tmp_path: Path) -> None:
+    """§4.4: the target is checked again just before os.replace; the FIFO stays and the temporary file goes."""
+    target = tmp_path / "late.h5"
+    w = Writer(target)
+    w.append("train", {"x": np.arange(3)})
+    os.mkfifo(target)
+    with pytest.raises(WriterError, match="is a FIFO"):
+        w.close()
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late.h5"]
+
+
+def test_target_relinked_while_writing_is_refused(tmp_path: Path) -> None:
+    """§4.4: a link that points elsewhere at close than when the writer started is refused."""
+    first, second = write(tmp_path / "a.h5", _small()), write(tmp_path / "b.h5", _small())
+    link = tmp_path / "link.h5"
+    link.symlink_to(first)
+    w = Writer(link)
+    w.append("train", {"x": np.arange(3)})
+    link.unlink()
+    link.symlink_to(second)
+    before = (first.read_bytes(), second.read_bytes())
+    with pytest.raises(WriterError, match="target changed while the file was written"):
+        w.close()
+    assert (first.read_bytes(), second.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "b.h5", "link.h5"]
+
+
+# -- bad input raises h5ml errors and leaves nothing (QA repros 05, 11) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"), [("x\x00y", "NUL character"), ("x\udcff", "lone surrogate"), ("\x00", "NUL character")]
+)
+def test_names_hdf5_cannot_store_are_refused(tmp_path: Path, bad: str, match: str) -> None:
+    """§5.1.1/§3.4: HDF5 truncates a name at NUL and cannot encode a lone surrogate: such names are refused."""
+    target = tmp_path / "n.h5"
+    with pytest.raises(WriterError, match=match) as err:
+        write(target, {"train": {bad: np.zeros(2)}})
+    assert repr(bad) in str(err.value) and err.value.hdf5_path == "/train"
+    str(err.value).encode("utf-8")  # the message itself is printable
+    with pytest.raises(WriterError, match=match):
+        write(target, {bad: {"x": np.zeros(2)}})
+    with Writer(target) as w:
+        with pytest.raises(WriterError, match=match):
+            w.append("train", {bad: np.zeros(2)})
+        with pytest.raises(WriterError, match=match):
+            w.add_feature("train", bad, encoding="string")
+        with pytest.raises(WriterError, match=match):
+            w.add_split(bad)
+    with h5py.File(target, "r") as f:
+        assert list(f) == []
+    target.unlink()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("metadata", "match"),
+    [
+        ({"name": "n", "must_understand": ["foo"]}, "does not implement"),
+        ({"name": "n", "_private": "a"}, "reserved for the specification"),
+        ({"name": "n\x00x"}, "NUL character"),
+        ({"name": "n", "description": "a\x00b"}, "NUL character"),
+        ({"name": "n", "acme:note": "\udc80"}, "lone surrogate"),
+        ({"name": "n", "keywords": ["k" * 10] * 20000}, "at most 4087 items"),
+        ({"name": "n", "acme:ids": list(range(9000))}, "at most 8174 items"),
+        ({"name": "n", "acme:i": 2**70}, "does not fit a signed 64-bit integer"),
+        ({"name": "n", "acme:i": [1, -(2**63) - 1]}, "does not fit a signed 64-bit integer"),
+    ],
+)
+def test_metadata_hdf5_cannot_store_is_refused(tmp_path: Path, metadata: dict[str, Any], match: str) -> None:
+    """§1.5/§3.4/§4.3/§4.5/§5.4: metadata the writer cannot store raises MetadataError; nothing is left."""
+    target = tmp_path / "m.h5"
+    with pytest.raises(MetadataError, match=match):
+        write(target, _small(), metadata)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_metadata_at_the_limits_is_written(tmp_path: Path) -> None:
+    """§4.3/§4.5: the longest keyword list the limit allows and int64 extremes round-trip."""
+    keywords = [f"k{i}" for i in range(4087)]
+    meta = {"name": "n", "keywords": keywords, "acme:max": 2**63 - 1, "acme:min": -(2**63), "acme:ids": [7] * 8174}
+    target = write(tmp_path / "l.h5", _small(), meta)
+    with h5py.File(target, "r") as f:
+        assert [k.decode() if isinstance(k, bytes) else k for k in f.attrs["keywords"]] == keywords
+        assert int(f.attrs["acme:max"]) == 2**63 - 1 and int(f.attrs["acme:min"]) == -(2**63)
+        assert f.attrs["acme:ids"].shape == (8174,)
+
+
+def test_bad_metadata_and_split_types_are_refused(tmp_path: Path) -> None:
+    """§4.2/§5.1: metadata must be a dict with str keys; splits a dict of dicts (an array is not a split)."""
+    x = np.zeros((4, 3), np.float32)
+    cases: list[tuple[Any, Any, type[Exception], str]] = [
+        ({"train": x}, {"name": "n"}, WriterError, r"split /train must be given as a dict"),
+        ([("train", {"x": x})], None, WriterError, "splits must be a dict"),
+        ({"train": {"x": x}}, ["name"], MetadataError, "metadata must be a dict"),
+        ({"train": {"x": x}}, {"name": "n", 3: "x"}, MetadataError, "root attribute names must be str"),
+        ({"train": {3: x}}, None, WriterError, "feature name 3 in /train is a int"),
+    ]
+    for splits, metadata, error, match in cases:
+        with pytest.raises(error, match=match):
+            write(tmp_path / "t.h5", splits, metadata)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", [2**70, 2**63, -1, 1.5, True, "3"])
+def test_bad_seeds_are_refused(tmp_path: Path, seed: Any) -> None:
+    """§5.3/§7.6: a shuffle seed is an integer in [0, 2**63), in write() and in add_split()."""
+    with pytest.raises(WriterError, match=r"must be an integer in \[0, 2\*\*63\)"):
+        write(tmp_path / "s.h5", _small(), shuffle=True, seed=seed)
+    with Writer(tmp_path / "s.h5") as w:
+        with pytest.raises(WriterError, match=r"shuffle_seed of /train must be an integer in \[0, 2\*\*63\)"):
+            w.add_split("train", shuffle_seed=seed)
+        w.add_split("train")  # the refused call created nothing
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert list(f) == ["train"] and "shuffle_seed" not in f["train"].attrs
+
+
+def test_largest_seed_is_recorded(tmp_path: Path) -> None:
+    """§5.3/§7.6: 2**63 - 1 is a valid seed and is stored exactly."""
+    target = write(tmp_path / "s.h5", _small(), shuffle=True, seed=2**63 - 1)
+    with h5py.File(target, "r") as f:
+        assert int(f["train"].attrs["shuffle_seed"]) == 2**63 - 1
+        perm = np.random.default_rng(2**63 - 1).permutation(3)
+        assert f["train/x"][:, 0].tolist() == (perm * 2).tolist()
+
+
+def test_add_split_refuses_bad_options_at_once(tmp_path: Path) -> None:
+    """§5.3/§3.4: expected_samples must be an int >= 0 and the description storable; nothing is created."""
+    with Writer(tmp_path / "e.h5") as w:
+        bad: list[Any] = [-3, 2.5, "4", True]
+        for value in bad:
+            with pytest.raises(WriterError, match=r"expected_samples of /train must be an integer >= 0"):
+                w.add_split("train", expected_samples=value)
+        with pytest.raises(WriterError, match="NUL character"):
+            w.add_split("train", "a\x00b")
+        with pytest.raises(WriterError, match="must be a str"):
+            w.add_split("train", 3)  # type: ignore[arg-type]
+        w.add_split("train", "ok", expected_samples=0)
+    with h5py.File(tmp_path / "e.h5", "r") as f:
+        assert list(f) == ["train"] and f["train"].attrs["description"] == "ok"
+
+
+# -- float narrowing (review 4a) ----------------------------------------------------------------
+
+
+def test_values_that_overflow_a_float_dtype_are_refused(tmp_path: Path) -> None:
+    """§3.2: a finite value that would become infinite in the declared float dtype raises EncodingError."""
+    cases: list[tuple[Any, str]] = [
+        (np.array([1.0, 1e6]), "float16"),
+        (np.array([70000]), "float16"),
+        (np.array([1e300]), "float32"),
+        ([np.array([1.0, -1e39])], "float32"),  # ragged
+    ]
+    for value, dtype in cases:
+        options = {"dtype": dtype} if not isinstance(value, list) else {"dtype": dtype, "encoding": "ragged"}
+        with pytest.raises(EncodingError, match=f"does not fit the feature's dtype {dtype}") as err:
+            write(tmp_path / "f.h5", {"train": {"x": value}}, features={"x": options})
+        assert err.value.hdf5_path == "/train/x" and "would be stored as infinity" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_float_rounding_follows_numpy(tmp_path: Path) -> None:
+    """§3.2: rounding into a float dtype is allowed as in numpy (2**53 + 1 -> 2**53, 1e-10 -> 0 in float16);
+    infinities and NaN given as such are kept."""
+    big = np.array([2**53 + 1], dtype=np.int64)
+    mixed = np.array([1e-10, np.inf, -np.inf, np.nan, 65504.0])
+    target = write(
+        tmp_path / "r.h5",
+        {"train": {"big": big}, "test": {"mixed": mixed}},
+        features={"big": {"dtype": "float64"}, "mixed": {"dtype": "float16"}},
+    )
+    with h5py.File(target, "r") as f:
+        assert f["train/big"].dtype == np.float64 and f["train/big"][0] == float(2**53)
+        got = f["test/mixed"][()]
+        assert got.dtype == np.float16
+        assert got[0] == 0 and got[1] == np.inf and got[2] == -np.inf and np.isnan(got[3]) and got[4] == 65504
+
+
+# -- append atomicity and features= (review 4d, 4e, 4f) -----------------------------------------
+
+
+def test_failed_first_append_changes_nothing(tmp_path: Path) -> None:
+    """§5.3: a failed append declares no feature and creates no split; a retry with other features works."""
+    target = tmp_path / "a.h5"
+    with Writer(target) as w:
+        with pytest.raises(EncodingError, match=r"code 5 at sample 1 is outside"):
+            w.append("train", {"x": np.zeros(2), "y": Categorical([0, 5], ["a"])})
+        with pytest.raises(WriterError, match="different numbers of samples"):
+            w.append("train", {"x": np.zeros(2), "z": np.zeros(3)})
+        w.append("train", {"z": np.arange(3)})
+        with pytest.raises(EncodingError):
+            w.append("test", {"s": [1.5, "a"]})
+    with h5py.File(target, "r") as f:
+        assert list(f) == ["train"] and list(f["train"]) == ["z"]
+        assert f["train"].attrs["num_samples"] == 3 and f["train/z"][()].tolist() == [0, 1, 2]
+
+
+def test_unused_feature_options_are_reported(tmp_path: Path) -> None:
+    """§6.1: a features= key that applies to no feature is an error: 'split/feature' keys at the split's first
+    batch, every key at close (the file is then not written)."""
+    target = tmp_path / "u.h5"
+    with Writer(target, features={"train/lable": {"role": "target"}}) as w:
+        with pytest.raises(WriterError, match=r"features= names \['train/lable'\], but the features of /train"):
+            w.append("train", {"label": np.arange(2)})
+        w.append("test", {"label": np.arange(2)})  # other splits are not concerned
+        with pytest.raises(WriterError, match="match no feature this writer created"):
+            w.close()
+    assert list(tmp_path.iterdir()) == []
+    with Writer(target, features={"nope": {"role": "target"}, "x": {"role": "input"}}) as w:
+        w.append("train", {"x": np.arange(2)})
+        with pytest.raises(WriterError, match=r"features= names \['nope'\], which match no feature") as err:
+            w.close()
+    assert "train/x" in str(err.value) and list(tmp_path.iterdir()) == []
+
+
+def test_feature_options_merge_with_add_feature(tmp_path: Path) -> None:
+    """§6.1: features= options fill in add_feature's missing arguments; contradictions are refused."""
+    target = tmp_path / "o.h5"
+    with Writer(target, features={"x": {"role": "target", "dtype": "float32"}, "train/x": {"units": "m"}}) as w:
+        w.add_feature("train", "x", encoding="dense", sample_shape=(2,), description="d")
+        with pytest.raises(WriterError, match=r"disagree on \[\"role: 'target' vs 'input'\"\]"):
+            w.add_feature("test", "x", encoding="dense", dtype="f4", role="input")
+        w.add_feature("test", "x", encoding="dense", dtype=np.float32)  # the same dtype given twice is fine
+        w.append("train", {"x": np.ones((2, 2))})
+    with h5py.File(target, "r") as f:
+        a = f["train/x"].attrs
+        assert f["train/x"].dtype == np.float32 and f["train/x"].shape == (2, 2)
+        assert (a["role"], a["units"], a["description"]) == ("target", "m", "d")
+        assert f["test/x"].attrs["role"] == "target" and "units" not in f["test/x"].attrs
+
+
+def test_add_feature_to_a_stored_split_names_its_features(tmp_path: Path) -> None:
+    """§5.3: in append mode a split of the file has its features; the error lists them before they are loaded."""
+    target = write(tmp_path / "s.h5", {"train": {"x": np.arange(3), "y": ["a", "b", "c"]}})
+    before = target.read_bytes()
+    with Writer(target, mode="a") as w:
+        with pytest.raises(WriterError, match=r"split /train already has its features \['x', 'y'\]"):
+            w.add_feature("train", "z", encoding="string")
+        w.close(abort=True)
+    assert target.read_bytes() == before
+
+
+def test_failed_append_keeps_the_seed_of_a_stored_split(tmp_path: Path) -> None:
+    """§7.6: a stored split loses shuffle_seed only when samples are added to it."""
+    target = write(tmp_path / "k.h5", {"train": {"x": np.arange(4)}}, shuffle=True, seed=5)
+    with Writer(target, mode="a") as w:
+        with pytest.raises(EncodingError):
+            w.append("train", {"x": np.array([1.5])})
+    with h5py.File(target, "r") as f:
+        assert int(f["train"].attrs["shuffle_seed"]) == 5 and f["train"].attrs["num_samples"] == 4
+
+
+# -- zero-length sample axes (review 4h) -------------------------------------------------------
+
+
+def test_dense_samples_with_a_zero_length_axis_round_trip(tmp_path: Path) -> None:
+    """§6.2/§7.1: a dense sample shape such as (4, 0) is allowed; its chunk axis is 1 (HDF5 chunks are >= 1)."""
+    x = np.zeros((5, 4, 0), np.float32)
+    target = write(tmp_path / "z.h5", {"train": {"x": x, "y": np.arange(5)}})
+    with h5py.File(target, "r") as f:
+        ds = f["train/x"]
+        assert ds.shape == (5, 4, 0) and ds.dtype == np.float32
+        assert ds.chunks is not None and ds.chunks[1:] == (4, 1) and ds.chunks[0] >= 1
+        assert ds.attrs["fingerprint"] == fingerprint_feature("dense", x)
+        assert ds.attrs["stats_count"] == 0
+    with Writer(target, mode="a") as w:
+        w.append("train", {"x": np.zeros((2, 4, 0), np.float32), "y": np.arange(2)})
+    with h5py.File(target, "r") as f:
+        assert f["train/x"].shape == (7, 4, 0)
+        assert f["train/x"].attrs["fingerprint"] == fingerprint_feature("dense", np.zeros((7, 4, 0), np.float32))
+    with h5ml.open(target) as ds:
+        assert ds["train"]["x"][6].shape == (4, 0) and ds["train"]["x"][[4, 1]].shape == (2, 4, 0)
+    report = h5ml.validate(target, deep=True)
+    assert report.valid, report.codes
+    with Writer(tmp_path / "d.h5") as w:
+        w.add_feature("train", "x", encoding="dense", dtype="u1", sample_shape=(0,))
+        w.add_feature("train", "r", encoding="ragged", dtype="f8", sample_shape=(0,))
+        w.append("train", {"x": np.zeros((3, 0), np.uint8), "r": [np.zeros((k, 0)) for k in (0, 2, 1)]})
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        assert f["train/x"].shape == (3, 0) and f["train/r/values"].shape == (3, 0)
+        assert f["train/r/offsets"][()].tolist() == [0, 0, 2, 3]
+
+
+def test_file_kinds_are_named() -> None:
+    """§4.4: the refusal names what sits at the target (modes built here; no system file is touched)."""
+    from h5ml.writer import _file_kind
+
+    kinds = {
+        stat.S_IFCHR: "character device",
+        stat.S_IFBLK: "block device",
+        stat.S_IFSOCK: "socket",
+        stat.S_IFIFO: "FIFO (named pipe)",
+        stat.S_IFDIR: "directory",
+        stat.S_IFLNK: "symbolic link",
+    }
+    assert {mode: _file_kind(mode | 0o644) for mode in kinds} == kinds
+
+
+def test_append_mode_refuses_bad_metadata_and_keeps_the_file(tmp_path: Path) -> None:
+    """§5.4/§4.4: metadata refused in append mode leaves the existing file byte-identical and no temporary file."""
+    target = write(tmp_path / "k.h5", _small(), {"name": "k"})
+    before = target.read_bytes()
+    for metadata in ({"_x": 1}, {"description": "a\x00"}, {"must_understand": ["zstd"]}):
+        with pytest.raises(MetadataError):
+            Writer(target, metadata, mode="a")
+    assert target.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["k.h5"]

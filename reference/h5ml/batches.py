@@ -18,7 +18,7 @@ import numpy as np
 from h5ml.chunks import VLEN_ELEMENT_BYTES
 from h5ml.errors import EncodingError
 from h5ml.layout import Layout
-from h5ml.values import Categorical, as_categorical, dense_array, is_bytes, to_list
+from h5ml.values import Categorical, as_categorical, dense_array, is_bytes, text_problem, to_list, utf8_nbytes
 
 __all__ = ["Batch", "concat", "normalize"]
 
@@ -53,10 +53,10 @@ class Batch:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the batch holds in memory (strings: UTF-8 characters plus HDF5's per-element overhead)."""
+        """Bytes the batch holds in memory (strings: their UTF-8 bytes plus HDF5's per-element overhead)."""
         if isinstance(self.data, np.ndarray):
             return int(self.data.nbytes) + (0 if self.lengths is None else int(self.lengths.nbytes) * 2)
-        return sum(len(s) + VLEN_ELEMENT_BYTES for s in self.data)
+        return sum(utf8_nbytes(s) + VLEN_ELEMENT_BYTES for s in self.data)
 
     def owned(self) -> Batch:
         """This batch, or a copy of it whose ``data`` no longer shares the caller's memory."""
@@ -116,8 +116,10 @@ def normalize(layout: Layout, value: Any, where: str) -> Batch:
     ------
     EncodingError
         If the values do not fit the layout: a scalar, a wrong sample or row
-        shape, a dtype that cannot be cast without loss (floats into
-        integers, integers out of range, §3.2), bool values that are not
+        shape, a dtype that cannot be cast without overflow (floats into
+        integers, integers out of range, finite values that would become
+        infinite in a narrower float dtype, §3.2; rounding into a float dtype
+        is allowed, as in numpy), bool values that are not
         0/1 (§3.3), strings that are not valid UTF-8 or hold NUL (§3.4),
         unknown class names or codes outside ``[-1, K)`` (§6.5), or bytes
         features given other values (§6.6).
@@ -151,15 +153,37 @@ def normalize(layout: Layout, value: Any, where: str) -> Batch:
 
 
 def _cast(arr: np.ndarray, dtype: np.dtype[Any], where: str) -> np.ndarray:
-    """Cast numeric values to the stored dtype without silent overflow (§3.2)."""
+    """Cast numeric values to the stored dtype without silent overflow (§3.2).
+
+    Into a float dtype, values are rounded to the nearest representable one,
+    as numpy's ``astype`` does: precision is lost without an error (an
+    integer above 2**53 into float64, a float64 into float16), but a finite
+    value beyond the dtype's largest finite one, which would become
+    infinite, is refused. Into an integer dtype, floats are refused and
+    integers must lie in the dtype's range.
+    """
     if arr.dtype == dtype:
         return arr
     if arr.size == 0:
         return arr.astype(dtype)
     if arr.dtype.kind not in "biuf":
         raise EncodingError(f"{where}: values of dtype {arr.dtype} cannot be stored as {dtype}")
-    if np.can_cast(arr.dtype, dtype, "safe") or dtype.kind == "f":
+    if np.can_cast(arr.dtype, dtype, "safe"):
         return arr.astype(dtype)
+    if dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = arr.astype(dtype)
+        overflow = np.isinf(out) & ~np.isinf(arr)
+        if overflow.any():
+            i = int(np.flatnonzero(overflow.reshape(-1))[0])
+            value = arr.reshape(-1)[i].item()
+            big = float(np.finfo(dtype).max)
+            raise EncodingError(
+                f"{where}: value {value!r} (element {i} of the batch, in C order) does not fit the feature's dtype "
+                f"{dtype} (largest finite value {big:g}) and would be stored as infinity; declare a wider dtype "
+                "(features={name: {'dtype': 'float32'}}) or scale the values (§3.2)"
+            )
+        return out
     if arr.dtype.kind == "f":
         raise EncodingError(f"{where}: float values cannot be stored in the feature's integer dtype {dtype}")
     info = np.iinfo(dtype)
@@ -197,12 +221,9 @@ def _strings(value: Any, where: str) -> list[str]:
                 raise EncodingError(f"{where}: value {i} is bytes that are not UTF-8 (§3.4)") from None
         if not isinstance(v, str):
             raise EncodingError(f"{where}: value {i} is a {type(v).__name__}, a string feature takes str values")
-        if "\x00" in v:
-            raise EncodingError(f"{where}: value {i} contains a NUL character, which HDF5 strings cannot hold (§3.4)")
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            raise EncodingError(f"{where}: value {i} cannot be encoded as UTF-8 (lone surrogate) (§3.4)") from None
+        problem = text_problem(v)
+        if problem:
+            raise EncodingError(f"{where}: value {i} {problem} (§3.4)")
         out.append(str(v))
     return out
 

@@ -30,7 +30,16 @@ from h5ml import spec
 from h5ml.attrs import read_attr
 from h5ml.errors import EncodingError, WriterError
 from h5ml.fingerprint import FeatureHasher
-from h5ml.values import Categorical, FeatureSpec, as_categorical, dense_array, is_bytes, is_text, to_list
+from h5ml.values import (
+    Categorical,
+    FeatureSpec,
+    as_categorical,
+    dense_array,
+    is_bytes,
+    is_text,
+    text_problem,
+    to_list,
+)
 
 __all__ = [
     "DEFAULT_MEDIA_TYPE",
@@ -109,10 +118,11 @@ def _storage_dtype(dtype: npt.DTypeLike, where: str) -> tuple[np.dtype[Any], boo
 
 def _check_class_names(names: Sequence[Any], where: str) -> tuple[str, ...]:
     items = tuple(names)
-    bad = [n for n in items if not isinstance(n, str) or not n or "\x00" in n]
+    bad = [n for n in items if not isinstance(n, str) or not n or text_problem(n)]
     if bad:
         raise EncodingError(
-            f"{where}: class names must be non-empty strings without NUL characters, got {bad[:5]!r} (§6.5)"
+            f"{where}: class names must be non-empty strings without NUL characters or lone surrogates, "
+            f"got {bad[:5]!r} (§3.4, §6.5)"
         )
     dups = sorted(n for n, k in Counter(items).items() if k > 1)
     if dups:
@@ -153,7 +163,8 @@ def declared_layout(
         stored as uint8, §3.3); categorical: the signed code dtype (default:
         the smallest of int8-64 that holds K - 1); ignored otherwise.
     sample_shape
-        dense: one sample's shape; ragged: one value row's shape. Axes >= 1.
+        dense: one sample's shape; ragged: one value row's shape. Axes >= 0
+        (an axis of length 0 is allowed: such samples hold no values, §6.2).
     sample_ndim
         ragged samples that vary in several axes: their number of axes
         (exclusive with ``sample_shape``).
@@ -171,15 +182,15 @@ def declared_layout(
     ------
     EncodingError
         If the encoding is unknown, a dtype is outside the storage profile
-        (§3.2) or missing, a shape axis is < 1, ``sample_shape``/``sample_ndim``
+        (§3.2) or missing, a shape axis is < 0, ``sample_shape``/``sample_ndim``
         do not fit the encoding, or class names are missing, empty, not
         unique or do not fit the code dtype (§6.5).
     """
     if encoding not in spec.ENCODINGS:
         raise EncodingError(f"{where}: unknown encoding {encoding!r}; expected one of {sorted(spec.ENCODINGS)} (§6)")
     shape = tuple(int(d) for d in sample_shape)
-    if any(d < 1 for d in shape):
-        raise EncodingError(f"{where}: sample shape {shape} has an axis of length 0 or less; axes must be >= 1")
+    if any(d < 0 for d in shape):
+        raise EncodingError(f"{where}: sample shape {shape} has a negative axis; axes must be >= 0")
     if encoding in ("dense", "ragged"):
         if dtype is None:
             raise EncodingError(f"{where}: a {encoding} feature needs a dtype")
@@ -418,7 +429,7 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
     ------
     WriterError
         If the role is not one of ``spec.ROLES``, a description or units is
-        not a string, the sample rate is not a positive finite number, or the
+        not a string or holds a NUL character or a lone surrogate (§3.4), the sample rate is not a positive finite number, or the
         media type is malformed or given for a feature that is not bytes.
     """
     attrs: dict[str, Any] = {"encoding": layout.encoding, "encoding_version": spec.ENCODING_VERSION}
@@ -431,6 +442,9 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
         if text is not None:
             if not isinstance(text, str):
                 raise WriterError(f"{where}: {key} must be a string, got {type(text).__name__}")
+            problem = text_problem(text)
+            if problem:
+                raise WriterError(f"{where}: {key} {text!r} {problem} (§3.4)")
             attrs[key] = text
     if fspec.sample_rate is not None:
         rate = fspec.sample_rate
@@ -441,7 +455,12 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
         attrs["logical_dtype"] = "bool"
     if layout.encoding == "bytes":
         media = fspec.media_type or DEFAULT_MEDIA_TYPE
-        if not isinstance(media, str) or media.count("/") != 1 or any(c.isspace() for c in media):
+        if (
+            not isinstance(media, str)
+            or media.count("/") != 1
+            or any(c.isspace() for c in media)
+            or text_problem(media) is not None
+        ):
             raise WriterError(f"{where}: media_type {media!r} is not a type/subtype such as 'image/png' (§6.6)")
         attrs["media_type"] = media
     elif fspec.media_type is not None:

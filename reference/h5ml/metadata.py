@@ -33,14 +33,21 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 from h5ml import spec
 from h5ml._version import __version__
 from h5ml.attrs import attrs_json
+from h5ml.chunks import VLEN_ELEMENT_BYTES
 from h5ml.errors import MetadataError
 from h5ml.schemas import format_checker, load_schema, validator_for
+from h5ml.values import text_problem
 
 __all__ = [
+    "ATTR_MESSAGE_OVERHEAD",
+    "HEADER_MESSAGE_BYTES",
+    "INT64_MAX",
+    "INT64_MIN",
     "WRITER_SET_ATTRS",
     "Problem",
     "RootMetadata",
     "is_valid_root",
+    "max_list_items",
     "new_root_metadata",
     "parse_root",
     "validate_root",
@@ -48,6 +55,16 @@ __all__ = [
 
 #: Root attributes the writer itself sets; :func:`new_root_metadata` refuses them.
 WRITER_SET_ATTRS: Final = ("format", "format_version", "complete", "fingerprint")
+#: §4.5 the most bytes one HDF5 object header message holds (an attribute's
+#: data, name, datatype and dataspace together).
+HEADER_MESSAGE_BYTES: Final = 0xFFFF
+#: Bytes an attribute message needs besides its data and name (its datatype,
+#: dataspace and alignment), rounded up: 71 were measured for int64 and
+#: variable-length string arrays with libver bounds ("earliest", "v110").
+ATTR_MESSAGE_OVERHEAD: Final = 128
+#: §4.3 integers are stored as signed 64-bit integers.
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
 
 # The JSON Schema keywords RootMetadata knows how to apply. A root schema
 # property that uses any other keyword makes the model refuse to work, so the
@@ -86,8 +103,11 @@ class Problem:
         The root attribute concerned, or None when the whole document is wrong.
     keyword
         The JSON Schema keyword that failed (``"required"``, ``"type"``,
-        ``"pattern"``, ...), or ``"writer"`` for an attribute that only the
-        writer may set; lets a validator choose its issue code.
+        ``"pattern"``, ...), or, from :func:`new_root_metadata` only:
+        ``"writer"`` for an attribute that only the writer may set,
+        ``"reserved"`` for a name starting with "_" (§5.4), ``"extension"``
+        for an extension the writer does not implement (§1.5), ``"storable"``
+        for a value HDF5 cannot hold; lets a validator choose its issue code.
     """
 
     path: str
@@ -473,6 +493,94 @@ def _storable(value: Any) -> bool:
     return False
 
 
+def max_list_items(name: str, item_bytes: int) -> int:
+    """The most items a list attribute named ``name`` may hold (§4.5).
+
+    A list attribute keeps its data in the HDF5 object header, whose messages
+    hold at most 65535 bytes (the 64 KiB of §4.5) together with the
+    attribute's name, datatype and dataspace. With the reference writer's
+    library bounds (§3.1) HDF5 refuses a larger one ("object header message
+    is too large").
+
+    Parameters
+    ----------
+    name
+        The attribute name (its UTF-8 bytes count).
+    item_bytes
+        Bytes one item takes in the header: 8 for int64, and
+        :data:`h5ml.chunks.VLEN_ELEMENT_BYTES` (16) for a variable-length
+        string, whose text lives in the global heap.
+
+    Returns
+    -------
+    int
+        ``(65535 - ATTR_MESSAGE_OVERHEAD - len(name in UTF-8)) // item_bytes``:
+        4087 strings or 8174 integers for ``keywords``.
+    """
+    room = HEADER_MESSAGE_BYTES - ATTR_MESSAGE_OVERHEAD - len(name.encode("utf-8", "surrogatepass"))
+    return max(0, room // item_bytes)
+
+
+def _unwritable(fields: Mapping[str, Any]) -> list[Problem]:
+    """The problems of root attributes that the schema allows but HDF5 or §1.5/§5.4 do not let a writer store."""
+    problems: list[Problem] = []
+
+    def add(parts: list[str | int], message: str, attribute: str, keyword: str) -> None:
+        problems.append(Problem(path=_pointer(parts), message=message, attribute=attribute, keyword=keyword))
+
+    for key, value in fields.items():
+        reason = "is empty" if not key else text_problem(key)
+        if reason:
+            add([key], f"root attribute name {key!r} {reason}; rename it", key, "storable")
+            continue
+        if key.startswith(spec.RESERVED_PREFIX):
+            add(
+                [key],
+                f"root attribute name {key!r} starts with '_', which is reserved for the specification (§5.4); "
+                "rename it, for example with a prefix and a colon such as 'acme:name' (§4.7)",
+                key,
+                "reserved",
+            )
+            continue
+        items = value if isinstance(value, list) else [value]
+        for index, item in enumerate(items):
+            parts: list[str | int] = [key, index] if isinstance(value, list) else [key]
+            if isinstance(item, str) and (reason := text_problem(item)):
+                add(parts, f"root attribute {key!r} = {_short(item)} {reason} (§3.4)", key, "storable")
+            elif isinstance(item, int) and not isinstance(item, bool) and not INT64_MIN <= item <= INT64_MAX:
+                add(
+                    parts,
+                    f"root attribute {key!r} = {_short(item)} does not fit a signed 64-bit integer (§4.3); "
+                    "store it as a str or a float",
+                    key,
+                    "storable",
+                )
+        if isinstance(value, list) and _storable(value) and value:
+            item_bytes = VLEN_ELEMENT_BYTES if isinstance(value[0], str) else 8
+            limit = max_list_items(key, item_bytes)
+            if len(value) > limit:
+                add(
+                    [key],
+                    f"root attribute {key!r} holds {len(value)} items, but a list attribute lives in the HDF5 "
+                    f"object header, whose messages hold at most 64 KiB (§4.5): at most {limit} items of "
+                    f"{item_bytes} bytes fit; shorten the list",
+                    key,
+                    "storable",
+                )
+        if key == "must_understand" and isinstance(value, list):
+            unknown = [n for n in value if isinstance(n, str) and n not in spec.KNOWN_EXTENSIONS]
+            if unknown:
+                known = sorted(spec.KNOWN_EXTENSIONS)
+                add(
+                    [key],
+                    f"must_understand names {unknown}, extension(s) this writer does not implement (it implements "
+                    f"{known or 'none'}); a writer can only declare extensions whose rules it follows (§1.5)",
+                    key,
+                    "extension",
+                )
+    return problems
+
+
 def _now_utc() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -506,7 +614,12 @@ def new_root_metadata(name: str, **fields: Any) -> dict[str, Any]:
     MetadataError
         If any field breaks the schema, is one the writer sets itself
         (:data:`WRITER_SET_ATTRS`), or is a user attribute that cannot be
-        stored; ``problems`` lists every one.
+        stored; if a name starts with "_" (reserved, §5.4), ``must_understand``
+        names an extension this package does not implement (none in 1.0,
+        §1.5: a writer cannot write what an extension requires), a string
+        holds a NUL character or a lone surrogate (§3.4), an integer does not
+        fit a signed 64-bit integer (§4.3), or a list is too long for an
+        attribute (:func:`max_list_items`, §4.5). ``problems`` lists every one.
     """
     problems: list[Problem] = [
         Problem(
@@ -545,6 +658,7 @@ def new_root_metadata(name: str, **fields: Any) -> dict[str, Any]:
         "must_understand": [],
         **given,
     }
+    problems.extend(_unwritable({"name": name, **given}))
     problems.extend(validate_root({**doc, "complete": 1}))
     if problems:
         _raise(problems, "cannot build the h5ml root attributes", None)

@@ -301,14 +301,19 @@ def _new_dataset(
     compression: str | None,
     compression_opts: int | None,
 ) -> h5py.Dataset:
-    """A resizable dataset ``(0, *sample_shape)`` with §7 chunks (gzip with byte shuffle for multi-byte types)."""
+    """A resizable dataset ``(0, *sample_shape)`` with §7 chunks (gzip with byte shuffle for multi-byte types).
+
+    An axis of length 0 gets chunk length 1 (HDF5 chunk dimensions are
+    positive) and is unlimited, since HDF5 refuses a chunk longer than a fixed
+    maximum; the dataset still has length 0 there.
+    """
     options: dict[str, Any] = {}
     if compression is not None:
         options = {"compression": compression, "compression_opts": compression_opts, "shuffle": itemsize > 1}
     return parent.create_dataset(
         name,
         shape=(0, *sample_shape),
-        maxshape=(None, *sample_shape),
+        maxshape=(None, *(d if d else None for d in sample_shape)),
         dtype=dtype,
         chunks=chunk_shape(sample_shape, itemsize, hint),
         **options,
@@ -338,6 +343,8 @@ class SplitSink:
     stored
         Append mode: the existing features not loaded yet, ``{name: h5py object}``
         (loaded when the split grows, see :meth:`load_stored`).
+    from_file
+        Append mode: the split was in the file before this writer opened it.
     """
 
     name: str
@@ -348,12 +355,24 @@ class SplitSink:
     expected_samples: int | None = None
     pending_bytes: int = 0
     stored: dict[str, Any] = dataclasses.field(default_factory=dict)
+    from_file: bool = False
+
+    @property
+    def feature_names(self) -> list[str]:
+        """The names of every feature of the split, loaded or still only stored, sorted."""
+        return sorted(set(self.features) | set(self.stored))
+
+    def drop_shuffle_seed(self) -> None:
+        """Remove ``shuffle_seed`` from a split of the file that gets new samples: it no longer describes the order (§7.6)."""
+        if self.from_file and "shuffle_seed" in self.group.attrs:
+            del self.group.attrs["shuffle_seed"]
 
     def load_stored(self, path: str) -> None:
         """Load and re-read the features of an existing split before it grows (append mode).
 
-        The split's ``shuffle_seed`` is removed: it no longer describes the
-        stored order once samples are added (§7.6).
+        Nothing changes if loading fails. (The caller removes the split's
+        ``shuffle_seed`` with :meth:`drop_shuffle_seed` once samples are
+        added, §7.6.)
 
         Parameters
         ----------
@@ -367,6 +386,7 @@ class SplitSink:
             or one of its datasets cannot grow (not chunked with an unlimited
             first axis).
         """
+        loaded: dict[str, FeatureSink] = {}
         for name, obj in self.stored.items():
             feature = FeatureSink.from_stored(self.name, name, obj, self.num_samples, path)
             stuck = [d.name for d in feature.growing_datasets() if d.maxshape[0] is not None]
@@ -378,10 +398,9 @@ class SplitSink:
                     hdf5_path=feature.hdf5_path,
                 )
             feature.rehash()
-            self.features[name] = feature
+            loaded[name] = feature
+        self.features.update(loaded)
         self.stored = {}
-        if "shuffle_seed" in self.group.attrs:  # the seed no longer describes the stored order (§7.6)
-            del self.group.attrs["shuffle_seed"]
 
     def flush(self, *, final: bool, compression_opts: int | None) -> None:
         """Write the buffered samples of every feature to HDF5, creating the features' objects first.

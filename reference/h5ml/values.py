@@ -37,7 +37,9 @@ __all__ = [
     "is_bytes",
     "is_text",
     "take",
+    "text_problem",
     "to_list",
+    "utf8_nbytes",
 ]
 
 
@@ -123,12 +125,48 @@ class FeatureSpec:
         }
         return dataclasses.replace(self, **given)
 
+    def conflicts(self, other: FeatureSpec) -> list[str]:
+        """Name the fields that both specs give with different values (dtypes and class names compared by value).
+
+        Parameters
+        ----------
+        other
+            Another spec of the same feature.
+
+        Returns
+        -------
+        list of str
+            ``"field: <this value> vs <other value>"`` for each such field, in
+            field order; empty when :meth:`merged` loses nothing.
+        """
+        out: list[str] = []
+        for field in dataclasses.fields(self):
+            a, b = getattr(self, field.name), getattr(other, field.name)
+            if a is not None and b is not None and not _same_option(field.name, a, b):
+                out.append(f"{field.name}: {a!r} vs {b!r}")
+        return out
+
+
+def _same_option(name: str, a: Any, b: Any) -> bool:
+    if name == "dtype":
+        try:
+            return bool(np.dtype(a) == np.dtype(b))
+        except TypeError:
+            return bool(a == b)
+    if name == "class_names":
+        return tuple(a) == tuple(b)
+    return bool(a == b)
+
 
 def _as_spec(value: FeatureSpec | Mapping[str, Any], key: str) -> FeatureSpec:
     if isinstance(value, FeatureSpec):
         return value
+    if not isinstance(value, Mapping):
+        raise WriterError(
+            f"features[{key!r}] must be a FeatureSpec or a dict of its fields, got a {type(value).__name__}"
+        )
     names = {f.name for f in dataclasses.fields(FeatureSpec)}
-    unknown = sorted(set(value) - names)
+    unknown = sorted(set(value) - names, key=str)
     if unknown:
         raise WriterError(f"features[{key!r}] has unknown option(s) {unknown}; the options are {sorted(names)}")
     return FeatureSpec(**value)
@@ -145,20 +183,47 @@ class SpecTable:
         ``"split/feature"`` applies to one split and overrides the general
         key field by field.
 
+    Attributes
+    ----------
+    specs
+        The options by key.
+    used
+        The keys applied to a feature so far (:meth:`mark_used`).
+
     Raises
     ------
     WriterError
-        If a dict names a field :class:`FeatureSpec` does not have.
+        If ``features`` is not a mapping, a key is not a string, or a value
+        is neither a :class:`FeatureSpec` nor a dict of its fields.
     """
 
     def __init__(self, features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None) -> None:
+        if features is not None and not isinstance(features, Mapping):
+            raise WriterError(
+                f"features= must be a dict {{feature or 'split/feature': options}}, got a {type(features).__name__}"
+            )
+        bad = [key for key in (features or {}) if not isinstance(key, str)]
+        if bad:
+            raise WriterError(f"features= keys must be 'feature' or 'split/feature' strings, got {bad[:5]!r}")
         self.specs = {key: _as_spec(value, key) for key, value in (features or {}).items()}
+        self.used: set[str] = set()
 
     def get(self, split: str, feature: str) -> FeatureSpec:
         """Return the options of ``feature`` in ``split`` (an empty spec if none are given)."""
         general = self.specs.get(feature, FeatureSpec())
         specific = self.specs.get(f"{split}/{feature}")
         return general if specific is None else general.merged(specific)
+
+    def mark_used(self, split: str, feature: str) -> None:
+        """Record that the options of ``feature`` in ``split`` were applied to a feature (see :meth:`unused`)."""
+        self.used.update(key for key in (feature, f"{split}/{feature}") if key in self.specs)
+
+    def unused(self, split: str | None = None) -> list[str]:
+        """The keys never marked used, sorted; with ``split``, only the ``"split/feature"`` keys of that split."""
+        keys = set(self.specs) - self.used
+        if split is not None:
+            keys = {key for key in keys if key.startswith(f"{split}/")}
+        return sorted(keys)
 
     def check_used(self, splits: Mapping[str, Mapping[str, Any]]) -> None:
         """Check that every key names a feature of ``splits`` (``{split: {feature: values}}``).
@@ -174,6 +239,46 @@ class SpecTable:
             raise WriterError(
                 f"features= names {unused}, which match no feature of the splits written ({sorted(known)})"
             )
+
+
+# --------------------------------------------------------------------------
+# text
+
+
+def text_problem(text: str) -> str | None:
+    """Say why HDF5 cannot store ``text`` as a UTF-8 string, or return ``None`` if it can (§3.4).
+
+    HDF5 ends a string (a value, an attribute or an object name) at its first
+    NUL byte, and a Python ``str`` holding a lone surrogate (from
+    ``os.fsdecode`` of undecodable bytes, say) has no UTF-8 form.
+
+    Parameters
+    ----------
+    text
+        The string to store.
+
+    Returns
+    -------
+    str or None
+        ``"contains a NUL character (U+0000), which HDF5 cannot store"`` or
+        ``"contains a lone surrogate (U+D800-U+DFFF), which has no UTF-8 form"``;
+        ``None`` when the text can be stored unchanged.
+    """
+    if "\x00" in text:
+        return "contains a NUL character (U+0000), which HDF5 cannot store"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains a lone surrogate (U+D800-U+DFFF), which has no UTF-8 form"
+    return None
+
+
+def utf8_nbytes(text: str) -> int:
+    """Bytes of ``text`` in UTF-8 (lone surrogates count 3 bytes, as they would if encoded with ``surrogatepass``)."""
+    if text.isascii():  # O(1) in CPython: the length is the byte count
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 # --------------------------------------------------------------------------
@@ -277,7 +382,7 @@ def column_length(column: Any) -> int | None:
 
 
 def column_nbytes(column: Any) -> int:
-    """Approximate bytes of an in-memory column: array bytes, characters of str samples, length of bytes samples.
+    """Approximate bytes of an in-memory column: array bytes, UTF-8 bytes of str samples, length of bytes samples.
 
     Used to size the blocks :func:`h5ml.writer.write` feeds to the writer;
     the column must be a sequence of samples (see :func:`column_length`).
@@ -288,7 +393,10 @@ def column_nbytes(column: Any) -> int:
         return int(column.codes.nbytes)
     total = 0
     for v in column:
-        total += len(v) if isinstance(v, (str, bytes, bytearray)) else int(np.asarray(v).nbytes)
+        if isinstance(v, str):
+            total += utf8_nbytes(v)
+        else:
+            total += len(v) if isinstance(v, (bytes, bytearray)) else int(np.asarray(v).nbytes)
     return total
 
 

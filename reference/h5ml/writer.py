@@ -14,7 +14,10 @@ holds either nothing, the previous complete file, or the new complete file:
 
 If anything fails (or the ``with`` block raises, or :meth:`Writer.close` is
 called with ``abort=True``), the temporary file is deleted and the target is
-untouched. The writer never opens the target for writing, so readers that have
+untouched. The target must be a regular file or not exist; a symbolic link to
+a regular file is written through (the file it resolves to is replaced, the
+link is kept); anything else (a FIFO, a device, a directory, a dangling link)
+is refused, when the writer starts and again just before ``os.replace``. The writer never opens the target for writing, so readers that have
 it open never meet a lock (they keep reading the file they opened).
 
 Encodings (§6) are inferred from the Python values unless given:
@@ -49,6 +52,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -63,12 +67,28 @@ from h5ml import spec
 from h5ml.attrs import read_attr, write_attr
 from h5ml.batches import Batch, normalize
 from h5ml.chunks import SPLIT_SAMPLE_BYTES
-from h5ml.errors import EncodingError, H5MLError, UnknownExtensionError, UnsupportedVersionError, WriterError
+from h5ml.errors import (
+    EncodingError,
+    H5MLError,
+    MetadataError,
+    UnknownExtensionError,
+    UnsupportedVersionError,
+    WriterError,
+)
 from h5ml.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
 from h5ml.layout import Layout, declared_layout, feature_attrs, infer_layout
-from h5ml.metadata import new_root_metadata
+from h5ml.metadata import INT64_MAX, new_root_metadata
 from h5ml.sinks import BLOCK_BYTES, FeatureSink, SplitSink
-from h5ml.values import Categorical, FeatureSpec, SpecTable, as_categorical, column_length, column_nbytes, take
+from h5ml.values import (
+    Categorical,
+    FeatureSpec,
+    SpecTable,
+    as_categorical,
+    column_length,
+    column_nbytes,
+    take,
+    text_problem,
+)
 
 __all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"]
 
@@ -116,14 +136,125 @@ def _located(path: str, hdf5_path: str) -> Iterator[None]:
         raise
 
 
-def _check_name(name: Any, kind: str, path: str, hdf5_path: str) -> None:
-    if not isinstance(name, str) or not spec.is_valid_name(name):
+def _check_name(name: Any, kind: str, path: str, parent: str) -> None:
+    """Refuse a split or feature name that breaks §5.1.1 or that HDF5 cannot store (NUL, lone surrogates).
+
+    ``parent`` is the HDF5 path of the group the name goes in (``/`` or
+    ``/split``): the name itself appears in the message only as its ``repr``,
+    which stays printable whatever it holds.
+    """
+    where = f"{parent.rstrip('/')}/{name}" if isinstance(name, str) else parent
+    if not isinstance(name, str):
         raise WriterError(
-            f"{path}: {kind} name {name!r} at {hdf5_path} is invalid (§5.1, §5.2): a name is non-empty, has no "
+            f"{path}: {kind} name {name!r} in {parent} is a {type(name).__name__}; names are str (§5.1.1)",
+            path=path,
+            hdf5_path=parent,
+        )
+    problem = text_problem(name)
+    if problem:
+        raise WriterError(
+            f"{path}: {kind} name {name!r} in {parent} {problem}; rename it (§5.1.1)", path=path, hdf5_path=parent
+        )
+    if not spec.is_valid_name(name):
+        raise WriterError(
+            f"{path}: {kind} name {name!r} at {where} is invalid (§5.1, §5.2): a name is non-empty, has no "
             "'/', does not start with '.', '_' or whitespace nor end with whitespace, and is at most 255 UTF-8 bytes",
+            path=path,
+            hdf5_path=where,
+        )
+
+
+def _check_text(value: Any, what: str, path: str, hdf5_path: str) -> str:
+    """A description given to the writer: a str that HDF5 can store (§3.4)."""
+    if not isinstance(value, str):
+        raise WriterError(f"{path}: {what} must be a str, got a {type(value).__name__}", path=path, hdf5_path=hdf5_path)
+    problem = text_problem(value)
+    if problem:
+        raise WriterError(f"{path}: {what} {value!r} {problem} (§3.4)", path=path, hdf5_path=hdf5_path)
+    return value
+
+
+def _check_seed(seed: Any, what: str, path: str, hdf5_path: str | None = None) -> int:
+    """A shuffle seed: an integer in [0, 2**63) (§5.3, §7.6; stored as a signed 64-bit integer, §4.3)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= INT64_MAX:
+        raise WriterError(
+            f"{path}: {what} must be an integer in [0, 2**63) (a non-negative int64, §5.3), got {seed!r}",
             path=path,
             hdf5_path=hdf5_path,
         )
+    return int(seed)
+
+
+_KINDS: Final = (
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISFIFO, "FIFO (named pipe)"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISLNK, "symbolic link"),
+)
+
+
+def _file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    return next((name for test, name in _KINDS if test(mode)), "special file")
+
+
+def _resolve_target(path: Path) -> Path:
+    """The regular file the writer replaces for ``path``: ``path`` itself, or where its symbolic link points.
+
+    Parameters
+    ----------
+    path
+        The target as given.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` when it does not exist or is a regular file; for a symbolic
+        link to a regular file, the link's resolved path
+        (``os.path.realpath``), so the link is kept and the file it points to
+        is replaced.
+
+    Raises
+    ------
+    WriterError
+        If ``path`` exists and is not a regular file (a directory, a FIFO, a
+        device, a socket), or is a symbolic link that dangles (or loops) or
+        points to something that is not a regular file.
+    """
+    where = str(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise WriterError(f"{where}: cannot inspect the target ({exc.strerror})", path=where) from None
+    if stat.S_ISREG(mode):
+        return path
+    if not stat.S_ISLNK(mode):
+        kind = _file_kind(mode)
+        raise WriterError(
+            f"{where} is a {kind}, not a regular file; the writer replaces its target with a new file and refuses "
+            f"to replace a {kind}: give the path of a regular file or of a file that does not exist yet",
+            path=where,
+        )
+    real = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as exc:
+        raise WriterError(
+            f"{where} is a symbolic link to {str(real)!r}, which cannot be reached ({exc.strerror}); the writer "
+            "writes through a link only to an existing regular file: remove the link or give another path",
+            path=where,
+        ) from None
+    if not stat.S_ISREG(mode):
+        raise WriterError(
+            f"{where} is a symbolic link to {str(real)!r}, a {_file_kind(mode)}, not a regular file; the writer "
+            "refuses to replace it: give the path of a regular file",
+            path=where,
+        )
+    return real
 
 
 class Writer:
@@ -134,6 +265,12 @@ class Writer:
     path
         The target file. It is not opened for writing: the file is built in
         ``.<name>.h5ml-tmp-<random>`` beside it and moved over it on close.
+        The target must be a regular file or not exist; a symbolic link to a
+        regular file is written through: the file it resolves to
+        (``os.path.realpath``) is replaced and the link is kept. Anything else
+        (a directory, a FIFO, a device, a socket, a dangling link, a link to
+        one of those) is refused, when the writer is created and again just
+        before the final ``os.replace``.
     metadata
         Root metadata (§4.2): ``name`` (default: the target's stem), and
         optional ``description``, ``license``, ``version``, ... checked by
@@ -156,20 +293,38 @@ class Writer:
     compression_opts
         The gzip level 0-9 (default 4).
     features
-        Per-feature options used when a feature is inferred from its first
-        batch: ``{"label": {"role": "target"}, "train/label": FeatureSpec(...)}``.
+        Per-feature options: ``{"label": {"role": "target"}, "train/label":
+        FeatureSpec(...)}`` (a ``"split/feature"`` key overrides the general
+        one field by field). They apply to the features this writer creates,
+        whether inferred from their first batch or declared with
+        :meth:`add_feature` (whose arguments are merged with them; a field
+        both give with different values is refused). A key that applies to
+        no feature is an error: a ``"split/feature"`` key is checked when that
+        split gets its first samples (its features are then fixed), every key
+        again when the writer closes (the file is then not written).
 
     Raises
     ------
     WriterError
-        If the options are wrong, the target's directory does not exist, or
-        (mode ``"a"``) the existing file is not a complete h5ml file or cannot
-        be extended.
+        If the options are wrong, the target's directory does not exist, the
+        target is not a regular file (see ``path``), or (mode ``"a"``) the
+        existing file is not a complete h5ml file or cannot be extended.
     UnsupportedVersionError, UnknownExtensionError
         (mode ``"a"``) The existing file has a newer MAJOR version or an
         extension this writer does not understand.
     MetadataError
-        If the metadata is invalid.
+        If the metadata is invalid or cannot be stored (see
+        :func:`h5ml.metadata.new_root_metadata`).
+
+    Attributes
+    ----------
+    path
+        The target as given.
+    target_path
+        The file that is replaced on close: ``path``, or where its symbolic
+        link points.
+    temp_path
+        The temporary file being written, beside ``target_path``.
 
     Notes
     -----
@@ -204,18 +359,23 @@ class Writer:
             raise WriterError(f"{where}: compression_opts is the gzip level 0-9, got {compression_opts!r}", path=where)
         self._compression_opts = compression_opts
         self._specs = SpecTable(features)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise MetadataError(
+                f"{where}: metadata must be a dict of root attributes (§4.2), got a {type(metadata).__name__}",
+                path=where,
+                hdf5_path="/",
+            )
         parent = self.path.parent
         if not parent.is_dir():
             raise WriterError(f"{where}: the directory {str(parent)!r} does not exist; create it first", path=where)
-        if self.path.is_dir():
-            raise WriterError(f"{where} is a directory; give a file path", path=where)
-        self.temp_path = parent / f".{self.path.name}.h5ml-tmp-{secrets.token_hex(8)}"
+        self.target_path = _resolve_target(self.path)
+        self.temp_path = self.target_path.parent / f".{self.target_path.name}.h5ml-tmp-{secrets.token_hex(8)}"
         self._splits: dict[str, SplitSink] = {}
         self._closed = False
-        append = mode == "a" and self.path.exists()
+        append = mode == "a" and self.target_path.exists()
         try:
             if append:
-                shutil.copyfile(self.path, self.temp_path)
+                shutil.copyfile(self.target_path, self.temp_path)
             h5mode = "r+" if append else "w-"
             self._file = h5py.File(self.temp_path, h5mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES)
         except BaseException:
@@ -243,12 +403,40 @@ class Writer:
             )
         return compression  # type: ignore[no-any-return]
 
+    def _checked_root(self, metadata: Mapping[str, Any], default_name: str) -> tuple[dict[str, Any], list[str]]:
+        """Check root metadata with :func:`new_root_metadata`; return it and the keys the caller gave (§4.2)."""
+        where = str(self.path)
+        bad = [key for key in metadata if not isinstance(key, str)]
+        if bad:
+            raise MetadataError(
+                f"{where}: root attribute names must be str, got {bad[:5]!r}",
+                problems=[f"attribute name {key!r} is not a str" for key in bad],
+                path=where,
+                hdf5_path="/",
+            )
+        fields = dict(metadata)
+        name = fields.pop("name", default_name)
+        checked = new_root_metadata(name, **fields)
+        return checked, ["name", *fields]
+
+    def _store_root_attr(self, key: str, value: Any) -> None:
+        """Write one checked root attribute; an error HDF5 still raises becomes a MetadataError (§4.3, §4.5)."""
+        where = str(self.path)
+        try:
+            write_attr(self._file, key, value)
+        except (OSError, ValueError, TypeError, OverflowError) as exc:
+            raise MetadataError(
+                f"{where}: root attribute {key!r} cannot be stored in HDF5 ({exc}); change or remove it",
+                problems=[f"/{key}: {exc}"],
+                path=where,
+                hdf5_path="/",
+            ) from None
+
     def _write_root(self, metadata: Mapping[str, Any] | None) -> None:
-        fields = dict(metadata or {})
-        name = fields.pop("name", self.path.stem)
-        for key, value in new_root_metadata(name, **fields).items():
+        checked, _ = self._checked_root(metadata or {}, self.path.stem)
+        for key, value in checked.items():
             if value is not None:
-                write_attr(self._file, key, value)
+                self._store_root_attr(key, value)
 
     def _load_existing(self, metadata: Mapping[str, Any] | None) -> None:
         f, where = self._file, str(self.path)
@@ -284,12 +472,10 @@ class Writer:
                 del f.attrs[key]
         f.flush()
         if metadata:
-            fields = dict(metadata)
-            name = fields.pop("name", read_attr(f, "name", self.path.stem))
-            checked = new_root_metadata(name, **fields)
-            for key in ("name", *fields):
+            checked, given = self._checked_root(metadata, read_attr(f, "name", self.path.stem))
+            for key in given:
                 if key in checked:
-                    write_attr(f, key, checked[key])
+                    self._store_root_attr(key, checked[key])
         for split_name, group in f.items():
             if split_name.startswith(spec.RESERVED_PREFIX) or not isinstance(group, h5py.Group):
                 continue
@@ -299,7 +485,9 @@ class Writer:
                     f"{where}: /{split_name} has no valid num_samples (§5.3)", path=where, hdf5_path=f"/{split_name}"
                 )
             stored = {k: obj for k, obj in group.items() if not k.startswith(spec.RESERVED_PREFIX)}
-            self._splits[split_name] = SplitSink(split_name, group, num_samples=num, frozen=bool(stored), stored=stored)
+            self._splits[split_name] = SplitSink(
+                split_name, group, num_samples=num, frozen=bool(stored), stored=stored, from_file=True
+            )
 
     # -- building ----------------------------------------------------------
 
@@ -325,31 +513,46 @@ class Writer:
             Stored as the split attribute ``description``.
         shuffle_seed
             Recorded as ``shuffle_seed`` when the caller stored the samples in
-            a seeded random order (§7.6).
+            a seeded random order (§7.6): an integer in [0, 2**63) (§5.3).
         expected_samples
-            The number of samples the split will get, when known: small splits
-            then get chunks no larger than they need (§7.3).
+            The number of samples the split will get (an int >= 0), when
+            known: small splits then get chunks no larger than they need (§7.3).
 
         Raises
         ------
         WriterError
-            If the writer is closed, the name is invalid or already used.
+            If the writer is closed, the name is invalid or already used, the
+            description is not a str HDF5 can store (no NUL, no lone
+            surrogate, §3.4), ``shuffle_seed`` is not an integer in
+            [0, 2**63), or ``expected_samples`` is not an integer >= 0.
+            Nothing is created then.
         """
         self._check_open()
         where = str(self.path)
-        _check_name(name, "split", where, f"/{name}")
+        _check_name(name, "split", where, "/")
+        hdf5_path = f"/{name}"
         if name in self._splits:
-            raise WriterError(f"{where}: split /{name} already exists", path=where, hdf5_path=f"/{name}")
-        if shuffle_seed is not None and (
-            not isinstance(shuffle_seed, (int, np.integer)) or isinstance(shuffle_seed, bool)
+            raise WriterError(f"{where}: split {hdf5_path} already exists", path=where, hdf5_path=hdf5_path)
+        if description is not None:
+            _check_text(description, f"the description of {hdf5_path}", where, hdf5_path)
+        seed = None if shuffle_seed is None else _check_seed(shuffle_seed, f"shuffle_seed of {hdf5_path}", where)
+        if expected_samples is not None and (
+            isinstance(expected_samples, (bool, np.bool_))
+            or not isinstance(expected_samples, (int, np.integer))
+            or expected_samples < 0
         ):
-            raise WriterError(f"{where}: shuffle_seed of /{name} must be an integer, got {shuffle_seed!r}", path=where)
+            raise WriterError(
+                f"{where}: expected_samples of {hdf5_path} must be an integer >= 0 (or None), got {expected_samples!r}",
+                path=where,
+                hdf5_path=hdf5_path,
+            )
         group = self._file.create_group(name)
         if description is not None:
             write_attr(group, "description", description)
-        if shuffle_seed is not None:
-            write_attr(group, "shuffle_seed", int(shuffle_seed))
-        self._splits[name] = SplitSink(name, group, expected_samples=expected_samples)
+        if seed is not None:
+            write_attr(group, "shuffle_seed", seed)
+        expected = None if expected_samples is None else int(expected_samples)
+        self._splits[name] = SplitSink(name, group, expected_samples=expected)
 
     def _split(self, name: str) -> SplitSink:
         if name not in self._splits:
@@ -400,16 +603,29 @@ class Writer:
         compression
             ``"gzip"``/``False`` to override the writer's compression.
 
+        Notes
+        -----
+        Options given for the feature in the writer's ``features=`` are
+        merged with these arguments (a ``dtype`` or ``role`` given only there
+        applies); a field given in both with different values is refused.
+
         Raises
         ------
         WriterError
-            If the name is invalid or taken, or the split already has samples.
+            If the name is invalid or taken, the split already has samples
+            (or, in append mode, is a split of the file: it has its features),
+            or the arguments contradict the writer's ``features=`` options.
+            Nothing is created then.
         EncodingError
             If the options do not describe a valid feature.
         """
         self._check_open()
-        where = f"{self.path}:/{split}/{name}"
-        fspec = FeatureSpec(
+        path = str(self.path)
+        _check_name(split, "split", path, "/")
+        _check_name(name, "feature", path, f"/{split}")
+        hdf5_path = f"/{split}/{name}"
+        where = f"{path}:{hdf5_path}"
+        declared = FeatureSpec(
             encoding=encoding,
             dtype=dtype,
             role=role,
@@ -420,37 +636,54 @@ class Writer:
             class_names=class_names,
             compression=compression,
         )
-        with _located(str(self.path), f"/{split}/{name}"):
+        configured = self._specs.get(split, name)
+        conflicts = configured.conflicts(declared)
+        if conflicts:
+            raise WriterError(
+                f"{where}: add_feature and the writer's features= option disagree on {conflicts}; give each option "
+                "in one place, or the same value in both",
+                path=path,
+                hdf5_path=hdf5_path,
+            )
+        fspec = configured.merged(declared)
+        with _located(path, hdf5_path):
             layout = declared_layout(
                 encoding,
-                dtype=dtype,
+                dtype=fspec.dtype,
                 sample_shape=sample_shape,
                 sample_ndim=sample_ndim,
-                class_names=class_names,
+                class_names=fspec.class_names,
                 where=where,
             )
-            self._add_feature(self._split(split), name, layout, fspec)
+            feature = self._new_feature(split, self._splits.get(split), name, layout, fspec)
+        self._split(split).features[name] = feature
+        self._specs.mark_used(split, name)
 
-    def _add_feature(self, split: SplitSink, name: str, layout: Layout, fspec: FeatureSpec) -> None:
-        """Add a new feature to a split that has no samples yet (§5.3, §6.1)."""
-        hdf5_path = f"/{split.name}/{name}"
+    def _new_feature(
+        self, split: str, state: SplitSink | None, name: str, layout: Layout, fspec: FeatureSpec
+    ) -> FeatureSink:
+        """Check and build a new feature of a split that has no samples yet (§5.3, §6.1); nothing is registered.
+
+        ``state`` is the split, or ``None`` if it does not exist yet.
+        """
+        hdf5_path = f"/{split}/{name}"
         where = str(self.path)
-        _check_name(name, "feature", where, hdf5_path)
-        if split.frozen:
+        _check_name(name, "feature", where, f"/{split}")
+        if state is not None and state.frozen:
             raise WriterError(
-                f"{where}: cannot add feature {hdf5_path}: split /{split.name} already has its features "
-                f"{sorted(split.features)} (every feature of a split has num_samples samples, §5.3)",
+                f"{where}: cannot add feature {hdf5_path}: split /{split} already has its features "
+                f"{state.feature_names} (every feature of a split has num_samples samples, §5.3)",
                 path=where,
                 hdf5_path=hdf5_path,
             )
-        if name in split.features:
+        if state is not None and name in state.features:
             raise WriterError(f"{where}: feature {hdf5_path} already exists", path=where, hdf5_path=hdf5_path)
         compression = self._compression if fspec.compression is None else fspec.compression or None
         self._check_compression(compression, where)
         attrs = feature_attrs(layout, fspec, f"{where}:{hdf5_path}")
-        feature = FeatureSink(split.name, name, layout, attrs, compression)
+        feature = FeatureSink(split, name, layout, attrs, compression)
         feature.reset_fingerprint_and_stats()
-        split.features[name] = feature
+        return feature
 
     def append(self, split: str, batch: Mapping[str, Any]) -> None:
         """Append samples to every feature of a split (§5.3).
@@ -469,38 +702,60 @@ class Writer:
         Raises
         ------
         WriterError
-            If the writer is closed, the batch misses or adds features, or its
-            features have different numbers of samples (the message lists them).
+            If the writer is closed, ``batch`` is not a mapping, a name is
+            invalid, the batch misses or adds features, its features have
+            different numbers of samples (the message lists them), or (first
+            batch of a split) a ``"split/feature"`` key of ``features=`` names
+            none of the split's features.
         EncodingError
             If a value does not fit its feature (shape, dtype, code range, ...).
+
+        Notes
+        -----
+        A failed append changes nothing: no split, feature or sample is
+        added, so it can be retried with other values or other features.
         """
         self._check_open()
-        state = self._split(split)
-        if state.stored:
-            state.load_stored(str(self.path))
         where = str(self.path)
-        names = set(batch)
-        if state.frozen and names != set(state.features):
-            missing, extra = sorted(set(state.features) - names), sorted(names - set(state.features))
+        _check_name(split, "split", where, "/")
+        if not isinstance(batch, Mapping):
             raise WriterError(
-                f"{where}: a batch of /{split} must hold exactly its features {sorted(state.features)}; "
+                f"{where}: a batch of /{split} must be a dict {{feature: values}}, got a {type(batch).__name__}",
+                path=where,
+                hdf5_path=f"/{split}",
+            )
+        for key in batch:
+            _check_name(key, "feature", where, f"/{split}")
+        state = self._splits.get(split)
+        if state is not None and state.stored:
+            state.load_stored(where)
+        declared: dict[str, FeatureSink] = {} if state is None else state.features
+        frozen = state is not None and state.frozen
+        names = set(batch)
+        if frozen and names != set(declared):
+            missing, extra = sorted(set(declared) - names), sorted(names - set(declared))
+            raise WriterError(
+                f"{where}: a batch of /{split} must hold exactly its features {sorted(declared)}; "
                 f"missing {missing}, unexpected {extra}",
                 path=where,
                 hdf5_path=f"/{split}",
             )
-        missing = sorted(set(state.features) - names)
+        missing = sorted(set(declared) - names)
         if missing:
             raise WriterError(
                 f"{where}: the batch of /{split} lacks declared features {missing}", path=where, hdf5_path=f"/{split}"
             )
-        for name in sorted(names - set(state.features)):
+        new: dict[str, FeatureSink] = {}
+        for name in sorted(names - set(declared)):
+            fspec = self._specs.get(split, name)
             with _located(where, f"/{split}/{name}"):
-                layout = infer_layout(batch[name], self._specs.get(split, name), f"{where}:/{split}/{name}")
-                self._add_feature(state, name, layout, self._specs.get(split, name))
+                layout = infer_layout(batch[name], fspec, f"{where}:/{split}/{name}")
+                new[name] = self._new_feature(split, state, name, layout, fspec)
         parts: dict[str, Batch] = {}
         for name in sorted(names):
+            layout = (declared.get(name) or new[name]).layout
             with _located(where, f"/{split}/{name}"):
-                parts[name] = normalize(state.features[name].layout, batch[name], f"{where}:/{split}/{name}")
+                parts[name] = normalize(layout, batch[name], f"{where}:/{split}/{name}")
         counts = {name: p.n for name, p in parts.items()}
         if len(set(counts.values())) > 1:
             listed = ", ".join(f"{k}: {v}" for k, v in counts.items())
@@ -510,19 +765,43 @@ class Writer:
                 path=where,
                 hdf5_path=f"/{split}",
             )
+        if parts and not frozen:
+            self._check_split_specs(split, sorted(names))
+        # Everything is checked: from here on the append takes effect.
+        if state is None:
+            self.add_split(split)
+            state = self._splits[split]
+        for name, feature in new.items():
+            state.features[name] = feature
+            self._specs.mark_used(split, name)
         state.frozen = state.frozen or bool(parts)
+        n = next(iter(counts.values()), 0)
+        if n:
+            state.drop_shuffle_seed()
         for name, part in parts.items():
             feature = state.features[name]
             feature.feed(part)
             feature.pending.append(part)
             state.pending_bytes += part.nbytes
-        state.num_samples += next(iter(counts.values()), 0)
+        state.num_samples += n
         if state.pending_bytes >= WRITE_BUFFER_BYTES:
             state.flush(final=False, compression_opts=self._compression_opts)
         else:
             for feature in state.features.values():
                 if feature.pending:
                     feature.pending[-1] = feature.pending[-1].owned()
+
+    def _check_split_specs(self, split: str, features: list[str]) -> None:
+        """Refuse ``"split/feature"`` keys of ``features=`` that name none of a split's (now fixed) features."""
+        unused = [key for key in self._specs.unused(split) if key.partition("/")[2] not in features]
+        if unused:
+            where = str(self.path)
+            raise WriterError(
+                f"{where}: features= names {unused}, but the features of /{split} are {features}; fix the key(s) "
+                "(a split's features are fixed by its first batch)",
+                path=where,
+                hdf5_path=f"/{split}",
+            )
 
     def append_sample(self, split: str, sample: Mapping[str, Any]) -> None:
         """Append one sample: ``append(split, {k: [v] for k, v in sample.items()})``.
@@ -601,7 +880,21 @@ class Writer:
                 out[(split.name, name)] = fp
         return out
 
+    def _check_specs_used(self) -> None:
+        """Refuse ``features=`` keys that applied to no feature this writer created."""
+        unused = self._specs.unused()
+        if unused:
+            where = str(self.path)
+            created = sorted(f"{s.name}/{f}" for s in self._splits.values() for f in s.features if f not in s.stored)
+            raise WriterError(
+                f"{where}: features= names {unused}, which match no feature this writer created ({created}); "
+                "options apply to new features (inferred from their first batch or declared with add_feature), "
+                "not to features already in the file. The file was not written: fix the keys",
+                path=where,
+            )
+
     def _finish(self) -> None:
+        self._check_specs_used()
         for split in self._splits.values():
             split.flush(final=True, compression_opts=self._compression_opts)
             if not split.stored:  # new, or loaded to be extended
@@ -611,9 +904,15 @@ class Writer:
         self._file.flush()
         self._file.close()
         _fsync(self.temp_path)
-        os.replace(self.temp_path, self.path)
+        if _resolve_target(self.path) != self.target_path:  # raises if it became a FIFO, a device, ...
+            raise WriterError(
+                f"{self.path}: the target changed while the file was written (it now leads to "
+                f"{str(_resolve_target(self.path))!r}, not {str(self.target_path)!r}); the file was not written",
+                path=str(self.path),
+            )
+        os.replace(self.temp_path, self.target_path)
         if os.name == "posix":
-            _fsync(self.path.parent)
+            _fsync(self.target_path.parent)
 
     def close(self, abort: bool = False) -> None:
         """Finish the file and move it to the target, or abort (§4.4).
@@ -694,7 +993,8 @@ def write(
         ``p = numpy.random.default_rng(shuffle_seed).permutation(N)``, the same
         for every feature of the split; ``shuffle_seed`` is recorded on the split.
     seed
-        The shuffle seed (an int >= 0). With ``shuffle=True`` and no seed one
+        The shuffle seed, an integer in [0, 2**63) (recorded as a signed
+        64-bit ``shuffle_seed``, §5.3). With ``shuffle=True`` and no seed one
         is drawn from ``numpy.random.SeedSequence`` and recorded.
     features
         Options per feature: ``{"label": {"role": "target"}}`` applies to the
@@ -710,14 +1010,23 @@ def write(
     Raises
     ------
     WriterError
-        If names are invalid, a split's features have different lengths (all
-        are listed), ``features=`` names an unknown feature, or ``seed`` is
-        given without ``shuffle``.
+        If ``splits`` is not a dict of dicts, names are invalid (§5.1.1, or
+        hold a NUL character or a lone surrogate), a split's features have
+        different lengths (all are listed), ``features=`` names an unknown
+        feature, ``seed`` is given without ``shuffle`` or is not in
+        [0, 2**63), or the target is not a regular file (see :class:`Writer`).
     EncodingError
         If a value has no encoding or breaks its encoding's rules (the message
-        names the file and the HDF5 path).
+        names the file and the HDF5 path), or does not fit its dtype (see
+        :func:`h5ml.batches.normalize`: a value that would overflow to
+        infinity is refused; rounding into a float dtype is allowed).
     MetadataError
-        If the metadata is invalid.
+        If the metadata is invalid or cannot be stored (see
+        :func:`h5ml.metadata.new_root_metadata`).
+
+    Notes
+    -----
+    On any error the target is left as it was and no temporary file remains.
     """
     where = str(path)
     if seed is not None and not shuffle:
@@ -725,9 +1034,22 @@ def write(
             f"{where}: seed={seed} was given but shuffle is False; pass shuffle=True or no seed", path=where
         )
     if shuffle:
-        seed = _draw_seed() if seed is None else seed
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise WriterError(f"{where}: seed must be an integer >= 0, got {seed!r}", path=where)
+        seed = _draw_seed() if seed is None else _check_seed(seed, "seed", where)
+    if not isinstance(splits, Mapping):
+        raise WriterError(
+            f"{where}: splits must be a dict {{split: {{feature: values}}}}, got a {type(splits).__name__}", path=where
+        )
+    for split, columns in splits.items():
+        _check_name(split, "split", where, "/")
+        if not isinstance(columns, Mapping):
+            raise WriterError(
+                f"{where}: split /{split} must be given as a dict {{feature: values}}, got a "
+                f"{type(columns).__name__}; e.g. {{'{split}': {{'x': array}}}}",
+                path=where,
+                hdf5_path=f"/{split}",
+            )
+        for name in columns:
+            _check_name(name, "feature", where, f"/{split}")
     specs = SpecTable(features)
     specs.check_used(splits)
     columns_by_split = {s: {f: as_categorical(v) for f, v in cols.items()} for s, cols in splits.items()}
@@ -757,7 +1079,8 @@ def write(
             for name, column in columns.items():
                 fspec = specs.get(split, name)
                 with _located(where, f"/{split}/{name}"):
-                    w._add_feature(state, name, infer_layout(column, fspec, f"{where}:/{split}/{name}"), fspec)
+                    layout = infer_layout(column, fspec, f"{where}:/{split}/{name}")
+                    state.features[name] = w._new_feature(split, state, name, layout, fspec)
             order = np.random.default_rng(seed).permutation(n) if shuffle else None
             sample_bytes = max(1, sum(column_nbytes(c) for c in columns.values()) // max(1, n))
             step = max(1, BLOCK_BYTES // sample_bytes)
