@@ -18,10 +18,13 @@ plan: one read per dataset of the feature (a ``DataLoader`` calls
 ``dataset[i]`` once per sample, so this path costs about what plain h5py's
 ``dataset[i]`` costs). Every other request follows :mod:`h5ml.plan`: the
 unique rows are read with one hyperslab read per span (never h5py fancy
-indexing) and put back in request order. Each needed chunk of compressed data
-is decoded once: when the chunk cache holds a chunk (the reader sizes it so,
-§7.3), spans are runs of the requested rows and HDF5 decodes each chunk once
-into its cache; otherwise spans are whole chunks, each decoded by one read. Ragged and bytes features read their ``offsets``
+indexing) and put back in request order. Each needed chunk of filtered
+(compressed or checksummed) data is decoded once: when the chunk cache holds a
+chunk (the reader sizes it so, §7.3), spans are runs of the requested rows and
+HDF5 decodes each chunk once into its cache; otherwise spans are whole chunks,
+each decoded by one read. Unfiltered data is read with no chunk cache (the
+reader opens it so, §7.3): spans are runs of the requested rows, read straight
+from the file. Ragged and bytes features read their ``offsets``
 first (kept in memory when they take less than :data:`OFFSETS_CACHE_BYTES`),
 then the value spans the rows need. Both paths return the same values and
 types: numbers in native byte order; ``logical_dtype = "bool"`` and HDF5 enum
@@ -32,12 +35,28 @@ Features never hold an open file: they ask their source (a
 path and keep working after a fork. What does not change while a file is open
 (rows, chunk rows, filters, dtypes, HDF5 dataspaces and types) is kept per
 h5py object and rebuilt when the source hands out a new one.
+
+Invalid and damaged files (§9, §10): a feature either returns the stored
+values or raises an :class:`h5ml.H5MLError` that names the file, the HDF5
+object and what to do. :func:`open_feature` checks the structure of the
+encoding (ranks, datatypes, one sample per ``num_samples``) before any read;
+a failure of the HDF5 library while reading (a corrupt or checksum-failing
+chunk, a damaged object header) becomes :class:`~h5ml.errors.InvalidFileError`
+naming the dataset and the rows; a read that would allocate more than
+:data:`TRUSTED_READ_BYTES` is first compared with the data the dataset really
+stores, so a small file that merely declares a huge dataset is refused instead
+of exhausting memory (§10.4). Attributes are read one at a time, when asked
+for: an optional attribute that is not UTF-8 raises
+:class:`~h5ml.errors.EncodingError` when that attribute is asked for and never
+makes the samples unreadable (values are not "repaired" with replacement
+characters: a reader returns what is stored or says why it cannot).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 import threading
 from typing import Any, ClassVar, Final, Protocol
 
@@ -46,14 +65,15 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
-from h5ml.attrs import decode_str, read_attrs
+from h5ml.attrs import decode_str, read_attr
 from h5ml.chunks import VLEN_ELEMENT_BYTES
-from h5ml.errors import EncodingError, InvalidFileError, UnsupportedFilterError
+from h5ml.errors import EncodingError, H5MLError, InvalidFileError, UnsupportedFilterError
 from h5ml.plan import Indices, ReadPlan, check_index, merge_ranges, plan_reads
 
 __all__ = [
     "FEATURE_CLASSES",
     "OFFSETS_CACHE_BYTES",
+    "TRUSTED_READ_BYTES",
     "BytesFeature",
     "CategoricalFeature",
     "DenseFeature",
@@ -61,7 +81,12 @@ __all__ = [
     "NodeSource",
     "RaggedFeature",
     "StringFeature",
+    "group_links",
+    "member_names",
     "open_feature",
+    "read_attribute",
+    "read_attributes",
+    "validate_advice",
 ]
 
 #: Ragged/bytes ``offsets`` smaller than this (8 bytes per sample: 8M samples)
@@ -77,6 +102,180 @@ _SPAN_BYTES: Final = 64 << 20
 _COMPRESSION_NAMES: Final = {1: "gzip", 4: "szip", 32000: "lzf"}
 #: Core filters that do not compress: shuffle and fletcher32 (§3.5).
 _NOT_COMPRESSION: Final = frozenset(fid for fid, name in spec.CORE_FILTERS.items() if name != "deflate")
+#: §10.4: a read whose buffer is larger than this (64 MiB) is first compared with the data its dataset
+#: really stores (allocated bytes, or written chunks when filtered); smaller reads are not checked.
+TRUSTED_READ_BYTES: Final = 64 << 20
+#: What the HDF5 library raises through h5py when it fails on a damaged file (a corrupt chunk, a checksum
+#: failure, a damaged object header or B-tree). SystemError: h5py's lock reports an exception raised
+#: inside a library callback that way.
+_LIBRARY_ERRORS: Final = (OSError, RuntimeError, SystemError)
+#: Reading metadata (attributes, shapes, datatypes, property lists) of a damaged or unusual object can
+#: also raise these from h5py (KeyError for some damaged headers, TypeError for an HDF5 type h5py cannot
+#: map to numpy, ValueError for some dataspaces).
+_METADATA_ERRORS: Final = (*_LIBRARY_ERRORS, KeyError, TypeError, ValueError)
+
+
+def validate_advice(filename: str) -> str:
+    """The advice every message about an invalid or damaged file ends with (§9)."""
+    return f"run `h5ml validate --deep {filename}` to list every problem of the file"
+
+
+def _check_text(value: Any, name: str, filename: str, where: str) -> Any:
+    """Refuse strings h5py decoded with ``surrogateescape``: their bytes were not UTF-8 (§3.4)."""
+    for item in value if isinstance(value, list) else (value,):
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _not_utf8(name, filename, where, "the bytes are not valid UTF-8") from exc
+    return value
+
+
+def _not_utf8(name: str, filename: str, where: str, reason: str) -> EncodingError:
+    return EncodingError(
+        f"{filename}: attribute {name!r} of {where} is not a valid UTF-8 string ({reason}); strings must be UTF-8 "
+        f"(§3.4). Only this attribute is unreadable (the samples are not affected): rewrite it, and "
+        f"{validate_advice(filename)}",
+        path=filename,
+        hdf5_path=where,
+    )
+
+
+def read_attribute(obj: Any, name: str, filename: str, where: str) -> Any:
+    """Read one attribute of a file being read, as :func:`h5ml.attrs.read_attr` returns it (§4.6).
+
+    Parameters
+    ----------
+    obj
+        The h5py file, group or dataset.
+    name
+        The attribute name.
+    filename, where
+        The file path and the object's HDF5 path, for messages.
+
+    Returns
+    -------
+    Any
+        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent.
+
+    Raises
+    ------
+    EncodingError
+        If the attribute holds a string that is not UTF-8 (§3.4).
+    InvalidFileError
+        If the HDF5 library cannot read the attribute (a damaged file, or a type h5py cannot map).
+    """
+    try:
+        return _check_text(read_attr(obj, name, None), name, filename, where)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(name, filename, where, exc.reason) from exc
+    except H5MLError:
+        raise
+    except _METADATA_ERRORS as exc:
+        raise InvalidFileError(
+            f"{filename}: attribute {name!r} of {where} cannot be read ({type(exc).__name__}: {exc}); the file is "
+            f"damaged or the attribute has a type outside the storage profile (§3.2); {validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        ) from exc
+
+
+def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
+    """Read every attribute of ``obj`` with :func:`read_attribute`, in the order HDF5 lists them (§4.6).
+
+    Attribute names that are not UTF-8 are left out: no attribute of the
+    specification has such a name, and readers ignore user attributes (§4.7).
+
+    Raises
+    ------
+    EncodingError, InvalidFileError
+        As :func:`read_attribute`, for the first attribute that cannot be read;
+        InvalidFileError also when the attribute names cannot be listed.
+    """
+    raw: list[bytes] = []
+    try:
+        h5py.h5a.iterate(obj.id, lambda attr_name, *_: raw.append(attr_name))
+    except _METADATA_ERRORS as exc:
+        raise InvalidFileError(
+            f"{filename}: the attributes of {where} cannot be listed ({type(exc).__name__}: {exc}); the file is "
+            f"damaged; {validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        ) from exc
+    names = [text for text in (_utf8_name(n) for n in raw) if text is not None]
+    return {name: read_attribute(obj, name, filename, where) for name in names}
+
+
+def _utf8_name(raw: bytes | str) -> str | None:
+    """An HDF5 name as ``str``; None when its bytes are not UTF-8 (such a name breaks §5.1)."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def member_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
+    """The names of a group's members that can be splits or features, in HDF5's name order (§5.1, §5.2).
+
+    Uses HDF5's own link iteration, which keeps names as bytes, so a name that
+    is not UTF-8 cannot break the listing: such members are left out (their
+    names break §5.1, E120; no ``str`` key could ask for them). Soft and
+    user-defined links are left out too (§3.6, E115); external links only when
+    ``external`` (the file was opened with ``allow_external=True``, §10.1).
+    Reserved names (``_...``, §5.4) are kept: the caller skips them.
+
+    Parameters
+    ----------
+    group
+        An h5py group (or file).
+    filename, where
+        The file path and the group's HDF5 path, for messages.
+    external
+        Keep external links.
+
+    Returns
+    -------
+    list of str
+        Member names.
+
+    Raises
+    ------
+    InvalidFileError
+        If the HDF5 library cannot list the group's links (a damaged file).
+    """
+    kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
+    links = group_links(group.id, filename, where)
+    return [name for name in (_utf8_name(raw) for raw, kind in links if kind in kinds) if name is not None]
+
+
+def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
+    """Every link of a group as ``(name as bytes, h5py.h5l link type)``, in HDF5's name order; none followed.
+
+    Parameters
+    ----------
+    gid
+        The group's low-level id (``group.id``).
+    filename, where
+        The file path and the group's HDF5 path, for messages.
+
+    Raises
+    ------
+    InvalidFileError
+        If the HDF5 library cannot list the links (a damaged file).
+    """
+    links: list[tuple[bytes, int]] = []
+    try:
+        gid.links.iterate(lambda name, info: links.append((name, info.type)), info=True)
+    except _METADATA_ERRORS as exc:
+        raise InvalidFileError(
+            f"{filename}: the members of {where} cannot be listed ({type(exc).__name__}: {exc}); the file is "
+            f"damaged; {validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        ) from exc
+    return links
 
 
 class NodeSource(Protocol):
@@ -120,12 +319,26 @@ def _check_filters(dset: h5py.Dataset, filename: str) -> None:
         )
 
 
-def _numeric_dtype(dset: h5py.Dataset, filename: str) -> np.dtype[Any]:
-    dtype = dset.dtype
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _string_column(path: str, node: h5py.Dataset, filename: str) -> _Column:
+    """A column of strings, read in the dataset's own type (16 stored bytes per variable-length string)."""
+    return _Column(path, node, node.dtype, VLEN_ELEMENT_BYTES if node.dtype.kind == "O" else None, filename=filename)
+
+
+def _numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
+    """The dataset's numeric dtype in native byte order; EncodingError for any other type (§3.2)."""
+    dtype = dset.dtype if dtype is None else dtype
     if dtype.kind not in "biuf":
         raise EncodingError(
             f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
-            "(§3.2); the file is not a valid h5ml file",
+            f"(§3.2); the file is not a valid h5ml file; {validate_advice(filename)}",
             path=filename,
             hdf5_path=dset.name,
         )
@@ -154,6 +367,13 @@ class _Column:
     (``read_direct`` / ``dataset[a:b]`` and a copy / ``read_into``): 1 row 65 /
     6.5 / 5.7 us, 16 rows 119 / 70 / 52 us, 256 rows 770 / 1150 / 580 us, 1024
     rows 2.4 / 4.4 / 2.3 ms; so spans of every size use ``read_into``.
+    (Those figures were taken with the chunk cache; the reader now opens
+    unfiltered datasets without one, §7.3.)
+
+    Damaged and hostile files: a buffer larger than :data:`TRUSTED_READ_BYTES`
+    is allocated only after :meth:`check_stored` compared it with the data the
+    dataset stores (§10.4), and a failure of the HDF5 library during a read
+    becomes InvalidFileError naming the dataset and the rows (E145).
     """
 
     __slots__ = (
@@ -161,11 +381,14 @@ class _Column:
         "_one_row",
         "_one_shape",
         "_origin",
+        "_stored",
+        "check_row_nbytes",
         "chunk_rows",
         "compressed",
         "direct",
         "dsid",
         "dtype",
+        "filename",
         "inner",
         "max_gap",
         "max_span_rows",
@@ -174,11 +397,15 @@ class _Column:
         "path",
         "row_nbytes",
         "rows",
+        "stored_row_nbytes",
         "whole_chunks",
     )
 
-    def __init__(self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None) -> None:
+    def __init__(
+        self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None, filename: str = ""
+    ) -> None:
         self.path = path
+        self.filename = filename
         self.node = node
         self.dsid = node.id
         shape = node.shape
@@ -192,6 +419,11 @@ class _Column:
         self.chunk_rows = None if chunks is None else int(chunks[0])
         self.compressed = _has_filters(node)
         stored = int(node.dtype.itemsize * math.prod(self.inner)) if row_nbytes is None else row_nbytes
+        #: Bytes of one row as stored in the file (16 per variable-length string), for §10.4's check.
+        self.stored_row_nbytes = stored
+        #: The larger of the two: a read whose rows take more than TRUSTED_READ_BYTES is checked (§10.4).
+        self.check_row_nbytes = max(self.row_nbytes, stored)
+        self._stored: int | None = None
         self.max_gap = _GAP_BYTES // max(1, stored)
         self.max_span_rows = max(1, _SPAN_BYTES // max(1, stored))
         #: Compressed data whose chunk does not fit the dataset's chunk cache is read by whole chunks (each
@@ -210,7 +442,75 @@ class _Column:
         self._one_row = h5py.h5s.create_simple(self._one_shape)
         self._local = threading.local()
         #: ``node[i]`` returns a sample of :attr:`dtype` (a native number type) as is: h5py reads it in compiled code.
-        self.direct = node.dtype == dtype and dtype.kind in "iuf"
+        #: Not for rows over TRUSTED_READ_BYTES: those go through :meth:`buffer`'s check (§10.4).
+        self.direct = node.dtype == dtype and dtype.kind in "iuf" and self.check_row_nbytes <= TRUSTED_READ_BYTES
+
+    def stored_nbytes(self) -> int | None:
+        """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
+
+        Allocated bytes of an unfiltered dataset (no more than the file's
+        size); for a filtered one, the decoded size of the chunks ever
+        written. None when the data lives outside the file (external storage
+        or a virtual dataset, read only with ``allow_external=True``): nothing
+        to compare with. Computed once (HDF5 walks the chunk index).
+        """
+        if self._stored is None:
+            plist = self.dsid.get_create_plist()
+            layout = plist.get_layout()
+            if plist.get_external_count() > 0 or layout == h5py.h5d.VIRTUAL:
+                return None
+            declared = self.rows * self.stored_row_nbytes
+            if layout == h5py.h5d.COMPACT:
+                self._stored = declared  # in the object header: already in memory
+            elif layout == h5py.h5d.CHUNKED and plist.get_nfilters() > 0:
+                chunk = self.node.chunks
+                chunk_nbytes = self.stored_row_nbytes // max(1, math.prod(self.inner)) * math.prod(chunk)
+                self._stored = int(self.dsid.get_num_chunks()) * chunk_nbytes
+            else:
+                size = os.path.getsize(self.filename) if self.filename else declared
+                self._stored = min(int(self.dsid.get_storage_size()), size)
+        return self._stored
+
+    def check_stored(self, count: int, start: int | None = None) -> None:
+        """Refuse a read of ``count`` rows (from ``start``, when contiguous) that needs more data than stored (§10.4).
+
+        Raises
+        ------
+        InvalidFileError
+            If those rows hold more bytes than :meth:`stored_nbytes`: the file
+            declares data it does not hold (never written, or truncated).
+        """
+        need = count * self.stored_row_nbytes
+        have = self.stored_nbytes()
+        if have is None or need <= have:
+            return
+        declared = (self.rows, *self.inner)
+        what = f"{count} rows" if start is None else f"rows [{start}, {start + count})"
+        raise InvalidFileError(
+            f"{self.filename}: {self.path}: a read of {what} needs {need} bytes of stored data, but "
+            f"this dataset of declared shape {declared} stores only {have} bytes: the file declares data it does not "
+            f"hold (it was never written, or the file is truncated), so the read was refused instead of allocating "
+            f"memory for it (§10.4); {validate_advice(self.filename)}",
+            path=self.filename,
+            hdf5_path=self.path,
+        )
+
+    def buffer(self, count: int, start: int | None = None) -> npt.NDArray[Any]:
+        """A new array (count, *inner) of :attr:`dtype`, checked first when large (§10.4; see :meth:`check_stored`)."""
+        if count * self.check_row_nbytes > TRUSTED_READ_BYTES:
+            self.check_stored(count, start)
+        return np.empty((count, *self.inner), dtype=self.dtype)
+
+    def _failed(self, exc: BaseException, start: int, stop: int) -> InvalidFileError:
+        """The error for a read the HDF5 library could not do (E145): names the dataset and the rows."""
+        rows = f"row {start}" if stop - start == 1 else f"rows [{start}, {stop})"
+        return InvalidFileError(
+            f"{self.filename}: {self.path}: the HDF5 library could not read {rows} ({type(exc).__name__}: {exc}): "
+            f"a chunk is corrupt (a checksum or decompression failure) or the file is damaged; "
+            f"{validate_advice(self.filename)}",
+            path=self.filename,
+            hdf5_path=self.path,
+        )
 
     def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
         """Read rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) of :attr:`dtype`.
@@ -235,29 +535,44 @@ class _Column:
         space = getattr(self._local, "space", None)  # this thread's file dataspace: threads never share a selection
         if space is None:
             space = self._local.space = self.dsid.get_space()
-        if count == 1:
-            space.select_hyperslab((start, *self._origin), self._one_shape)
-            self.dsid.read(self._one_row, space, out, self.mtype)
-        else:
-            space.select_hyperslab((start, *self._origin), (count, *self.inner))
-            self.dsid.read(h5py.h5s.create_simple((count, *self.inner)), space, out, self.mtype)
+        try:
+            if count == 1:
+                space.select_hyperslab((start, *self._origin), self._one_shape)
+                self.dsid.read(self._one_row, space, out, self.mtype)
+            else:
+                space.select_hyperslab((start, *self._origin), (count, *self.inner))
+                self.dsid.read(h5py.h5s.create_simple((count, *self.inner)), space, out, self.mtype)
+        except _LIBRARY_ERRORS as exc:
+            raise self._failed(exc, start, stop) from exc
 
     def read(self, start: int, stop: int) -> npt.NDArray[Any]:
-        """Return rows ``[start, stop)`` as a new array (stop - start, *inner) of :attr:`dtype`."""
-        out = np.empty((stop - start, *self.inner), dtype=self.dtype)
+        """Return rows ``[start, stop)`` as a new array (stop - start, *inner) of :attr:`dtype`.
+
+        Raises
+        ------
+        InvalidFileError
+            If the rows need more data than the dataset stores (§10.4), or the
+            HDF5 library fails to read them (a corrupt chunk, E145).
+        """
+        out = self.buffer(stop - start, start)
         self.read_into(out, start, stop)
         return out
 
     def read_one(self, row: int) -> npt.NDArray[Any]:
-        """Return row ``row`` as a new array (1, *inner) of :attr:`dtype`."""
-        out = np.empty(self._one_shape, dtype=self.dtype)
+        """Return row ``row`` as a new array (1, *inner) of :attr:`dtype` (errors as :meth:`read`)."""
+        out = (
+            self.buffer(1, row) if self.check_row_nbytes > TRUSTED_READ_BYTES else np.empty(self._one_shape, self.dtype)
+        )
         self.read_into(out, row, row + 1)
         return out
 
     def sample(self, row: int) -> Any:
         """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
         if self.direct:
-            return self.node[row]
+            try:
+                return self.node[row]
+            except _LIBRARY_ERRORS as exc:
+                raise self._failed(exc, row, row + 1) from exc
         return self.read_one(row)[0]
 
     def plan(self, indices: Indices) -> ReadPlan:
@@ -274,7 +589,7 @@ class _Column:
     def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
         """Read the unique rows of ``plan`` into one array (U, *inner): one read per span."""
         rows = plan.rows
-        block = np.empty((rows.shape[0], *self.inner), dtype=self.dtype)
+        block = self.buffer(rows.shape[0])
         for start, stop, lo, hi in plan.iter_spans():
             if hi - lo == stop - start:
                 self.read_into(block[lo:hi], start, stop)
@@ -321,6 +636,7 @@ class Feature:
 
     def _reset(self) -> None:
         self._attrs: dict[str, Any] | None = None
+        self._attr_values: dict[str, Any] = {}
         self._filters_checked = False
         self._logical_bool: bool | None = None
         self._columns: dict[str, _Column] = {}
@@ -356,7 +672,23 @@ class Feature:
         return self._source.path
 
     def _node(self, member: str | None = None) -> Any:
-        return self._source.h5_node(self.hdf5_path if member is None else f"{self.hdf5_path}/{member}")
+        where = self.hdf5_path if member is None else f"{self.hdf5_path}/{member}"
+        try:
+            return self._source.h5_node(where)
+        except H5MLError:
+            raise
+        except (*_LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+            raise self._damaged(exc, member) from exc
+
+    def _damaged(self, exc: BaseException, member: str | None = None) -> InvalidFileError:
+        """The error for a failure of the HDF5 library on this feature's objects (a damaged file, E101/E145)."""
+        where = self.hdf5_path if member is None else f"{self.hdf5_path}/{member}"
+        return InvalidFileError(
+            f"{self.path}: {where}: the HDF5 library failed on this feature ({type(exc).__name__}: {exc}); the file "
+            f"is damaged; {validate_advice(self.path)}",
+            path=self.path,
+            hdf5_path=where,
+        )
 
     def _main(self) -> h5py.Dataset:
         """The dataset that holds the samples (or the values) of this feature."""
@@ -374,63 +706,102 @@ class Feature:
     def _make_column(self, member: str, path: str, node: h5py.Dataset) -> _Column:
         """Index datasets come back as int64; values in their own numeric type (native order)."""
         if member in ("offsets", "shapes", "codes"):
-            return _Column(path, node, np.dtype(np.int64))
-        return _Column(path, node, _numeric_dtype(node, self.path))
+            return _Column(path, node, np.dtype(np.int64), filename=self.path)
+        return _Column(path, node, _numeric_dtype(node, self.path), filename=self.path)
 
     # -- attributes (§6.1) ------------------------------------------------
     @property
     def attrs(self) -> dict[str, Any]:
-        """Every attribute of the feature object as Python values (§4.6), read once."""
+        """Every attribute of the feature object as Python values (§4.6), read once.
+
+        Raises
+        ------
+        EncodingError
+            If an attribute holds a string that is not UTF-8 (§3.4).
+        InvalidFileError
+            If the HDF5 library cannot read an attribute.
+        """
         if self._attrs is None:
-            self._attrs = read_attrs(self._node())
+            self._attrs = read_attributes(self._node(), self.path, self.hdf5_path)
         return dict(self._attrs)
 
     def _attr(self, name: str) -> Any:
-        if self._attrs is None:
-            self._attrs = read_attrs(self._node())
-        return self._attrs.get(name)
+        """One attribute, read when first asked for (a bad attribute never blocks the others, §6.1)."""
+        try:
+            return self._attr_values[name]
+        except KeyError:
+            value = self._attr_values[name] = read_attribute(self._node(), name, self.path, self.hdf5_path)
+            return value
+
+    def _typed_attr(self, name: str, types: tuple[type, ...], kind: str, clause: str) -> Any:
+        """Attribute ``name`` when it is one of ``types`` (bool never counts as a number), None when absent.
+
+        Raises
+        ------
+        InvalidFileError
+            If the attribute has another type (E117).
+        EncodingError
+            If it is a string that is not UTF-8 (§3.4).
+        """
+        value = self._attr(name)
+        if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+            return value
+        text = repr(value)
+        raise InvalidFileError(
+            f"{self.path}: attribute {name!r} of {self.hdf5_path} is {text[:80]}{'...' if len(text) > 80 else ''}, "
+            f"not {kind} ({clause}); the samples are not affected; {validate_advice(self.path)}",
+            path=self.path,
+            hdf5_path=self.hdf5_path,
+        )
 
     @property
     def encoding_version(self) -> str:
         """The ``encoding_version`` attribute (§6.1), ``"1.0"`` when absent."""
-        value = self._attr("encoding_version")
-        return str(value) if value is not None else spec.ENCODING_VERSION
+        value = self._typed_attr("encoding_version", (str,), "a string", "§6.1")
+        return spec.ENCODING_VERSION if value is None else str(value)
 
     @property
     def role(self) -> str | None:
-        """``input``, ``target`` or ``metadata`` (§6.1), or None."""
-        value = self._attr("role")
-        return None if value is None else str(value)
+        """``input``, ``target`` or ``metadata`` (§6.1), or None.
+
+        Raises
+        ------
+        EncodingError, InvalidFileError
+            If the attribute is not a UTF-8 string (this and the other
+            attribute properties raise only when their attribute is asked for).
+        """
+        value: str | None = self._typed_attr("role", (str,), "a string", "§6.1")
+        return value
 
     @property
     def description(self) -> str | None:
-        """The feature description (§6.1), or None."""
-        value = self._attr("description")
-        return None if value is None else str(value)
+        """The feature description (§6.1), or None (errors as :attr:`role`)."""
+        value: str | None = self._typed_attr("description", (str,), "a string", "§6.1")
+        return value
 
     @property
     def units(self) -> str | None:
-        """The physical units of the values (§6.1), or None."""
-        value = self._attr("units")
-        return None if value is None else str(value)
+        """The physical units of the values (§6.1), or None (errors as :attr:`role`)."""
+        value: str | None = self._typed_attr("units", (str,), "a string", "§6.1")
+        return value
 
     @property
     def sample_rate(self) -> float | None:
-        """The sampling rate in Hz (§6.1), or None."""
-        value = self._attr("sample_rate")
+        """The sampling rate in Hz (§6.1), or None (errors as :attr:`role`; it must be a number)."""
+        value = self._typed_attr("sample_rate", (int, float), "a number", "§6.1")
         return None if value is None else float(value)
 
     @property
     def media_type(self) -> str | None:
-        """The IANA media type of bytes samples (§6.6), or None."""
-        value = self._attr("media_type")
-        return None if value is None else str(value)
+        """The IANA media type of bytes samples (§6.6), or None (errors as :attr:`role`)."""
+        value: str | None = self._typed_attr("media_type", (str,), "a string", "§6.6")
+        return value
 
     @property
     def fingerprint(self) -> str | None:
-        """The stored content fingerprint ``sha256:...`` (§8.1), or None."""
-        value = self._attr("fingerprint")
-        return None if value is None else str(value)
+        """The stored content fingerprint ``sha256:...`` (§8.1), or None (errors as :attr:`role`)."""
+        value: str | None = self._typed_attr("fingerprint", (str,), "a string", "§8.1")
+        return value
 
     @property
     def class_names(self) -> list[str] | None:
@@ -473,14 +844,16 @@ class Feature:
         another HDF5 filter; shuffle and fletcher32 are not compression.
         """
         dset = self._main()
-        if dset.chunks is None:
-            return None
-        dcpl = dset.id.get_create_plist()
-        for i in range(dcpl.get_nfilters()):
-            filter_id = int(dcpl.get_filter(i)[0])
-            if filter_id in _NOT_COMPRESSION:
-                continue
-            return _COMPRESSION_NAMES.get(filter_id, f"filter {filter_id}")
+        try:
+            if dset.chunks is None:
+                return None
+            dcpl = dset.id.get_create_plist()
+            filter_ids = [int(dcpl.get_filter(i)[0]) for i in range(dcpl.get_nfilters())]
+        except _LIBRARY_ERRORS as exc:
+            raise self._damaged(exc, self._main_member or None) from exc
+        for filter_id in filter_ids:
+            if filter_id not in _NOT_COMPRESSION:
+                return _COMPRESSION_NAMES.get(filter_id, f"filter {filter_id}")
         return None
 
     def __len__(self) -> int:
@@ -496,9 +869,10 @@ class Feature:
             _check_filters(node, self.path)
         else:
             for member in self._members:
-                child = node.get(member)
-                if isinstance(child, h5py.Dataset):
-                    _check_filters(child, self.path)
+                if member in node:
+                    child = self._node(member)
+                    if isinstance(child, h5py.Dataset):
+                        _check_filters(child, self.path)
         self._filters_checked = True
 
     def read(self, indices: Indices) -> Any:
@@ -521,22 +895,32 @@ class Feature:
         ------
         IndexError
             If an index is outside ``[-N, N)``.
+        TypeError
+            If ``indices`` is not one of the index types above.
         UnsupportedFilterError
             If a dataset of the feature uses a filter this HDF5 build lacks (§3.5).
         InvalidFileError
-            If the stored structure is inconsistent (offsets, shapes).
+            If the stored structure is inconsistent (offsets, shapes), the
+            HDF5 library fails to read the data (a corrupt chunk or a damaged
+            file: the message names the dataset and the rows), or the read
+            needs more data than the file stores (§10.4).
         EncodingError
-            If stored strings are not UTF-8 (§3.4).
+            If stored strings, or the ``logical_dtype`` attribute, are not UTF-8 (§3.4).
         """
-        if not self._filters_checked:
-            self._prepare()
-        if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
-            return self._read_one(indices)
-        if isinstance(indices, slice):
-            start, stop, step = indices.indices(self._count())
-            if step == 1:
-                return self._read_range(start, max(start, stop))
-        return self._read(indices)
+        try:
+            if not self._filters_checked:
+                self._prepare()
+            if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
+                return self._read_one(indices)
+            if isinstance(indices, slice):
+                start, stop, step = indices.indices(self._count())
+                if step == 1:
+                    return self._read_range(start, max(start, stop))
+            return self._read(indices)
+        except H5MLError:
+            raise
+        except (*_LIBRARY_ERRORS, KeyError) as exc:  # a failure of the library outside a data read
+            raise self._damaged(exc) from exc
 
     def _count(self) -> int:
         """The number of samples, from the cached column (no HDF5 call)."""
@@ -562,8 +946,8 @@ class Feature:
     def _invalid(self, what: str, member: str | None = None) -> InvalidFileError:
         where = self.hdf5_path if member is None else f"{self.hdf5_path}/{member}"
         return InvalidFileError(
-            f"{self.path}: {where}: {what}; the file is not a valid h5ml file, re-create it or check it with "
-            "`h5ml validate --deep`",
+            f"{self.path}: {where}: {what}; the file is not a valid h5ml file: re-create it, and "
+            f"{validate_advice(self.path)}",
             path=self.path,
             hdf5_path=where,
         )
@@ -627,7 +1011,7 @@ class StringFeature(Feature):
 
     def _make_column(self, member: str, path: str, node: h5py.Dataset) -> _Column:
         """Strings are read in the dataset's own type (h5py turns variable-length ones into bytes)."""
-        return _Column(path, node, node.dtype, VLEN_ELEMENT_BYTES if node.dtype.kind == "O" else None)
+        return _string_column(path, node, self.path)
 
     def _decoded(self, column: _Column, start: int, stop: int) -> list[str]:
         """Rows ``[start, stop)`` as ``str``."""
@@ -686,12 +1070,42 @@ class CategoricalFeature(Feature):
         """``int64``: codes come back as int64."""
         return np.dtype(np.int64)
 
+    def _make_column(self, member: str, path: str, node: h5py.Dataset) -> _Column:
+        """``class_names`` in the dataset's own string type; ``codes`` as int64."""
+        if member == "class_names":
+            return _string_column(path, node, self.path)
+        return super()._make_column(member, path, node)
+
     @property
     def class_names(self) -> list[str]:
-        """The class names (§6.5), read once; code k names ``class_names[k]``."""
+        """The class names (§6.5), read once; code k names ``class_names[k]``.
+
+        Raises
+        ------
+        EncodingError
+            If a class name is not UTF-8 (§3.4); the codes stay readable.
+        InvalidFileError
+            If the HDF5 library cannot read them, or the dataset declares more
+            names than the file stores (§10.4).
+        """
         if self._names is None:
-            dset = self._node("class_names")
-            self._names = [decode_str(v) for v in dset[()].tolist()]
+            try:
+                column = self._column("class_names")
+                raw = column.read(0, column.rows).tolist()
+            except H5MLError:
+                raise
+            except (*_LIBRARY_ERRORS, KeyError) as exc:
+                raise self._damaged(exc, "class_names") from exc
+            try:
+                self._names = [decode_str(v) for v in raw]
+            except UnicodeDecodeError as exc:
+                k = next(i for i, v in enumerate(raw) if isinstance(v, bytes) and not _is_utf8(v))
+                raise EncodingError(
+                    f"{self.path}: {self.hdf5_path}/class_names: class name {k} is not valid UTF-8 ({exc.reason}); "
+                    f"strings must be UTF-8 (§3.4); the codes are not affected; {validate_advice(self.path)}",
+                    path=self.path,
+                    hdf5_path=f"{self.hdf5_path}/class_names",
+                ) from exc
         return list(self._names)
 
     def _read_one(self, index: int | np.integer[Any]) -> Any:
@@ -849,16 +1263,31 @@ class _OffsetFeature(Feature):
             ``offsets[i + 1] - offsets[i]``: the number of rows of ``values`` of
             each sample (its first-axis length; its element count when the
             feature has ``shapes``; its byte count for bytes features).
+
+        Raises
+        ------
+        IndexError, TypeError
+            As :meth:`read`.
+        InvalidFileError
+            If offsets decrease or point outside ``values`` (§6.3), or the
+            HDF5 library fails to read them.
         """
-        if indices is None:
-            return np.diff(self._all_offsets())
-        if isinstance(indices, (int, np.integer)) and not isinstance(indices, bool):
-            start, stop = self._bounds(check_index(indices, self._count()))
-            return stop - start
-        plan = plan_reads(indices, self._count())
-        starts, stops = self._ranges(plan.rows)
-        result = plan.gather(stops - starts)
-        return int(result) if plan.scalar else result
+        try:
+            if indices is None:
+                offsets = self._all_offsets()
+                self._check_ranges(np.arange(offsets.shape[0] - 1, dtype=np.int64), offsets[:-1], offsets[1:])
+                return np.diff(offsets)
+            if isinstance(indices, (int, np.integer)) and not isinstance(indices, bool):
+                start, stop = self._bounds(check_index(indices, self._count()))
+                return stop - start
+            plan = plan_reads(indices, self._count())
+            starts, stops = self._ranges(plan.rows)
+            result = plan.gather(stops - starts)
+            return int(result) if plan.scalar else result
+        except H5MLError:
+            raise
+        except (*_LIBRARY_ERRORS, KeyError) as exc:
+            raise self._damaged(exc) from exc
 
     @staticmethod
     def _finish(plan: ReadPlan, unique: list[Any], copy: bool) -> Any:
@@ -995,8 +1424,14 @@ FEATURE_CLASSES: Final[dict[str, type[Feature]]] = {
 }
 
 
-def open_feature(source: NodeSource, split: str, name: str, node: Any) -> Feature | None:
-    """Check a split member and return the reader of its encoding (§6.1).
+def open_feature(
+    source: NodeSource, split: str, name: str, node: Any, num_samples: int | None = None
+) -> Feature | None:
+    """Check a split member and return the reader of its encoding (§5.3, §6).
+
+    Only metadata is read (attributes, shapes, datatypes): the structure the
+    encoding requires is checked here, once, so that reads never meet a
+    dataset of the wrong rank or type.
 
     Parameters
     ----------
@@ -1006,6 +1441,9 @@ def open_feature(source: NodeSource, split: str, name: str, node: Any) -> Featur
         The split and the member name.
     node
         The h5py object at ``/split/name``.
+    num_samples
+        The split's ``num_samples`` (§5.3): the feature must hold exactly that
+        many samples. None skips that check.
 
     Returns
     -------
@@ -1017,29 +1455,103 @@ def open_feature(source: NodeSource, split: str, name: str, node: Any) -> Featur
     ------
     EncodingError
         If the encoding is not one this version defines, or its
-        ``encoding_version`` has a MAJOR this reader does not implement (§6.1).
+        ``encoding_version`` has a MAJOR this reader does not implement (§6.1);
+        if ``encoding`` is not UTF-8 (§3.4); if a dense or ragged feature's
+        values are not numeric (§3.2).
     InvalidFileError
-        If the HDF5 objects do not have the structure the encoding requires (§6).
+        If the HDF5 objects do not have the structure the encoding requires
+        (members, ranks, datatypes, §6), the feature does not hold
+        ``num_samples`` samples (§5.3), or the HDF5 library fails on them (a
+        damaged file).
     """
     where = f"/{split}/{name}"
-    if "encoding" not in node.attrs:
-        return None
     try:
-        encoding = decode_str(node.attrs["encoding"])
-        version_text = decode_str(node.attrs["encoding_version"]) if "encoding_version" in node.attrs else None
-    except (TypeError, UnicodeDecodeError) as exc:
+        return _open_feature(source, split, name, node, num_samples)
+    except H5MLError:
+        raise
+    except _METADATA_ERRORS as exc:
         raise InvalidFileError(
-            f"{source.path}: {where}: 'encoding' and 'encoding_version' must be strings (§6.1)",
+            f"{source.path}: {where}: the HDF5 library failed while reading the structure of this feature "
+            f"({type(exc).__name__}: {exc}); the file is damaged; {validate_advice(source.path)}",
             path=source.path,
             hdf5_path=where,
         ) from exc
+
+
+class _Structure:
+    """Checks of one feature's HDF5 objects (§6), each failure an InvalidFileError naming the object."""
+
+    def __init__(self, source: NodeSource, where: str, encoding: str) -> None:
+        self.source = source
+        self.where = where
+        self.encoding = encoding
+
+    def invalid(self, what: str, member: str = "") -> InvalidFileError:
+        filename = self.source.path
+        where = f"{self.where}/{member}" if member else self.where
+        return InvalidFileError(
+            f"{filename}: {where}: {what}; the reader cannot read this {self.encoding} feature; "
+            f"{validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        )
+
+    def dataset(self, member: str, ranks: tuple[int, ...] | None = None) -> h5py.Dataset:
+        """The member dataset ("" for the feature itself), of one of ``ranks`` (any rank >= 1 when None)."""
+        node = self.source.h5_node(f"{self.where}/{member}" if member else self.where)
+        if not isinstance(node, h5py.Dataset):
+            raise self.invalid("is not a dataset", member)
+        shape = node.shape
+        if shape is None:
+            raise self.invalid("has a null dataspace (no shape); it must hold one entry per sample", member)
+        if ranks is None and len(shape) < 1:
+            raise self.invalid("is a scalar dataset; a feature has a first (sample) axis (§5.3)", member)
+        if ranks is not None and len(shape) not in ranks:
+            want = " or ".join(f"{r}-D" for r in ranks)
+            raise self.invalid(f"has shape {shape}; it must be {want} (§6)", member)
+        return node
+
+    def dtype(self, node: h5py.Dataset, member: str) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = node.dtype
+        except (TypeError, ValueError) as exc:
+            raise self.invalid(f"has an HDF5 datatype outside the storage profile ({exc}) (§3.2)", member) from exc
+        return dtype
+
+    def integers(self, node: h5py.Dataset, member: str) -> None:
+        if self.dtype(node, member).kind not in "iu":
+            raise self.invalid(f"has dtype {node.dtype}; it must hold integers (§6)", member)
+
+    def strings(self, node: h5py.Dataset, member: str) -> None:
+        if h5py.check_string_dtype(self.dtype(node, member)) is None:
+            raise self.invalid(f"has dtype {node.dtype}; it must hold strings (§3.4)", member)
+
+    def numbers(self, node: h5py.Dataset, member: str) -> None:
+        _numeric_dtype(node, self.source.path, self.dtype(node, member))
+
+
+def _open_feature(source: NodeSource, split: str, name: str, node: Any, num_samples: int | None) -> Feature | None:
+    """:func:`open_feature` without the mapping of library errors."""
+    where = f"/{split}/{name}"
+    filename = source.path
+    encoding = read_attribute(node, "encoding", filename, where)
+    if encoding is None:
+        return None
+    version_text = read_attribute(node, "encoding_version", filename, where)
+    if not isinstance(encoding, str) or not isinstance(version_text, str | None):
+        raise InvalidFileError(
+            f"{filename}: {where}: 'encoding' and 'encoding_version' must be strings (§6.1); "
+            f"{validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        )
     cls = FEATURE_CLASSES.get(encoding)
     if cls is None:
         raise EncodingError(
-            f"{source.path}: {where} uses encoding {encoding!r}, which this reader (h5ml "
+            f"{filename}: {where} uses encoding {encoding!r}, which this reader (h5ml "
             f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
             "upgrade h5ml to read it",
-            path=source.path,
+            path=filename,
             hdf5_path=where,
         )
     if version_text is not None:
@@ -1047,44 +1559,76 @@ def open_feature(source: NodeSource, split: str, name: str, node: Any) -> Featur
             major, _minor = spec.parse_version(version_text)
         except ValueError as exc:
             raise InvalidFileError(
-                f"{source.path}: {where}: encoding_version {version_text!r} is not MAJOR.MINOR (§6.1)",
-                path=source.path,
+                f"{filename}: {where}: encoding_version {version_text!r} is not MAJOR.MINOR (§6.1); "
+                f"{validate_advice(filename)}",
+                path=filename,
                 hdf5_path=where,
             ) from exc
         ours = spec.parse_version(spec.ENCODING_VERSION)[0]
         if major != ours:
             raise EncodingError(
-                f"{source.path}: {where} is {encoding} encoding {version_text}; this reader implements "
+                f"{filename}: {where} is {encoding} encoding {version_text}; this reader implements "
                 f"{encoding} {spec.ENCODING_VERSION}; upgrade h5ml",
-                path=source.path,
+                path=filename,
                 hdf5_path=where,
             )
     kind = spec.ENCODINGS[encoding]
     if (kind == "dataset") != isinstance(node, h5py.Dataset):
         raise InvalidFileError(
-            f"{source.path}: {where} has encoding {encoding!r}, which is stored as a {kind}, but it is not one (§6)",
-            path=source.path,
+            f"{filename}: {where} has encoding {encoding!r}, which is stored as a {kind}, but it is not one (§6); "
+            f"{validate_advice(filename)}",
+            path=filename,
             hdf5_path=where,
         )
-    if kind == "dataset" and len(node.shape) < 1:
-        raise InvalidFileError(
-            f"{source.path}: {where} is a scalar dataset; a feature has a first (sample) axis (§5.3)",
-            path=source.path,
-            hdf5_path=where,
-        )
-    if encoding == "string" and len(node.shape) != 1:
-        raise InvalidFileError(
-            f"{source.path}: {where} is a string feature of shape {node.shape}; it must be 1-D (§6.4)",
-            path=source.path,
-            hdf5_path=where,
-        )
+    check = _Structure(source, where, encoding)
     if kind == "group":
         required, _optional = spec.ENCODING_COMPONENTS[encoding]
-        missing = [m for m in required if not isinstance(node.get(m), h5py.Dataset)]
+        missing = [m for m in required if m not in node]
         if missing:
-            raise InvalidFileError(
-                f"{source.path}: {where} ({encoding}) lacks the dataset(s) {', '.join(missing)} (§6)",
-                path=source.path,
-                hdf5_path=where,
-            )
+            raise check.invalid(f"lacks the dataset(s) {', '.join(missing)} (§6)")
+    count = _sample_count(check, encoding, node)
+    if num_samples is not None and count != num_samples:
+        raise check.invalid(
+            f"holds {count} samples but split /{split} has num_samples = {num_samples}; every feature of a split "
+            "holds exactly num_samples samples (§5.3)"
+        )
     return cls(source, split, name)
+
+
+def _sample_count(check: _Structure, encoding: str, node: Any) -> int:
+    """Check the ranks and datatypes of the feature's datasets (§6.2-§6.6) and return its number of samples."""
+    if encoding == "dense":
+        dset = check.dataset("")
+        check.numbers(dset, "")
+        return int(dset.shape[0])
+    if encoding == "string":
+        dset = check.dataset("", (1,))
+        check.strings(dset, "")
+        return int(dset.shape[0])
+    if encoding == "categorical":
+        codes = check.dataset("codes", (1,))
+        check.integers(codes, "codes")
+        check.strings(check.dataset("class_names", (1,)), "class_names")
+        return int(codes.shape[0])
+    offsets = check.dataset("offsets", (1,))
+    check.integers(offsets, "offsets")
+    if offsets.shape[0] < 1:
+        raise check.invalid("is empty; offsets hold num_samples + 1 entries, starting at 0 (§6.3)", "offsets")
+    count = int(offsets.shape[0]) - 1
+    if encoding == "bytes":
+        values = check.dataset("values", (1,))
+        if check.dtype(values, "values") != np.dtype(np.uint8):
+            raise check.invalid(f"has dtype {values.dtype}; bytes values are uint8 (§6.6)", "values")
+        return count
+    values = check.dataset("values")
+    check.numbers(values, "values")
+    if "shapes" in node:
+        shapes = check.dataset("shapes", (2,))
+        check.integers(shapes, "shapes")
+        if int(shapes.shape[0]) != count or len(values.shape) != 1:
+            raise check.invalid(
+                f"has shape {shapes.shape} beside values of shape {values.shape} and {count + 1} offsets; with "
+                "shapes, values are 1-D and shapes is (num_samples, D) (§6.3)",
+                "shapes",
+            )
+    return count
