@@ -206,7 +206,11 @@ def test_broken_structure_is_refused_when_the_feature_is_opened(tmp_path: Path, 
         assert "h5ml validate --deep" in str(err.value)
         _assert_names(err.value, path, hdf5_path)
         _others_read(split, src, feature)
-        assert feature not in split[np.ones(N, dtype=bool)]  # the mask is checked against num_samples (6)
+        with pytest.raises(InvalidFileError):  # reading "every feature" never silently leaves one out
+            split[np.ones(N, dtype=bool)]
+        readable = list(split.features)
+        batch = split.read(np.ones(N, dtype=bool), features=readable)  # the mask is checked against num_samples
+        assert feature not in batch and sorted(batch) == sorted(readable)
 
 
 def test_feature_with_other_sample_count_is_never_read_by_its_own_length(tmp_path: Path) -> None:
@@ -215,7 +219,14 @@ def test_feature_with_other_sample_count_is_never_read_by_its_own_length(tmp_pat
     with h5ml.open(path) as ds:
         split = ds["train"]
         assert split.num_samples == N and len(split) == N
-        batch = split[np.array([True, False, False, False, False, True])]
+        mask = np.array([True, False, False, False, False, True])
+        with pytest.raises(InvalidFileError, match="holds"):
+            split[mask]
+        with pytest.raises(InvalidFileError, match="holds"):
+            split[0]  # the per-sample fast path too
+        with pytest.raises(InvalidFileError, match="holds"):
+            split[1]  # and again, once the feature list is cached
+        batch = split.read(mask, features=list(split.features))
         assert sorted(batch) == ["blob", "image", "label", "ragged", "text"]
         assert batch["label"].tolist() == [0, 0]
         with pytest.raises(IndexError, match="out of range for 6 samples"):

@@ -698,6 +698,7 @@ class Split:
         self._features: dict[str, Feature] | None = None
         self._all: tuple[tuple[str, Feature], ...] | None = None
         self._skipped: dict[str, H5MLError] = {}
+        self._damaged = False  # a feature failed to open because the file is damaged
         self._attrs: dict[str, Any] | None = None
         self._attr_values: dict[str, Any] = {}
         self._num_samples: int | None = None
@@ -858,6 +859,7 @@ class Split:
                 if feature is not None:
                     found[name] = feature
             self._features, self._skipped = found, skipped
+            self._damaged = any(isinstance(e, InvalidFileError) for e in skipped.values())
             self._all = tuple(found.items())
         return MappingProxyType(self._features)
 
@@ -886,7 +888,7 @@ class Split:
 
     def __getitem__(self, key: str | Indices) -> Any:
         """``split["name"]`` -> :class:`Feature`; ``split[idx]`` -> :meth:`read` of every feature."""
-        if type(key) is int and self._all is not None and self._num_samples is not None:
+        if type(key) is int and self._all is not None and self._num_samples is not None and not self._damaged:
             check_index(key, self._num_samples)  # the per-sample path of a DataLoader, as read(key)
             return {name: feature.read(key) for name, feature in self._all}
         if isinstance(key, str):
@@ -923,6 +925,11 @@ class Split:
             If an index is outside ``[-num_samples, num_samples)``.
         FeatureNotFoundError
             If a requested feature does not exist.
+        InvalidFileError
+            If ``features`` is None and a feature of the split is damaged
+            (broken structure, wrong number of samples): name the readable
+            features explicitly to read them anyway. Features of an encoding
+            this reader does not know (a newer MINOR, §1.4) are left out.
 
         Notes
         -----
@@ -943,6 +950,10 @@ class Split:
             check_index(indices, count)
         else:
             normalize_indices(indices, count)
+        if features is None and self._damaged:
+            for error in self._skipped.values():
+                if isinstance(error, InvalidFileError):  # a damaged feature is never silently left out
+                    raise error
         return {name: feature.read(indices) for name, feature in chosen}
 
     def __repr__(self) -> str:
