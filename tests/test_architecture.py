@@ -34,3 +34,12 @@ def test_import_h5ml_loads_no_framework() -> None:
     code = "import sys, h5ml; h5ml.open; h5ml.write; h5ml.validate; print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch','keras','tensorflow','jax'}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
+
+
+@pytest.mark.parametrize("module", sorted(ADAPTERS.glob("h5ml_torch/**/*.py")), ids=lambda p: p.name)
+def test_torch_adapter_imports_no_other_framework_and_no_h5py(module: Path) -> None:
+    """The adapter is thin: the reference reader's public API only, no HDF5 calls of its own."""
+    assert not (_imported_roots(module) & {"keras", "tensorflow", "jax", "h5py"})
