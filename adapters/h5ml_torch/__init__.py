@@ -1,8 +1,59 @@
 """PyTorch adapter for h5ml files (``pip install "h5ml[torch]"``).
 
-The only package of the project that imports torch.
+The only package of the project that imports torch. It reads through the
+reference reader's public API (:func:`h5ml.open`, ``Split.read``) and takes
+its orders, shuffles, shards and resume states from :mod:`h5ml.sampling`.
+
+The fast path
+-------------
+Give the ``DataLoader`` a *batch sampler*: each worker then receives a whole
+batch of indices and the dataset's ``__getitems__`` reads it with one reader
+call (the reader groups the rows by chunk), instead of one HDF5 read per
+sample::
+
+    from torch.utils.data import DataLoader
+    from h5ml_torch import H5MLDataset, H5MLBatchSampler, H5MLLoader, collate
+
+    data = H5MLDataset("digits.h5ml", "train")            # holds the path only
+    sampler = H5MLBatchSampler(data, batch_size=64, shuffle="chunk", seed=0)
+    loader = DataLoader(data, batch_sampler=sampler, collate_fn=collate, num_workers=2)
+    for epoch in range(10):
+        sampler.set_epoch(epoch)
+        for batch in loader:              # {"image": uint8 (64, 8, 8), "label": int64 (64,)}
+            ...
+
+``H5MLLoader(data, sampler, num_workers=2)`` builds that same ``DataLoader``
+and also counts the batches handed to the training loop, so that
+``loader.state_dict()`` / ``loader.load_state_dict(state)`` resume mid-epoch
+exactly (also with another ``num_workers``; refused on another file, §8.3).
+
+Shuffle modes (each sample exactly once per epoch, deterministic given
+``(seed, epoch)``): ``"none"`` file order, sequential reads; ``"chunk"``
+chunks in random order and samples permuted within windows of chunks,
+near-sequential reads; ``"full"`` a uniform permutation, random reads.
+
+Ranks: ``H5MLBatchSampler`` reads ``torch.distributed`` (or takes ``rank`` and
+``world_size``) and gives every rank a disjoint share with the same number of
+batches. Ragged features are padded by :func:`collate` with
+``<name>_lengths`` and ``<name>_mask``.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from h5ml_torch.collate import Collate, collate, pad_collate, pad_ragged
+from h5ml_torch.dataset import H5MLDataset, SampleBatch, to_torch
+from h5ml_torch.loader import H5MLLoader
+from h5ml_torch.sampler import H5MLBatchSampler, distributed_rank
+
+__all__ = [
+    "Collate",
+    "H5MLBatchSampler",
+    "H5MLDataset",
+    "H5MLLoader",
+    "SampleBatch",
+    "collate",
+    "distributed_rank",
+    "pad_collate",
+    "pad_ragged",
+    "to_torch",
+]
