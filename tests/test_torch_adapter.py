@@ -434,3 +434,51 @@ def test_two_gloo_processes_share_the_samples(small: Path, tmp_path: Path) -> No
     assert len(results[0]["batches"]) == len(results[1]["batches"]) == 5
     ids = [[i for b in r["batches"] for i in b] for r in results]
     assert set(ids[0]) | set(ids[1]) == set(range(N)) and len(ids[0]) + len(ids[1]) == N + 1
+
+
+_RESUME_CHILD = """
+import json, sys
+from h5ml_torch import H5MLBatchSampler, H5MLDataset, H5MLLoader
+path, mode, workers, state_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+data = H5MLDataset(path, "train", features=["x"])
+options = {"multiprocessing_context": "spawn"} if workers else {}
+loader = H5MLLoader(data, H5MLBatchSampler(data, 4, shuffle="chunk", seed=5, chunk_rows=8), num_workers=workers, **options)
+loader.set_epoch(3)
+seen = []
+if mode == "head":
+    for batch in loader:
+        seen.append([int(v) for v in batch["x"][:, 0]])
+        if len(seen) == 4:
+            break
+    with open(state_file, "w") as f:
+        json.dump(loader.state_dict(), f)
+else:
+    with open(state_file) as f:
+        loader.load_state_dict(json.load(f))
+    seen = [[int(v) for v in batch["x"][:, 0]] for batch in loader]
+print(json.dumps(seen))
+"""
+
+
+def test_resume_in_a_new_process_with_other_workers(small: Path, tmp_path: Path) -> None:
+    """Resume: a process stops after 4 batches and saves its state; a new process with another
+    num_workers (spawned workers) gives exactly the remaining batches of the uninterrupted epoch."""
+    import subprocess
+    import sys
+
+    data = H5MLDataset(small, "train", features=["x"])
+    whole = H5MLLoader(data, H5MLBatchSampler(data, 4, shuffle="chunk", seed=5, chunk_rows=8))
+    whole.set_epoch(3)
+    uninterrupted = _epoch_ids(whole)
+    state_file = tmp_path / "state.json"
+
+    def child(mode: str, workers: int) -> list[list[int]]:
+        args = [sys.executable, "-c", _RESUME_CHILD, str(small), mode, str(workers), str(state_file)]
+        out = subprocess.run(args, capture_output=True, text=True, timeout=300, check=True)
+        result: list[list[int]] = json.loads(out.stdout.strip().splitlines()[-1])
+        return result
+
+    head = child("head", 0)
+    tail = child("tail", 2)
+    assert len(head) == 4 and json.loads(state_file.read_text())["batches_done"] == 4
+    assert head + tail == uninterrupted
