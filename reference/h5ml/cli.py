@@ -410,9 +410,15 @@ def convert_command(
 
 @app.command("demo")
 @click.option("--output", default="digits.h5", show_default=True, help="Where to write the demo file.")
+@click.option(
+    "--train/--no-train",
+    default=True,
+    show_default=True,
+    help="Train a small PyTorch model on the file and print its test accuracy (needs h5ml[torch]).",
+)
 @click.pass_obj
-def demo_command(streams: _Streams, output: str) -> int:
-    """Write scikit-learn's digits as an h5ml file, validate it and show it."""
+def demo_command(streams: _Streams, output: str, train: bool) -> int:
+    """Write scikit-learn's digits as an h5ml file, validate it, show it and train a PyTorch model on it."""
     from h5ml import demo
     from h5ml.summary import summarize
     from h5ml.validator import validate
@@ -423,7 +429,10 @@ def demo_command(streams: _Streams, output: str) -> int:
     file_report = validate(str(path), timeout=demo.VALIDATE_TIMEOUT_S)
     _render_file_report(console, file_report, strict=False)
     _render_summary(console, summarize(path))
-    return _exit_code([file_report], strict=False)
+    code = _exit_code([file_report], strict=False)
+    if train and code == 0:
+        console.print(Text(demo.train_torch(path)), soft_wrap=True)  # one line, however long
+    return code
 
 
 # ---------------------------------------------------------------------------

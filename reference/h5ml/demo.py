@@ -8,8 +8,14 @@ without touching the first ones:
    scikit-learn, no download), splits it 80/20 stratified with seed 0, and
    writes a conforming file (train 1437 samples, test 360).
 2. The command line then validates the file and prints its inspect tree.
+3. :func:`train_torch` trains a small PyTorch classifier on the file through
+   the PyTorch adapter (:mod:`h5ml_torch.train`) and returns the line the
+   demo prints with the test accuracy. The core package never imports torch:
+   the adapter is imported inside the function, and without it the step is
+   skipped with a line saying what to install.
 
-scikit-learn is an optional dependency (``pip install "h5ml[demo]"``).
+scikit-learn is an optional dependency (``pip install "h5ml[demo]"``), and so
+is PyTorch with the adapter (``pip install "h5ml[torch]"``).
 """
 
 from __future__ import annotations
@@ -30,13 +36,20 @@ __all__ = [
     "KEYWORDS",
     "SEED",
     "TEST_FRACTION",
+    "TORCH_INSTALL_HINT",
+    "TORCH_TRAIN_MODULE",
     "VALIDATE_TIMEOUT_S",
     "build_digits",
     "load_sklearn",
+    "train_torch",
 ]
 
 #: What to install when scikit-learn is missing.
 INSTALL_HINT: Final = 'pip install "h5ml[demo]"'
+#: What to install when PyTorch or the PyTorch adapter is missing.
+TORCH_INSTALL_HINT: Final = 'pip install "h5ml[torch]"'
+#: Module of the PyTorch adapter holding the demo's training code.
+TORCH_TRAIN_MODULE: Final = "h5ml_torch.train"
 #: Seed of the stratified split and of the shuffle on write (§7.6).
 SEED: Final = 0
 #: Fraction of the samples in the test split.
@@ -151,3 +164,39 @@ def build_digits(path: str | Path = "digits.h5") -> Path:
     out = Path(path)
     writer.write(out, splits, metadata=metadata, compression="gzip", shuffle=True, seed=SEED, features=features)
     return out
+
+
+def train_torch(path: str | Path) -> str:
+    """Train a small PyTorch classifier on a digits file through the PyTorch adapter; return the line to print.
+
+    Parameters
+    ----------
+    path
+        A file written by :func:`build_digits`.
+
+    Returns
+    -------
+    str
+        ``"torch: test accuracy A after N epochs (S s)"`` (accuracy on the
+        ``test`` split in ``[0, 1]``, seconds of wall-clock time; see
+        :func:`h5ml_torch.train.train_digits`), or, when torch or the adapter
+        cannot be imported, one line saying that training was skipped, why,
+        and ``pip install "h5ml[torch]"``.
+
+    Raises
+    ------
+    FileNotFoundError, h5ml.H5MLError, KeyError
+        As :func:`h5ml_torch.train.train_digits`, if the file cannot be read
+        or is not a digits file.
+
+    Notes
+    -----
+    The adapter is imported here, never at module level, so that ``import
+    h5ml`` loads no deep-learning framework (the core stays framework-free).
+    """
+    try:
+        train = importlib.import_module(TORCH_TRAIN_MODULE)
+    except ImportError as exc:
+        return f"torch: training skipped, PyTorch is not available ({exc}); to train, install it with: {TORCH_INSTALL_HINT}"
+    result = train.train_digits(path)
+    return str(result.summary())
