@@ -24,7 +24,9 @@ chunk (the reader sizes it so, §7.3), spans are runs of the requested rows and
 HDF5 decodes each chunk once into its cache; otherwise spans are whole chunks,
 each decoded by one read. Unfiltered data is read with no chunk cache (the
 reader opens it so, §7.3): spans are runs of the requested rows, read straight
-from the file. Ragged and bytes features read their ``offsets``
+from the file; numeric data stored wholly in the file (contiguous, or in
+allocated chunks of whole rows) is copied out of a memory map of the file by
+:mod:`h5ml.direct`, without a call into HDF5. Ragged and bytes features read their ``offsets``
 first (kept in memory when they take less than :data:`OFFSETS_CACHE_BYTES`),
 then the value spans the rows need. Both paths return the same values and
 types: numbers in native byte order; ``logical_dtype = "bool"`` and HDF5 enum
@@ -67,6 +69,7 @@ import numpy.typing as npt
 from h5ml import spec
 from h5ml.attrs import decode_str, read_attr
 from h5ml.chunks import VLEN_ELEMENT_BYTES
+from h5ml.direct import DirectRows, direct_rows
 from h5ml.errors import EncodingError, H5MLError, InvalidFileError, UnsupportedFilterError
 from h5ml.plan import Indices, ReadPlan, check_index, merge_ranges, plan_reads
 
@@ -369,6 +372,9 @@ class _Column:
     rows 2.4 / 4.4 / 2.3 ms; so spans of every size use ``read_into``.
     (Those figures were taken with the chunk cache; the reader now opens
     unfiltered datasets without one, §7.3.)
+    Unfiltered numeric data wholly stored in the file bypasses HDF5: rows are
+    copied from a memory map of the file (:meth:`fast_rows`, :mod:`h5ml.direct`),
+    about 20x faster than any h5py read for random 12 KiB rows.
 
     Damaged and hostile files: a buffer larger than :data:`TRUSTED_READ_BYTES`
     is allocated only after :meth:`check_stored` compared it with the data the
@@ -377,6 +383,8 @@ class _Column:
     """
 
     __slots__ = (
+        "_fast",
+        "_fast_built",
         "_local",
         "_one_row",
         "_one_shape",
@@ -444,6 +452,19 @@ class _Column:
         #: ``node[i]`` returns a sample of :attr:`dtype` (a native number type) as is: h5py reads it in compiled code.
         #: Not for rows over TRUSTED_READ_BYTES: those go through :meth:`buffer`'s check (§10.4).
         self.direct = node.dtype == dtype and dtype.kind in "iuf" and self.check_row_nbytes <= TRUSTED_READ_BYTES
+        self._fast: DirectRows | None = None
+        self._fast_built = False
+
+    def fast_rows(self) -> DirectRows | None:
+        """The memory-mapped reader of this unfiltered dataset (:mod:`h5ml.direct`), built on first use; or None.
+
+        None when the dataset is filtered or anything about its storage is
+        unusual: its rows are then read through h5py (§7.3).
+        """
+        if not self._fast_built:
+            self._fast = None if self.compressed else direct_rows(self.node, self.dtype)
+            self._fast_built = True
+        return self._fast
 
     def stored_nbytes(self) -> int | None:
         """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
@@ -531,6 +552,10 @@ class _Column:
                 f"{(count, *self.inner)}, got {out.dtype} {out.shape}"
             )
         if count <= 0 or self.row_nbytes == 0:
+            return
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
+            fast.read_into(out, start, stop)
             return
         space = getattr(self._local, "space", None)  # this thread's file dataspace: threads never share a selection
         if space is None:
