@@ -195,14 +195,20 @@ def _components(state: FileState, feature: Feature) -> Generator[Issue, None, bo
     return ok
 
 
+def _check_int64(dset: h5py.Dataset, path: str, what: str) -> Generator[Issue, None, bool]:
+    """A component that must hold int64 values: ``offsets`` or ``shapes`` (§6.3, §6.6); E133 otherwise."""
+    ok = yield from _check_dtype(dset, path, ("int",), f"int64 {what}")
+    if ok and dset.id.get_type().get_size() != 8:
+        ok = False
+        yield Issue.of("E133", path, f"{path} holds {classify(dset.id.get_type())[1]}; {what} must be int64")
+    return ok
+
+
 def _check_offsets(feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
     """The ``offsets`` of a ragged or bytes feature: int64 of shape (N + 1,) (§6.3, §6.6)."""
     offsets = feature.members["offsets"]
     path = offsets.name
-    ok = yield from _check_dtype(offsets, path, ("int",), "int64 offsets")
-    if ok and offsets.id.get_type().get_size() != 8:
-        ok = False
-        yield Issue.of("E133", path, f"{path} holds {classify(offsets.id.get_type())[1]}; offsets must be int64")
+    ok = yield from _check_int64(offsets, path, "offsets")
     ok = (yield from _check_ndim(offsets, path, (1,), "shape (N + 1,)")) and ok
     if offsets.shape and len(offsets.shape) == 1:
         if offsets.shape[0] == 0:
@@ -304,10 +310,7 @@ def _check_ragged(state: FileState, feature: Feature, n: int | None) -> Generato
         feature, NUMERIC, "a numeric type", (1,), "shape (M,) (a feature with 'shapes' stores flat values)"
     )
     path = shapes.name
-    shapes_ok = yield from _check_dtype(shapes, path, ("int",), "int64 shapes")
-    if shapes_ok and shapes.id.get_type().get_size() != 8:
-        shapes_ok = False
-        yield Issue.of("E133", path, f"{path} holds {classify(shapes.id.get_type())[1]}; shapes must be int64")
+    shapes_ok = yield from _check_int64(shapes, path, "shapes")
     shapes_ok = (yield from _check_ndim(shapes, path, (2,), "shape (N, D)")) and shapes_ok
     if shapes.shape and len(shapes.shape) == 2:
         if shapes.shape[1] == 0:
