@@ -231,7 +231,7 @@ def test_fork_and_pickle_read_the_same_values(tmp_path: Path) -> None:
         assert np.array_equal(feat[5:7], src["f"][5:7])
 
 
-def test_gather_copies_any_rows_in_any_order(tmp_path: Path) -> None:
+def test_take_copies_any_rows_in_any_order(tmp_path: Path) -> None:
     """§7.3/C01: rows in any order, with duplicates, across chunk boundaries, big-endian, land where asked."""
     path = tmp_path / "f.h5"
     src = _write(path, True)
@@ -240,6 +240,8 @@ def test_gather_copies_any_rows_in_any_order(tmp_path: Path) -> None:
         for name in ("be", "bef", "u8"):
             fast = ds["train"][name]._column().fast_rows()
             assert fast is not None
-            out = np.empty((rows.shape[0], *src[name].shape[1:]), dtype=src[name].dtype.newbyteorder("="))
-            fast.gather_into(out, rows)
+            out = fast.take(rows)
+            assert out.dtype == src[name].dtype.newbyteorder("=") and out.dtype.isnative
+            assert out.shape == (rows.shape[0], *src[name].shape[1:]) and out.flags.c_contiguous and out.flags.writeable
             assert np.array_equal(out, src[name][rows])
+            assert fast.take(rows[:0]).shape == (0, *src[name].shape[1:])

@@ -289,7 +289,8 @@ def test_ints_and_step_one_slices_make_no_read_plan(
             _assert_same(split[name][slice(2, 11)], _batch(src, name, np.arange(2, 11)))
         assert split["blob"].lengths(7) == len(src["blob"][7])
         with pytest.raises(AssertionError, match="made a read plan"):
-            split["x"][[1, 2]]  # a batch does plan: the patch is live
+            split["text"][[1, 2]]  # a batch of strings does plan: the patch is live
+        _assert_same(split["x"][[2, 1]], _batch(src, "x", np.array([2, 1])))  # unfiltered numbers: no plan (§7.3)
 
 
 def test_one_sample_is_one_read_per_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

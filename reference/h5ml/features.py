@@ -71,7 +71,7 @@ from h5ml.attrs import decode_str, read_attr
 from h5ml.chunks import VLEN_ELEMENT_BYTES
 from h5ml.direct import DirectRows, direct_rows
 from h5ml.errors import EncodingError, H5MLError, InvalidFileError, UnsupportedFilterError
-from h5ml.plan import Indices, ReadPlan, check_index, merge_ranges, plan_reads
+from h5ml.plan import Indices, ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
 
 __all__ = [
     "FEATURE_CLASSES",
@@ -611,6 +611,28 @@ class _Column:
             max_span_rows=self.max_span_rows,
         )
 
+    def take(self, indices: Indices) -> tuple[npt.NDArray[Any], bool]:
+        """Read ``indices`` (any request but an int or a slice of step 1) in request order (§7.3, C01).
+
+        Unfiltered data wholly stored in the file is copied straight from its
+        memory map in one copy (:meth:`h5ml.direct.DirectRows.take`); anything
+        else follows a read plan (one read per span, then one gather).
+
+        Returns
+        -------
+        values : numpy.ndarray
+            (R, *inner) of :attr:`dtype`, or (*inner) when ``scalar``.
+        scalar : bool
+            True when ``indices`` was a single integer.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None:
+            rows, scalar = normalize_indices(indices, self.rows)
+            values = fast.take(rows)
+            return (values[0] if scalar else values), scalar
+        plan = self.plan(indices)
+        return plan.gather(self.read_rows(plan)), plan.scalar
+
     def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
         """Read the unique rows of ``plan`` into one array (U, *inner): one read per span."""
         rows = plan.rows
@@ -1011,12 +1033,8 @@ class DenseFeature(Feature):
         return block != 0 if self._is_logical_bool() else block
 
     def _read(self, indices: Indices) -> Any:
-        column = self._column()
-        plan = column.plan(indices)
-        block = column.read_rows(plan)
-        if self._is_logical_bool():
-            block = block != 0
-        return plan.gather(block)
+        values, _ = self._column().take(indices)
+        return values != 0 if self._is_logical_bool() else values
 
 
 class StringFeature(Feature):
@@ -1141,10 +1159,8 @@ class CategoricalFeature(Feature):
         return self._column("codes").read(start, stop)
 
     def _read(self, indices: Indices) -> Any:
-        column = self._column("codes")
-        plan = column.plan(indices)
-        result = plan.gather(column.read_rows(plan))
-        return int(result) if plan.scalar else result
+        values, scalar = self._column("codes").take(indices)
+        return int(values) if scalar else values
 
 
 class _OffsetFeature(Feature):

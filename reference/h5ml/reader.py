@@ -946,15 +946,18 @@ class Split:
             chosen = tuple((n, self.feature(n)) for n in names)
         # One clear IndexError, against the split's num_samples, before any read.
         count = self._num_samples if self._num_samples is not None else self.num_samples
+        request: Indices = indices
         if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
             check_index(indices, count)
-        else:
-            normalize_indices(indices, count)
+        elif not isinstance(indices, slice):
+            rows, scalar = normalize_indices(indices, count)
+            if not scalar:
+                request = rows  # each feature gets the checked int64 rows, not the list again
         if features is None and self._damaged:
             for error in self._skipped.values():
                 if isinstance(error, InvalidFileError):  # a damaged feature is never silently left out
                     raise error
-        return {name: feature.read(indices) for name, feature in chosen}
+        return {name: feature.read(request) for name, feature in chosen}
 
     def __repr__(self) -> str:
         try:
