@@ -317,3 +317,81 @@ def test_bucket_by_length_rejects_2d() -> None:
     """Lengths must be one per sample."""
     with pytest.raises(ValueError, match="1-D"):
         bucket_by_length(np.zeros((2, 2)), 4, 0, 0)
+
+
+# -- bucketing inside the sampler: shards, equal counts and resume keep working --------------------------------------
+
+
+def _waste(sizes: np.ndarray, batches: list[np.ndarray]) -> int:
+    """Padding cells: each batch padded to its longest sample."""
+    return int(sum(sizes[x].max() * len(x) - sizes[x].sum() for x in batches if len(x)))
+
+
+@given(
+    sizes=st.lists(st.integers(0, 500), max_size=150),
+    b=st.integers(1, 9),
+    world=st.integers(1, 3),
+    mode=st.sampled_from(SHUFFLE_MODES),
+    pool=st.integers(1, 6),
+    drop_last=st.booleans(),
+    epoch=st.integers(0, 2),
+)
+def test_bucketed_sampler_keeps_every_sampler_guarantee(
+    sizes: list[int], b: int, world: int, mode: ShuffleMode, pool: int, drop_last: bool, epoch: int
+) -> None:
+    """With lengths: each sample once (plus the documented padding), equal batch counts, deterministic order."""
+    n = len(sizes)
+    samplers = [
+        Sampler(n, b, shuffle=mode, chunk_rows=4, seed=3, rank=r, world_size=world, drop_last=drop_last,
+                lengths=sizes, pool_batches=pool)
+        for r in range(world)
+    ]  # fmt: skip
+    plain = Sampler(n, b, shuffle=mode, chunk_rows=4, seed=3, world_size=world, drop_last=drop_last)
+    order = samplers[0].epoch_order(epoch)
+    assert sorted(order.tolist()) == list(range(n))
+    counts = {len(s.batches(epoch)) for s in samplers}
+    assert counts == {plain.num_batches}
+    seen = Counter(_all_samples(samplers, epoch))
+    if drop_last:
+        assert sum(seen.values()) == plain.num_batches * b * world and max(seen.values(), default=1) == 1
+    else:
+        assert set(seen) == set(range(n)) and sum(seen.values()) - n == plain.padding
+    again = Sampler(n, b, shuffle=mode, chunk_rows=4, seed=3, world_size=world, drop_last=drop_last, lengths=sizes,
+                    pool_batches=pool)  # fmt: skip
+    assert np.array_equal(again.epoch_order(epoch), order)
+
+
+def test_bucketed_sampler_pads_less_on_every_rank() -> None:
+    """Audio-like lengths over 2 ranks: each rank's batches pad far less than without lengths."""
+    sizes = np.random.default_rng(1).integers(1_000, 100_000, size=1_000)
+    for rank in (0, 1):
+        bucketed = Sampler(1_000, 16, shuffle="full", seed=0, rank=rank, world_size=2, lengths=sizes).batches(0)
+        plain = Sampler(1_000, 16, shuffle="full", seed=0, rank=rank, world_size=2).batches(0)
+        assert _waste(sizes, bucketed) * 5 < _waste(sizes, plain)
+        # Rank 0 and rank 1 take the two halves of one sorted step: their batches hold similar lengths too.
+    steps = Sampler(1_000, 16, shuffle="full", seed=0, world_size=2, lengths=sizes).epoch_order(0)[:32]
+    assert sizes[steps[:16]].max() <= sizes[steps[16:]].min()
+
+
+def test_bucketed_sampler_orders_change_with_epoch_and_resume() -> None:
+    """Shuffled buckets differ across epochs; a state records pool_batches and resumes the same batches."""
+    sizes = np.arange(200) % 37
+    s = Sampler(200, 8, shuffle="full", seed=4, fingerprint=FP, lengths=sizes, pool_batches=4)
+    assert not np.array_equal(s.epoch_order(0), s.epoch_order(1))
+    full = s.batches(2)
+    state = s.state_dict(2, 5)
+    assert state["pool_batches"] == 4
+    fresh = Sampler(200, 8, shuffle="full", fingerprint=FP, lengths=sizes, pool_batches=4)
+    assert all(np.array_equal(x, y) for x, y in zip(full[:5] + fresh.remaining_batches(state), full, strict=True))
+    with pytest.raises(ValueError, match="pool_batches"):
+        Sampler(200, 8, shuffle="full", fingerprint=FP).remaining_batches(state)  # taken with bucketing
+    old = {k: v for k, v in Sampler(200, 8, fingerprint=FP).state_dict(0, 1).items() if k != "pool_batches"}
+    assert Sampler(200, 8, fingerprint=FP).load_state_dict(old).batches_done == 1  # states without the key still load
+
+
+def test_bucketed_sampler_rejects_wrong_lengths() -> None:
+    """Lengths must hold one integer per sample."""
+    with pytest.raises(ValueError, match=r"shape \(10,\)"):
+        Sampler(10, 2, lengths=np.arange(9))
+    with pytest.raises(ValueError, match="integer"):
+        Sampler(3, 2, lengths=[0.5, 1.0, 2.0])

@@ -203,6 +203,22 @@ def test_persistent_workers_follow_epochs(small: Path) -> None:
         assert sorted(got) == list(range(N))
 
 
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true but no accelerator:UserWarning")
+def test_pin_memory_gives_the_same_batches(small: Path) -> None:
+    """pin_memory=True (2 workers): the same batches; tensors pinned exactly when an accelerator exists."""
+    data = H5MLDataset(small, "train", features=["x", "label", "name", "clip"])
+    pinned = H5MLLoader(data, H5MLBatchSampler(data, 5, shuffle="full", seed=3), pin_memory=True, num_workers=2)
+    plain = H5MLLoader(data, H5MLBatchSampler(data, 5, shuffle="full", seed=3))
+    accelerator = torch.accelerator.is_available()
+    count = 0
+    for a, b in zip(pinned, plain, strict=True):
+        assert a.keys() == b.keys() and a["name"] == b["name"]
+        for key in ("x", "label", "clip", "clip_lengths", "clip_mask"):
+            assert torch.equal(a[key], b[key]) and a[key].is_pinned() == accelerator
+        count += 1
+    assert count == 8
+
+
 # -- collate ----------------------------------------------------------------------------------
 
 
@@ -230,6 +246,45 @@ def test_c05_ragged_clips_collate_padded(tmp_path: Path) -> None:
     assert sorted(seen) == list(range(24))
     with h5ml.open(path) as f:  # the lengths agree with the offsets alone
         assert f["train"].feature("clip").lengths().tolist() == [len(c) for c in clips]
+
+
+def test_bucket_by_length_from_offsets_pads_less(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§6.3: bucket_by reads only the offsets; two ranks, equal batch counts, each clip once, far less padding."""
+    clips = _clips(200, 100, 4000, seed=8)
+    path = tmp_path / "audio.h5ml"
+    h5ml.write(path, {"train": {"clip": clips, "id": np.arange(200)}})
+    data = H5MLDataset(path, "train")
+    values_reads: list[Any] = []
+    original = h5ml.features.RaggedFeature.read
+
+    def spy(self: Any, indices: Any) -> Any:
+        values_reads.append(indices)
+        return original(self, indices)
+
+    monkeypatch.setattr(h5ml.features.RaggedFeature, "read", spy)
+    samplers = [
+        H5MLBatchSampler(data, 8, shuffle="full", seed=1, rank=r, world_size=2, bucket_by="clip") for r in (0, 1)
+    ]
+    assert not values_reads  # the lengths came from the offsets alone
+    plain = H5MLBatchSampler(data, 8, shuffle="full", seed=1, rank=0, world_size=2)
+    assert len(samplers[0]) == len(samplers[1]) == len(plain) == 13
+
+    def padding(sampler: H5MLBatchSampler) -> int:
+        total = 0
+        for batch in DataLoader(data, batch_sampler=sampler, collate_fn=collate):
+            assert batch["clip_lengths"].tolist() == [len(clips[i]) for i in batch["id"].tolist()]
+            total += int((~batch["clip_mask"]).sum())
+        return total
+
+    assert padding(samplers[0]) * 5 < padding(plain)
+    seen = Counter(int(i) for s in samplers for b in s for i in b)
+    assert set(seen) == set(range(200)) and sum(seen.values()) == 200  # 12 steps of 16, then 4 + 4: no padding
+    state = samplers[0].state_dict(batches_done=3)
+    assert state["pool_batches"] == 32
+    with pytest.raises(TypeError, match="not ragged or bytes"):
+        H5MLBatchSampler(data, 8, bucket_by="id")
+    with pytest.raises(TypeError, match="H5MLDataset"):
+        H5MLBatchSampler(200, 8, bucket_by="clip")
 
 
 def test_collate_sample_lists_pads_ragged_even_when_lengths_match(small: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch.utils.data import Dataset
 
@@ -256,6 +257,31 @@ class H5MLDataset(Dataset[dict[str, Any]]):
                 f"{self.reader().feature(feature).encoding}, not categorical; it has no class names"
             )
         return list(names)
+
+    def lengths(self, feature: str) -> npt.NDArray[np.int64]:
+        """Return every sample's length of a ragged or bytes feature, from its offsets alone (§6.3).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (N,): rows of ``values`` per sample (elements when the
+            feature has ``shapes``; bytes for a bytes feature).
+
+        Raises
+        ------
+        h5ml.errors.FeatureNotFoundError
+            If the split has no feature ``feature``.
+        TypeError
+            If ``feature`` is not ragged or bytes (it has no lengths).
+        """
+        feat = self.reader().feature(feature)
+        lengths = getattr(feat, "lengths", None)
+        if lengths is None:
+            raise TypeError(
+                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
+                "it has no per-sample lengths to bucket by"
+            )
+        return np.asarray(lengths(), dtype=np.int64)
 
     def __len__(self) -> int:
         return self.reader().num_samples

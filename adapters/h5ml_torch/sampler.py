@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy.typing as npt
 import torch.distributed as dist
 from torch.utils.data import Sampler as TorchSampler
 
@@ -75,6 +76,15 @@ class H5MLBatchSampler(TorchSampler[list[int]]):
         Chunks per shuffle window in ``"chunk"`` mode.
     fingerprint
         The file's fingerprint, when ``source`` is a count (checked on resume).
+    bucket_by
+        Name of a ragged or bytes feature of ``source``: batches hold samples
+        of similar length, read from its offsets alone (no payload, §6.3),
+        so that :func:`~h5ml_torch.collate.collate` pads little. See
+        ``lengths`` in :class:`h5ml.sampling.Sampler`.
+    lengths
+        Per-sample lengths (N,) to bucket by, when ``source`` is a count.
+    pool_batches
+        Global steps per bucketing pool (with ``bucket_by`` or ``lengths``).
 
     Raises
     ------
@@ -104,14 +114,21 @@ class H5MLBatchSampler(TorchSampler[list[int]]):
         chunk_rows: int | None = None,
         window_chunks: int = 8,
         fingerprint: str | None = None,
+        bucket_by: str | None = None,
+        lengths: npt.ArrayLike | None = None,
+        pool_batches: int = 32,
     ) -> None:
         if isinstance(source, H5MLDataset):
             num_samples = len(source)
             if chunk_rows is None:
                 chunk_rows = source.chunk_rows()
             fingerprint = source.fingerprint
+            if bucket_by is not None:
+                lengths = source.lengths(bucket_by)
         else:
             num_samples = source
+            if bucket_by is not None:
+                raise TypeError(f"bucket_by={bucket_by!r} needs an H5MLDataset source; pass lengths= with a count")
         rank, world_size = distributed_rank(rank, world_size)
         self.sampler = Sampler(
             num_samples,
@@ -124,6 +141,8 @@ class H5MLBatchSampler(TorchSampler[list[int]]):
             world_size=world_size,
             drop_last=drop_last,
             fingerprint=fingerprint,
+            lengths=lengths,
+            pool_batches=pool_batches,
         )
         self.epoch = 0
         self._skip = 0  # batches of self.epoch already handed out (set by load_state_dict)

@@ -58,8 +58,10 @@ all ranks hand out the same number of batches, so one saved state serves all.
 
 Ragged features
 ---------------
-:func:`bucket_by_length` groups samples of similar length (from the offsets
-alone, §6.3) so that padding a batch to its longest sample wastes little.
+``Sampler(..., lengths=feature.lengths())`` groups samples of similar length
+(from the offsets alone, §6.3) into the same global steps, so that padding a
+batch to its longest sample wastes little, on every rank and with resume.
+:func:`bucket_by_length` does the same for one process without a sampler.
 """
 
 from __future__ import annotations
@@ -90,7 +92,18 @@ SHUFFLE_MODES: Final[tuple[ShuffleMode, ...]] = ("none", "chunk", "full")
 STATE_VERSION: Final = 1
 
 #: Keys of a resume state that must equal the sampler's own settings.
-_SETTINGS: Final = ("num_samples", "batch_size", "shuffle", "world_size", "drop_last", "chunk_rows", "window_chunks")
+_SETTINGS: Final = (
+    "num_samples",
+    "batch_size",
+    "shuffle",
+    "world_size",
+    "drop_last",
+    "chunk_rows",
+    "window_chunks",
+    "pool_batches",
+)
+#: Settings added after version 1 of the state, with the value a state without them stands for.
+_LATER_SETTINGS: Final[dict[str, Any]] = {"pool_batches": None}
 
 IndexArray = npt.NDArray[np.int64]
 
@@ -181,13 +194,25 @@ class Sampler:
         The file's fingerprint (§8.3), recorded in resume states and checked
         when resuming; ``None`` when the file has none (then states from any
         file without one are accepted).
+    lengths
+        Optional integer array (N,): each sample's length, from a ragged
+        feature's offsets alone (``Feature.lengths()``, §6.3). Bucketing: the
+        epoch order is cut into pools of ``pool_batches`` global steps, each
+        pool sorted by length and cut into steps, and the whole steps shuffled
+        (not with ``"none"``), so every batch on every rank holds samples of
+        similar length and padding wastes little. Sharding, padding,
+        ``drop_last`` and resume work as without it.
+    pool_batches
+        Global steps per bucketing pool, >= 1 (used only with ``lengths``).
+        Larger pools pad less and shuffle less.
 
     Raises
     ------
     ValueError
         If a count is out of range, ``shuffle`` is not a known mode,
-        ``rank`` is not below ``world_size``, or ``"chunk"`` is chosen
-        without ``chunk_rows``.
+        ``rank`` is not below ``world_size``, ``"chunk"`` is chosen
+        without ``chunk_rows``, or ``lengths`` does not hold one integer per
+        sample.
     TypeError
         If a count is not an integer.
     """
@@ -205,6 +230,8 @@ class Sampler:
         world_size: int = 1,
         drop_last: bool = False,
         fingerprint: str | None = None,
+        lengths: npt.ArrayLike | None = None,
+        pool_batches: int = 32,
     ) -> None:
         if shuffle not in SHUFFLE_MODES:
             raise ValueError(f"shuffle must be one of {', '.join(SHUFFLE_MODES)}; got {shuffle!r}")
@@ -225,12 +252,25 @@ class Sampler:
             raise ValueError(f"rank must lie in [0, world_size={self.world_size}); got {self.rank}")
         self.drop_last = bool(drop_last)
         self.fingerprint = fingerprint
+        self.lengths: IndexArray | None = None
+        #: Global steps per bucketing pool, or None without ``lengths`` (recorded in resume states).
+        self.pool_batches: int | None = None
+        if lengths is not None:
+            sizes = np.asarray(lengths)
+            if sizes.ndim != 1 or sizes.shape[0] != self.num_samples or (sizes.size and sizes.dtype.kind not in "iu"):
+                raise ValueError(
+                    f"lengths must be an integer array of shape ({self.num_samples},), one length per sample "
+                    f"(a ragged feature's lengths(), §6.3); got {sizes.dtype} {sizes.shape}"
+                )
+            self.lengths = sizes.astype(np.int64)
+            self.pool_batches = _count(pool_batches, "pool_batches", 1)
 
     def __repr__(self) -> str:
         return (
             f"Sampler(num_samples={self.num_samples}, batch_size={self.batch_size}, shuffle={self.shuffle!r}, "
             f"seed={self.seed}, chunk_rows={self.chunk_rows}, window_chunks={self.window_chunks}, "
-            f"rank={self.rank}, world_size={self.world_size}, drop_last={self.drop_last})"
+            f"rank={self.rank}, world_size={self.world_size}, drop_last={self.drop_last}, "
+            f"pool_batches={self.pool_batches})"
         )
 
     # -- sizes ---------------------------------------------------------------------------------
@@ -285,10 +325,16 @@ class Sampler:
         rng = epoch_rng(self.seed, epoch)
         n = self.num_samples
         if self.shuffle == "none":
-            return np.arange(n, dtype=np.int64)
-        if self.shuffle == "full":
-            return rng.permutation(n).astype(np.int64, copy=False)
-        return self._chunk_order(rng)
+            order = np.arange(n, dtype=np.int64)
+        elif self.shuffle == "full":
+            order = rng.permutation(n).astype(np.int64, copy=False)
+        else:
+            order = self._chunk_order(rng)
+        if self.lengths is None or self.pool_batches is None:
+            return order
+        return _bucketed(
+            order, self.lengths, self.step_size, self.pool_batches, rng if self.shuffle != "none" else None
+        )
 
     def _chunk_order(self, rng: np.random.Generator) -> IndexArray:
         rows = cast(int, self.chunk_rows)
@@ -389,6 +435,7 @@ class Sampler:
             "drop_last": self.drop_last,
             "chunk_rows": self.chunk_rows,
             "window_chunks": self.window_chunks,
+            "pool_batches": self.pool_batches,
         }
 
     def _check_done(self, batches_done: int) -> int:
@@ -423,6 +470,7 @@ class Sampler:
             the order (batch size, shuffle mode, world size, sample count,
             drop_last, chunk_rows, window_chunks) differs from this sampler's.
         """
+        state = {**_LATER_SETTINGS, **state}
         missing = [k for k in ("version", "fingerprint", "seed", "epoch", "batches_done", *_SETTINGS) if k not in state]
         if missing:
             raise ValueError(f"not a sampler resume state: missing {', '.join(missing)}; pass a Sampler.state_dict()")
@@ -515,12 +563,33 @@ def bucket_by_length(
     if sizes.ndim != 1:
         raise ValueError(f"lengths must be a 1-D array of per-sample lengths, got shape {sizes.shape}")
     batch_size = _count(batch_size, "batch_size", 1)
-    pool = _count(pool_batches, "pool_batches", 1) * batch_size
+    pool_batches = _count(pool_batches, "pool_batches", 1)
     rng = epoch_rng(seed, epoch)
     order = rng.permutation(len(sizes)).astype(np.int64, copy=False)
     out: list[IndexArray] = []
-    for start in range(0, len(order), pool):
-        members = order[start : start + pool]
-        members = members[np.argsort(sizes[members], kind="stable")]
+    pool = pool_batches * batch_size
+    for start in range(0, len(order), pool):  # pools sorted one by one, so each last batch stays in its pool
+        members = _bucketed(order[start : start + pool], sizes, batch_size, pool_batches, None)
         out.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
     return [out[i] for i in rng.permutation(len(out))]
+
+
+def _bucketed(
+    order: IndexArray, lengths: npt.NDArray[Any], step: int, pool_batches: int, rng: np.random.Generator | None
+) -> IndexArray:
+    """Reorder an epoch so that each step of ``step`` samples holds samples of similar length.
+
+    ``order`` is cut into pools of ``pool_batches * step`` samples; each pool
+    is sorted by length (stable, so ties keep the shuffled order) and cut into
+    steps. With ``rng``, the whole steps are then shuffled (a shorter last step
+    stays last, so sharding and padding are unchanged); without, they stay in
+    pool order. A permutation of ``order``.
+    """
+    pool = pool_batches * step
+    parts = [order[i : i + pool] for i in range(0, len(order), pool)]
+    ordered = np.concatenate([p[np.argsort(lengths[p], kind="stable")] for p in parts]) if parts else order
+    whole = len(ordered) // step
+    if rng is None or whole < 2:
+        return ordered
+    steps = ordered[: whole * step].reshape(whole, step)[rng.permutation(whole)]
+    return np.concatenate([steps.reshape(-1), ordered[whole * step :]])
