@@ -537,3 +537,23 @@ def test_resume_in_a_new_process_with_other_workers(small: Path, tmp_path: Path)
     tail = child("tail", 2)
     assert len(head) == 4 and json.loads(state_file.read_text())["batches_done"] == 4
     assert head + tail == uninterrupted
+
+
+# -- the adapter guide --------------------------------------------------------------------------
+
+
+def test_adapters_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """adapters/README.md's example runs as written: buckets, 2 workers, 2 epochs, class names, a resume state."""
+    import re
+
+    readme = Path(__file__).resolve().parents[1] / "adapters" / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, Any] = {}
+    exec(compile(blocks[0], str(readme), "exec"), scope)
+    assert capsys.readouterr().out.strip() == "['yes', 'no'] 16 batches per epoch"
+    state = scope["state"]
+    assert (state["epoch"], state["batches_done"], state["pool_batches"]) == (1, 16, 32)
+    with h5ml.open(tmp_path / "speech.h5") as f:
+        assert state["fingerprint"] == f.fingerprint
