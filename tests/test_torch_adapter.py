@@ -311,7 +311,7 @@ def test_pad_ragged_on_several_axes() -> None:
     assert lengths.tolist() == [[2, 3], [4, 1]]
     assert mask.sum().item() == 6 + 4
     assert padded[1, :, 1:].eq(-1).all() and padded[0, 2:].eq(-1).all()
-    with pytest.raises(ValueError, match="same ndim"):
+    with pytest.raises(ValueError, match="same number of dimensions"):
         pad_ragged([torch.ones(2), torch.ones((2, 2))])
 
 

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from h5ml import padding
 from h5ml_torch.dataset import SampleBatch, to_torch
 
 __all__ = ["Collate", "collate", "pad_collate", "pad_ragged"]
 
-#: Suffixes of the keys added for a ragged feature.
-LENGTHS_SUFFIX = "_lengths"
-MASK_SUFFIX = "_mask"
+LENGTHS_SUFFIX = padding.LENGTHS_SUFFIX
+MASK_SUFFIX = padding.MASK_SUFFIX
 
 
 def pad_ragged(samples: Sequence[Any], pad_value: float = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -61,23 +61,9 @@ def pad_ragged(samples: Sequence[Any], pad_value: float = 0) -> tuple[torch.Tens
     ValueError
         If the samples have different numbers of dimensions or are 0-d.
     """
-    tensors = [s if isinstance(s, torch.Tensor) else to_torch(s) for s in samples]
-    ndims = {t.dim() for t in tensors}
-    if len(ndims) > 1 or 0 in ndims:
-        raise ValueError(f"cannot pad samples of dimensions {sorted(ndims)}: ragged samples need the same ndim >= 1")
-    if not tensors:
-        return torch.empty(0), torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.bool)
-    shapes = torch.tensor([list(t.shape) for t in tensors], dtype=torch.int64)
-    max_shape = [int(m) for m in shapes.max(dim=0).values]
-    only_first = bool((shapes[:, 1:] == shapes[0, 1:]).all())
-    padded = torch.full((len(tensors), *max_shape), pad_value, dtype=tensors[0].dtype)
-    mask = torch.zeros((len(tensors), *(max_shape[:1] if only_first else max_shape)), dtype=torch.bool)
-    for row, tensor in enumerate(tensors):
-        region: list[int | slice] = [row, *(slice(0, n) for n in tensor.shape)]
-        padded[tuple(region)] = tensor
-        mask[tuple(region[:2] if only_first else region)] = True
-    lengths = shapes[:, 0].clone() if only_first else shapes
-    return padded, lengths, mask
+    arrays = [s.detach().cpu().numpy() if isinstance(s, torch.Tensor) else s for s in samples]
+    padded, lengths, mask = padding.pad_ragged(arrays, pad_value)
+    return torch.from_numpy(padded), torch.from_numpy(lengths), torch.from_numpy(mask)
 
 
 def _column(name: str, encoding: str | None, values: Sequence[Any], pad_value: float, out: dict[str, Any]) -> None:

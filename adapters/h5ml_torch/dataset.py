@@ -15,13 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import torch
 from torch.utils.data import Dataset
 
-import h5ml
-from h5ml.reader import Dataset as H5Dataset
-from h5ml.reader import Split
+from h5ml.source import SplitSource
 
 __all__ = ["H5MLDataset", "SampleBatch", "to_torch"]
 
@@ -112,7 +109,7 @@ class SampleBatch(Sequence[dict[str, Any]]):
             yield self._sample(i)
 
 
-class H5MLDataset(Dataset[dict[str, Any]]):
+class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
     """One split of an h5ml file as a map-style ``torch.utils.data.Dataset`` (§5, §6).
 
     Parameters
@@ -155,133 +152,15 @@ class H5MLDataset(Dataset[dict[str, Any]]):
         features: Sequence[str] | None = None,
         transform: Transform | None = None,
     ) -> None:
-        self.path = os.path.abspath(os.fspath(path))
-        self.split = split
-        self.features: tuple[str, ...] | None = None if features is None else tuple(features)
+        SplitSource.__init__(self, path, split, features)
         self.transform = transform
-        self._forget()
-
-    def _forget(self) -> None:
-        self._pid: int | None = None
-        self._file: H5Dataset | None = None
-        self._split: Split | None = None
-        self._names: tuple[str, ...] = ()
-        self._encodings: dict[str, str] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "split": self.split, "features": self.features, "transform": self.transform}
+        return {**SplitSource.__getstate__(self), "transform": self.transform}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.path = state["path"]
-        self.split = state["split"]
-        self.features = state["features"]
+        SplitSource.__setstate__(self, state)
         self.transform = state["transform"]
-        self._forget()
-
-    def reader(self) -> Split:
-        """Return this process's open split, opening the file on first use in each process.
-
-        Returns
-        -------
-        h5ml.reader.Split
-            The split, from a reader owned by the calling process.
-
-        Raises
-        ------
-        KeyError
-            If the file has no split of that name (the message lists them).
-        FileNotFoundError, h5ml.H5MLError
-            As :func:`h5ml.open`.
-        """
-        pid = os.getpid()
-        if self._split is None or self._pid != pid:
-            self._file = None  # never close a handle inherited through fork: the parent owns it
-            opened = h5ml.open(self.path)
-            if self.split not in opened:
-                names = ", ".join(repr(s) for s in opened) or "none"
-                opened.close()
-                raise KeyError(f"{self.path}: no split {self.split!r}; available splits: {names}")
-            split = opened[self.split]
-            names_all = tuple(split.features) if self.features is None else self.features
-            self._encodings = {name: split.feature(name).encoding for name in names_all}
-            self._names, self._file, self._split, self._pid = names_all, opened, split, pid
-        return self._split
-
-    @property
-    def feature_names(self) -> tuple[str, ...]:
-        """The features each sample holds, in order."""
-        self.reader()
-        return self._names
-
-    @property
-    def encodings(self) -> dict[str, str]:
-        """Feature name -> encoding (§6): ``dense``, ``string``, ``categorical``, ``ragged`` or ``bytes``."""
-        self.reader()
-        return dict(self._encodings)
-
-    @property
-    def fingerprint(self) -> str | None:
-        """The file's fingerprint (§8.3), or None when it has none."""
-        return self.reader().dataset.fingerprint
-
-    def chunk_rows(self) -> int | None:
-        """Samples per chunk of the first dense feature read (§7.1), else of the first chunked feature.
-
-        Returns
-        -------
-        int or None
-            None when no read feature is chunked.
-        """
-        split = self.reader()
-        features = [split.feature(name) for name in self._names]
-        ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
-        for feature in ordered:
-            if feature.chunk_rows is not None:
-                return int(feature.chunk_rows)
-        return None
-
-    def class_names(self, feature: str) -> list[str]:
-        """Return the class names of a categorical feature (§6.5): code ``k`` means ``class_names[k]``.
-
-        Raises
-        ------
-        ValueError
-            If the feature is not categorical.
-        h5ml.FeatureNotFoundError
-            If the split has no such feature.
-        """
-        names = self.reader().feature(feature).class_names
-        if names is None:
-            raise ValueError(
-                f"{self.path}: feature {feature!r} of split {self.split!r} is "
-                f"{self.reader().feature(feature).encoding}, not categorical; it has no class names"
-            )
-        return list(names)
-
-    def lengths(self, feature: str) -> npt.NDArray[np.int64]:
-        """Return every sample's length of a ragged or bytes feature, from its offsets alone (§6.3).
-
-        Returns
-        -------
-        numpy.ndarray
-            int64 (N,): rows of ``values`` per sample (elements when the
-            feature has ``shapes``; bytes for a bytes feature).
-
-        Raises
-        ------
-        h5ml.errors.FeatureNotFoundError
-            If the split has no feature ``feature``.
-        TypeError
-            If ``feature`` is not ragged or bytes (it has no lengths).
-        """
-        feat = self.reader().feature(feature)
-        lengths = getattr(feat, "lengths", None)
-        if lengths is None:
-            raise TypeError(
-                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
-                "it has no per-sample lengths to bucket by"
-            )
-        return np.asarray(lengths(), dtype=np.int64)
 
     def __len__(self) -> int:
         return self.reader().num_samples
@@ -317,12 +196,6 @@ class H5MLDataset(Dataset[dict[str, Any]]):
             return SampleBatch(columns, dict(self._encodings), None, len(rows))
         plain = SampleBatch(columns, self._encodings, None, len(rows))
         return SampleBatch(None, dict(self._encodings), [self.transform(s) for s in plain], len(rows))
-
-    def close(self) -> None:
-        """Close this process's reader (it reopens on the next read)."""
-        if self._file is not None and self._pid == os.getpid():
-            self._file.close()
-        self._forget()
 
     def __repr__(self) -> str:
         return f"H5MLDataset({self.path!r}, {self.split!r}, features={self.features!r})"
