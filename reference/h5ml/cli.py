@@ -414,11 +414,11 @@ def convert_command(
     "--train/--no-train",
     default=True,
     show_default=True,
-    help="Train a small PyTorch model on the file and print its test accuracy (needs h5ml[torch]).",
+    help="Train small PyTorch and Keras models on the file and print their test accuracy (needs h5ml[torch], h5ml[keras]).",
 )
 @click.pass_obj
 def demo_command(streams: _Streams, output: str, train: bool) -> int:
-    """Write scikit-learn's digits as an h5ml file, validate it, show it and train a PyTorch model on it."""
+    """Write scikit-learn's digits as an h5ml file, validate it, show it and train PyTorch and Keras models on it."""
     from h5ml import demo
     from h5ml.summary import summarize
     from h5ml.validator import validate
@@ -432,6 +432,7 @@ def demo_command(streams: _Streams, output: str, train: bool) -> int:
     code = _exit_code([file_report], strict=False)
     if train and code == 0:
         console.print(Text(demo.train_torch(path)), soft_wrap=True)  # one line, however long
+        console.print(Text(demo.train_keras(path)), soft_wrap=True)
     return code
 
 

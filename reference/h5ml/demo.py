@@ -13,14 +13,20 @@ without touching the first ones:
    demo prints with the test accuracy. The core package never imports torch:
    the adapter is imported inside the function, and without it the step is
    skipped with a line saying what to install.
+4. :func:`train_keras` does the same with Keras 3 through the Keras adapter
+   (:mod:`h5ml_keras.train`). Keras falls back to TensorFlow when
+   ``KERAS_BACKEND`` is unset, so unless the user set it the demo picks an
+   installed backend itself (:func:`keras_backend`: torch first).
 
 scikit-learn is an optional dependency (``pip install "h5ml[demo]"``), and so
-is PyTorch with the adapter (``pip install "h5ml[torch]"``).
+are PyTorch (``pip install "h5ml[torch]"``) and Keras (``"h5ml[keras]"``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
@@ -33,6 +39,9 @@ __all__ = [
     "DESCRIPTION",
     "HOMEPAGE",
     "INSTALL_HINT",
+    "KERAS_BACKENDS",
+    "KERAS_INSTALL_HINT",
+    "KERAS_TRAIN_MODULE",
     "KEYWORDS",
     "SEED",
     "TEST_FRACTION",
@@ -40,7 +49,9 @@ __all__ = [
     "TORCH_TRAIN_MODULE",
     "VALIDATE_TIMEOUT_S",
     "build_digits",
+    "keras_backend",
     "load_sklearn",
+    "train_keras",
     "train_torch",
 ]
 
@@ -50,6 +61,12 @@ INSTALL_HINT: Final = 'pip install "h5ml[demo]"'
 TORCH_INSTALL_HINT: Final = 'pip install "h5ml[torch]"'
 #: Module of the PyTorch adapter holding the demo's training code.
 TORCH_TRAIN_MODULE: Final = "h5ml_torch.train"
+#: What to install when Keras is missing (with the torch backend).
+KERAS_INSTALL_HINT: Final = 'pip install "h5ml[keras,torch]"'
+#: Module of the Keras adapter holding the demo's training code.
+KERAS_TRAIN_MODULE: Final = "h5ml_keras.train"
+#: Keras backends the demo may choose, in order of preference, when ``KERAS_BACKEND`` is unset.
+KERAS_BACKENDS: Final = ("torch", "jax", "tensorflow")
 #: Seed of the stratified split and of the shuffle on write (§7.6).
 SEED: Final = 0
 #: Fraction of the samples in the test split.
@@ -198,5 +215,65 @@ def train_torch(path: str | Path) -> str:
         train = importlib.import_module(TORCH_TRAIN_MODULE)
     except ImportError as exc:
         return f"torch: training skipped, PyTorch is not available ({exc}); to train, install it with: {TORCH_INSTALL_HINT}"
+    result = train.train_digits(path)
+    return str(result.summary())
+
+
+def keras_backend() -> str | None:
+    """Return the Keras backend the demo uses: ``KERAS_BACKEND`` when set, else the first installed one.
+
+    Returns
+    -------
+    str or None
+        ``os.environ["KERAS_BACKEND"]`` if the user set it; else the first of
+        :data:`KERAS_BACKENDS` whose package is installed (found without
+        importing it); None when none is.
+    """
+    chosen = os.environ.get("KERAS_BACKEND")
+    if chosen:
+        return chosen
+    for name in KERAS_BACKENDS:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    return None
+
+
+def train_keras(path: str | Path) -> str:
+    """Fit a small Keras classifier on a digits file through the Keras adapter; return the line to print.
+
+    Parameters
+    ----------
+    path
+        A file written by :func:`build_digits`.
+
+    Returns
+    -------
+    str
+        ``"keras (B backend): test accuracy A after N epochs (S s)"`` (see
+        :func:`h5ml_keras.train.train_digits`), or one line saying that the
+        step was skipped, why, and what to install.
+
+    Raises
+    ------
+    FileNotFoundError, h5ml.H5MLError, KeyError
+        As :func:`h5ml_keras.train.train_digits`.
+
+    Notes
+    -----
+    Sets ``KERAS_BACKEND`` (when unset) before Keras is first imported:
+    Keras reads it once, at import.
+    """
+    backend = keras_backend()
+    if backend is None:
+        return (
+            f"keras: training skipped, no Keras backend is installed; to train, install one with: {KERAS_INSTALL_HINT}"
+        )
+    if importlib.util.find_spec("keras") is None:
+        return f"keras: training skipped, Keras is not installed; to train, install it with: {KERAS_INSTALL_HINT}"
+    os.environ.setdefault("KERAS_BACKEND", backend)
+    try:
+        train = importlib.import_module(KERAS_TRAIN_MODULE)
+    except ImportError as exc:
+        return f"keras: training skipped, Keras could not be imported ({exc}); to train: {KERAS_INSTALL_HINT}"
     result = train.train_digits(path)
     return str(result.summary())
