@@ -1196,3 +1196,16 @@ def test_append_mode_refuses_bad_metadata_and_keeps_the_file(tmp_path: Path) -> 
         with pytest.raises(MetadataError):
             Writer(target, metadata, mode="a")
     assert target.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["k.h5"]
+
+
+def test_update_metadata_before_close(tmp_path: Path) -> None:
+    """§4.2/§4.7: root attributes set late (a description, a user attribute) are in the finished file."""
+    target = tmp_path / "late.h5"
+    with h5ml.Writer(target, {"name": "late", "license": "CC0-1.0"}) as w:
+        w.append("train", {"x": np.arange(4.0)})
+        w.update_metadata({"description": "set at the end", "acme:skipped": '[{"path": "a.wav"}]'})
+        with pytest.raises(h5ml.MetadataError):
+            w.update_metadata({"homepage": "not a url"})
+    with h5ml.open(target) as ds:
+        assert ds.metadata.description == "set at the end" and ds.metadata.license == "CC0-1.0"
+        assert ds.metadata.extra["acme:skipped"] == '[{"path": "a.wav"}]'

@@ -17,6 +17,7 @@ __all__ = [
     "ForbiddenStorageError",
     "H5MLError",
     "IncompleteFileError",
+    "IngestError",
     "InvalidFileError",
     "MetadataError",
     "NotH5MLError",
@@ -122,6 +123,13 @@ class EncodingError(H5MLError, ValueError):
 
 class WriterError(H5MLError, RuntimeError):
     """The writer was used wrongly (closed, inconsistent sample counts, ...)."""
+
+
+class IngestError(H5MLError, ValueError):
+    """A source of a conversion cannot be converted: a file that does not decode, a mismatch, a missing part.
+
+    ``path`` names the source file at fault; the output is left as it was.
+    """
 
 
 class ValidationTimeoutError(H5MLError, TimeoutError):

@@ -489,6 +489,27 @@ class Writer:
                 split_name, group, num_samples=num, frozen=bool(stored), stored=stored, from_file=True
             )
 
+    def update_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Set or replace root attributes before the file is finished (§4.2, §4.7).
+
+        For what is only known at the end of a conversion, such as the
+        files it skipped. The keys are checked as the constructor's
+        ``metadata`` (defined attributes by the root schema; other keys become
+        user attributes); the keys not given keep their values.
+
+        Raises
+        ------
+        WriterError
+            If the writer is closed.
+        MetadataError
+            If the metadata is invalid or cannot be stored; nothing is changed then.
+        """
+        self._check_open()
+        checked, given = self._checked_root(metadata, read_attr(self._file, "name", self.path.stem))
+        for key in given:
+            if key in checked and checked[key] is not None:
+                self._store_root_attr(key, checked[key])
+
     # -- building ----------------------------------------------------------
 
     def _check_open(self) -> None:
