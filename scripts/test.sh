@@ -7,11 +7,16 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 venv=${H5ML_VENV:-.venv}
 
-# Debian packages the tests use: h5dump (HDF5 1.10) reads our files independently.
-if ! command -v h5dump >/dev/null 2>&1; then
+# Debian packages the tests use: h5dump (HDF5 1.10) reads our files independently; espeak-ng speaks
+# and sox resamples, mixes and re-encodes the real audio the ingest tests convert.
+missing=()
+command -v h5dump >/dev/null 2>&1 || missing+=(hdf5-tools)
+command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+command -v sox >/dev/null 2>&1 || missing+=(sox libsox-fmt-base)
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq hdf5-tools >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
