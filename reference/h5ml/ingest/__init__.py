@@ -19,6 +19,7 @@ from h5ml.ingest.pipeline import (
     ingest,
     natural_key,
     ordered_map,
+    progress_bar,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "ingest",
     "natural_key",
     "ordered_map",
+    "progress_bar",
 ]

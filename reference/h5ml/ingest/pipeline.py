@@ -52,6 +52,7 @@ __all__ = [
     "ingest",
     "natural_key",
     "ordered_map",
+    "progress_bar",
 ]
 
 #: What to do with a source file that fails: stop (the default) or skip it and record why.
@@ -267,8 +268,13 @@ def _describe(item: SourceItem, exc: BaseException) -> Skipped:
     return Skipped(item.first_path, f"{type(exc).__name__}: {exc}")
 
 
-def _progress(enabled: bool | None, total: int) -> Any:
-    """A started rich progress bar on stderr, or None when disabled or stderr is not a terminal."""
+def progress_bar(enabled: bool | None, total: int) -> Any:
+    """Return a started rich progress bar on stderr (samples, samples/s, time left), or None.
+
+    None when ``enabled`` is False, or None and stderr is not a terminal
+    (``--quiet``, pipes, CI logs). Add tasks with ``bar.add_task(description,
+    total=n)``, advance them, and ``bar.stop()`` at the end.
+    """
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -294,6 +300,9 @@ def _progress(enabled: bool | None, total: int) -> Any:
     )
     bar.start()
     return bar
+
+
+_progress = progress_bar  # the old private name, until every source imports progress_bar
 
 
 def ingest(
@@ -367,7 +376,7 @@ def ingest(
         seed = int(np.random.default_rng().integers(0, 2**31))
     report = IngestReport(out, skipped=list(skipped))
     total = sum(len(items) for items in splits.values())
-    bar = _progress(progress, total)
+    bar = progress_bar(progress, total)
     try:
         with Writer(out, metadata, compression=compression, features=features) as writer:
             for name, items in splits.items():
