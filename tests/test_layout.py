@@ -61,6 +61,18 @@ INFERRED: list[tuple[str, Any, FeatureSpec, Layout]] = [
     ("ragged rows", [np.zeros((2, 3)), np.zeros((4, 3))], FeatureSpec(), Layout("ragged", F8, (3,))),
     ("ragged shapes", [np.zeros((2, 3)), np.zeros((4, 2))], FeatureSpec(), Layout("ragged", F8, shapes_ndim=2)),
     ("ragged empty", [], FeatureSpec(encoding="ragged", dtype="float32"), Layout("ragged", F4)),
+    (
+        "ragged shapes declared",
+        [np.zeros((2, 3), np.uint8), np.zeros((4, 3), np.uint8)],
+        FeatureSpec(sample_ndim=2),
+        Layout("ragged", U1, shapes_ndim=2),
+    ),
+    (
+        "ragged shapes declared, empty",
+        [],
+        FeatureSpec(dtype="uint8", sample_ndim=3),
+        Layout("ragged", U1, shapes_ndim=3),
+    ),
     ("bytes", [b"a", bytearray(b"bc")], FeatureSpec(), Layout("bytes", U1)),
 ]
 
@@ -83,6 +95,9 @@ def test_infer_layout_follows_the_encoding_table(value: Any, fspec: FeatureSpec,
         ("abc", FeatureSpec(), "expected an array or a list of samples, got str"),
         (np.float64(1.0), FeatureSpec(), "got float64"),
         (np.zeros(3), FeatureSpec(dtype="complex64"), "storage profile"),
+        ([np.zeros((2, 3))], FeatureSpec(encoding="dense", sample_ndim=2), "ragged features only, not 'dense'"),
+        (Categorical([0], ["a"]), FeatureSpec(sample_ndim=1), "ragged features only, not 'categorical'"),
+        ([np.zeros(2)], FeatureSpec(sample_ndim=0), "sample_ndim must be >= 1"),
     ],
 )
 def test_infer_layout_refuses_values_without_an_encoding(value: Any, fspec: FeatureSpec, match: str) -> None:

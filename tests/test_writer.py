@@ -75,6 +75,25 @@ def example_splits(n: int = 40, seed: int = SEED) -> dict[str, dict[str, Any]]:
 # -- round trips -----------------------------------------------------------------
 
 
+def test_declared_sample_ndim_keeps_shapes_after_a_uniform_first_batch(tmp_path: Path) -> None:
+    """§6.3: features={..: sample_ndim} stores shapes even when the first batch varies in its first axis only."""
+    first = [np.full((2, 4, 3), 1, np.uint8), np.full((5, 4, 3), 2, np.uint8)]
+    later = [np.full((3, 6, 1), 3, np.uint8)]
+    with Writer(tmp_path / "d.h5", features={"img": FeatureSpec(encoding="ragged", dtype="u1", sample_ndim=3)}) as w:
+        w.append("train", {"img": first})
+        w.append("train", {"img": later})
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        assert f["train/img/shapes"][()].tolist() == [[2, 4, 3], [5, 4, 3], [3, 6, 1]]
+    with h5ml.open(tmp_path / "d.h5") as ds:
+        for i, expected in enumerate(first + later):
+            np.testing.assert_array_equal(ds["train"]["img"][i], expected)
+    other = Writer(tmp_path / "e.h5", features={"img": {"sample_ndim": 2}})
+    with pytest.raises(WriterError, match="disagree"):
+        other.add_feature("train", "img", encoding="ragged", dtype="u1", sample_ndim=3)
+    other.close(abort=True)
+    assert not (tmp_path / "e.h5").exists()
+
+
 def test_round_trip_every_encoding(tmp_path: Path) -> None:
     """§5/§6: each Python value lands in its encoding's HDF5 layout with the values and attributes of SPEC.md."""
     splits = example_splits()

@@ -247,6 +247,11 @@ def infer_layout(value: Any, fspec: FeatureSpec, where: str) -> Layout:
     """
     value = as_categorical(value)
     encoding = fspec.encoding
+    if fspec.sample_ndim is not None:
+        if isinstance(value, Categorical) or encoding not in (None, "ragged"):
+            kind = "categorical" if isinstance(value, Categorical) else encoding
+            raise EncodingError(f"{where}: sample_ndim applies to ragged features only, not {kind!r} (§6.3)")
+        encoding = "ragged"
     if isinstance(value, Categorical):
         if encoding not in (None, "categorical"):
             raise EncodingError(f"{where}: Categorical values cannot be stored as {encoding!r}")
@@ -285,8 +290,15 @@ def infer_layout(value: Any, fspec: FeatureSpec, where: str) -> Layout:
 
 
 def _infer_ragged(items: Sequence[Any], fspec: FeatureSpec, where: str) -> Layout:
-    """Ragged samples varying in their first axis only keep their row shape; otherwise they get ``shapes`` (§6.3)."""
+    """Ragged samples get ``shapes`` when ``fspec.sample_ndim`` is given or they vary past their first axis (§6.3)."""
     arrays = [np.asarray(v) for v in items]
+    if fspec.sample_ndim is not None:
+        dtype = fspec.dtype
+        if dtype is None and arrays:
+            dtype = np.result_type(*{a.dtype for a in arrays})
+        return declared_layout(
+            "ragged", dtype=dtype, sample_shape=(), sample_ndim=fspec.sample_ndim, class_names=None, where=where
+        )
     if not arrays and fspec.dtype is not None:  # no samples: 1-D samples of the given dtype
         return declared_layout(
             "ragged", dtype=fspec.dtype, sample_shape=(), sample_ndim=None, class_names=None, where=where

@@ -106,6 +106,13 @@ class FeatureSpec:
     compression
         ``"gzip"`` or ``False`` to override the writer's compression for this
         feature; ``None`` uses the writer's.
+    sample_ndim
+        A ragged feature whose samples vary in more than their first axis
+        (images of different heights and widths): their number of axes D
+        (>= 1). The feature stores ``shapes`` (N, D) (§6.3) whatever its
+        first batch looks like; without it a first batch whose samples
+        differ only in their first axis fixes the row shape, and a later
+        sample of another row shape is refused.
     """
 
     encoding: str | None = None
@@ -117,6 +124,7 @@ class FeatureSpec:
     media_type: str | None = None
     class_names: Sequence[str] | None = None
     compression: str | Literal[False] | None = None
+    sample_ndim: int | None = None
 
     def merged(self, other: FeatureSpec) -> FeatureSpec:
         """Return this spec with every field that ``other`` gives replaced."""

@@ -656,6 +656,7 @@ class Writer:
             media_type=media_type,
             class_names=class_names,
             compression=compression,
+            sample_ndim=sample_ndim,
         )
         configured = self._specs.get(split, name)
         conflicts = configured.conflicts(declared)
@@ -672,7 +673,7 @@ class Writer:
                 encoding,
                 dtype=fspec.dtype,
                 sample_shape=sample_shape,
-                sample_ndim=sample_ndim,
+                sample_ndim=fspec.sample_ndim,
                 class_names=fspec.class_names,
                 where=where,
             )
