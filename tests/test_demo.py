@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import sys
@@ -87,6 +88,7 @@ def test_missing_scikit_learn_is_one_line(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 ACCURACY_LINE = re.compile(r"^torch: test accuracy (\d\.\d{3}) after (\d+) epochs \((\d+\.\d) s\)$", re.MULTILINE)
+KERAS_LINE = re.compile(r"keras \((\w+) backend\): test accuracy (\d\.\d{3}) after \d+ epochs \(\d+\.\d s\)")
 
 
 def test_train_digits_through_the_torch_adapter(tmp_path: Path) -> None:
@@ -119,11 +121,15 @@ def test_demo_command_prints_the_accuracy(tmp_path: Path) -> None:
     match = ACCURACY_LINE.search(out.getvalue())
     assert match is not None, out.getvalue()[-500:]
     assert float(match.group(1)) > 0.9 and int(match.group(2)) == 15
-    assert out.getvalue().rstrip().endswith(match.group(0))
+    last = out.getvalue().rstrip().splitlines()[-2:]
+    assert last[0] == match.group(0)
+    keras_line = KERAS_LINE.fullmatch(last[1])  # then the Keras step, on the backend the demo chose
+    assert keras_line is not None, last[1]
+    assert keras_line.group(1) == demo.keras_backend() and float(keras_line.group(2)) > 0.9
     assert err.getvalue() == ""
     out = io.StringIO()
     assert cli.run(["demo", "--no-train", "--output", str(tmp_path / "e.h5")], out, err) == 0, err.getvalue()
-    assert "torch:" not in out.getvalue() and "VALID" in out.getvalue()
+    assert "torch:" not in out.getvalue() and "keras" not in out.getvalue() and "VALID" in out.getvalue()
 
 
 def test_demo_without_torch_skips_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +146,16 @@ def test_demo_without_torch_skips_training(tmp_path: Path, monkeypatch: pytest.M
     assert skipped == [line]  # printed whole on one line, even past the console width
     assert ACCURACY_LINE.search(text) is None
     assert err.getvalue() == ""
+
+
+def test_keras_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo keeps a KERAS_BACKEND the user set, else picks the first installed of torch, jax, tensorflow."""
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    assert demo.keras_backend() == "jax"
+    monkeypatch.delenv("KERAS_BACKEND")
+    installed = [name for name in demo.KERAS_BACKENDS if importlib.util.find_spec(name) is not None]
+    assert demo.keras_backend() == (installed[0] if installed else None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert demo.keras_backend() is None
+    line = demo.train_keras("never-read.h5")
+    assert line.startswith("keras: training skipped") and line.endswith('pip install "h5ml[keras,torch]"')

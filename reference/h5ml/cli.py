@@ -20,7 +20,6 @@ import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import click
@@ -338,70 +337,294 @@ def dump_command(streams: _Streams, file: str, split: str | None, feature: str |
 @app.command("convert")
 @click.argument("source")
 @click.argument("output")
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(["auto", "arrays", "audio", "images", "hdf5", "table", "hf"]),
+    default="auto",
+    show_default=True,
+    help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, or by the file suffix.",
+)
 @click.option("--compression", type=click.Choice(["gzip", "none"]), default="none", show_default=True)
-@click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9).")
+@click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9), .npz/.npy only.")
 @click.option(
     "--shuffle/--no-shuffle",
     default=None,
     help="Store samples in a seeded random order (SPEC §7.6). Default: off (the source order), on when --seed is given.",
 )
-@click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed).")
-@click.option("--name", default=None, help="Dataset name (default: the source's stem).")
+@click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed) and split seed.")
+@click.option("--name", default=None, help="Dataset name (default: the output's stem).")
 @click.option("--description", default=None, help="Dataset description.")
 @click.option("--license", "license_", default=None, help="SPDX license expression, e.g. CC-BY-4.0.")
-@click.option("--label", default=None, help="Store this feature as categorical (integer class codes).")
-@click.option("--class-names", default=None, help="Comma-separated class names of --label.")
-@click.option("--split", "split", default=None, help=".npy only: the split to write (default train).")
+@click.option(
+    "--split",
+    "split",
+    default=None,
+    help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label); "
+    "for a .npy source, the split to write (default train).",
+)
+@click.option("--workers", type=click.IntRange(1), default=None, help="Decoding processes (default 1).")
+@click.option(
+    "--on-error",
+    type=click.Choice(["stop", "skip"]),
+    default=None,
+    help="A source file that fails: stop with an error (default; OUTPUT is not written) or skip it and record why.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--label", default=None, help="The label feature or column, stored categorical (arrays, hdf5, table, hf)."
+)
+@click.option("--class-names", default=None, help="Comma-separated class names of --label (.npz/.npy).")
 @click.option("--feature", "feature", default=None, help=".npy only: the feature name (default: the file stem).")
+@click.option(
+    "--sample-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Audio: resample to this rate in Hz (soxr); stored float32.",
+)
+@click.option("--mono", is_flag=True, default=None, help="Audio: average the channels; stored float32 (frames,).")
+@click.option(
+    "--mode",
+    type=click.Choice(["dense", "ragged", "bytes"]),
+    default=None,
+    help="Images: dense uint8 (N, H, W, C) at --size (default), ragged at each image's size, or bytes (files unchanged).",
+)
+@click.option("--size", default=None, help="Images: WIDTHxHEIGHT in pixels, e.g. 224x224 (dense mode).")
+@click.option(
+    "--resize",
+    type=click.Choice(["stretch", "crop", "pad"]),
+    default=None,
+    help="Images: how dense mode fits other sizes.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["RGB", "RGBA", "L", "LA", "keep"]),
+    default=None,
+    help="Images: channels (default RGB).",
+)
+@click.option(
+    "--resample",
+    type=click.Choice(["nearest", "bilinear", "bicubic", "lanczos"]),
+    default=None,
+    help="Images: resampling filter.",
+)
+@click.option(
+    "--layout",
+    default=None,
+    help="Images: auto, splits or classes (whether ROOT's folders are splits); hdf5: per-sample or arrays.",
+)
+@click.option("--categorical", multiple=True, help="Table: a column to store categorical (repeatable).")
+@click.option("--strings", multiple=True, help="Table: a column to store as text (repeatable).")
+@click.option("--split-column", default=None, help="Table: the column naming each row's split.")
+@click.option("--columns", default=None, help="Table, hf: comma-separated columns to convert (default all).")
+@click.option(
+    "--images",
+    type=click.Choice(["bytes", "pixels"]),
+    default=None,
+    help="hf: keep Image columns encoded (bytes) or decode them.",
+)
+@click.pass_obj
+def convert_command(streams: _Streams, /, source: str, output: str, kind: str, **opts: Any) -> int:
+    """Convert SOURCE to the h5ml file OUTPUT: arrays, audio or image folders, HDF5 files, tables, Hugging Face datasets.
+
+    \b
+    SOURCE may be:
+      a .npz/.npy file       arrays named <feature>_<split> (x_train, y_valid, ...)
+      an audio folder        ROOT/<split>/<feature>/<id>.wav (or ROOT/<feature>/<id>.wav)
+      an image folder        ROOT/<split>/<class>/<file> (or ROOT/<class>/<file>)
+      an HDF5 file           one dataset per sample, or x_<split>/y_<split> arrays
+      a .csv/.parquet file   one feature per column
+      a saved HF dataset     a folder written by datasets' save_to_disk
+    OUTPUT is written in one pass, streaming, and appears only when complete.
+    """
+    from h5ml.ingest import dispatch
+    from h5ml.ingest.splitting import parse_ratios
+
+    chosen = dispatch.detect_kind(source) if kind == "auto" else kind
+    split = opts.pop("split")
+    quiet = opts.pop("quiet")
+    metadata = {
+        key: value
+        for key, value in (
+            ("name", opts.pop("name")),
+            ("description", opts.pop("description")),
+            ("license", opts.pop("license_")),
+        )
+        if value is not None
+    }
+    seed = opts.pop("seed")
+    shuffle = opts.pop("shuffle")
+    compression = opts.pop("compression")
+    overwrite = opts.pop("overwrite")
+    if quiet:
+        opts["progress"] = False
+    if split is not None:
+        if "=" in split:
+            opts["split_ratios"] = parse_ratios(split)
+        else:
+            opts["split"] = split
+    for key in ("categorical", "strings"):
+        opts[key] = list(opts[key]) or None
+    if opts["columns"] is not None:
+        opts["columns"] = [c.strip() for c in opts["columns"].split(",") if c.strip()]
+    if opts["class_names"] is not None:
+        opts["class_names"] = [c.strip() for c in opts["class_names"].split(",")]
+    if opts["size"] is not None:
+        from h5ml.ingest.images import parse_size
+
+        opts["size"] = parse_size(opts["size"])
+    result = dispatch.convert(
+        chosen,  # type: ignore[arg-type]
+        source,
+        output,
+        metadata=metadata or None,
+        compression=None if compression == "none" else compression,
+        shuffle=(seed is not None) if shuffle is None else shuffle,
+        seed=seed,
+        overwrite=overwrite,
+        **opts,
+    )
+    if not quiet:
+        text = result.summary() if hasattr(result, "summary") else f"wrote {result}"
+        streams.console().print(Text(text), soft_wrap=True)
+    return EXIT_OK
+
+
+@app.command("export")
+@click.argument("source")
+@click.argument("output")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["npz", "parquet"]),
+    default=None,
+    help="Default: npz for OUTPUT ending in .npz, else parquet (a .parquet file with one --split, else a folder).",
+)
+@click.option("--split", "splits", multiple=True, help="A split to export (repeatable; parquet files: one).")
+@click.option("--feature", "features", multiple=True, help="A feature to export (repeatable; default all).")
+@click.option("--compress", is_flag=True, help="npz: deflate the members.")
+@click.option("--parquet-compression", default="snappy", show_default=True, help="parquet: codec, or none.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.pass_obj
-def convert_command(
+def export_command(
     streams: _Streams,
+    /,
     source: str,
     output: str,
-    compression: str,
-    level: int | None,
-    shuffle: bool | None,
-    seed: int | None,
-    name: str | None,
-    description: str | None,
-    license_: str | None,
-    label: str | None,
-    class_names: str | None,
-    split: str | None,
-    feature: str | None,
+    fmt: str | None,
+    splits: tuple[str, ...],
+    features: tuple[str, ...],
+    compress: bool,
+    parquet_compression: str,
     overwrite: bool,
 ) -> int:
-    """Convert SOURCE (.npz or .npy) to the h5ml file OUTPUT.
+    """Export the h5ml file SOURCE to .npz (small data) or Parquet (one row per sample)."""
+    from h5ml.ingest import export
 
-    In an .npz, arrays named <feature>_<split> go to that split (train,
-    validation: valid/val/dev, test); other arrays go to split train under
-    their own name. Feature x gets role input, y role target.
-    """
-    from h5ml import convert
-
-    options: dict[str, Any] = {
-        "compression": None if compression == "none" else compression,
-        "level": level,
-        "shuffle": (seed is not None) if shuffle is None else shuffle,
-        "seed": seed,
-        "name": name,
-        "description": description,
-        "license": license_,
-        "label": label,
-        "class_names": None if class_names is None else [c.strip() for c in class_names.split(",")],
-        "overwrite": overwrite,
-    }
-    suffix = Path(source).suffix.lower()
-    if suffix == ".npy":
-        written = convert.convert_npy(source, output, split=split or convert.DEFAULT_SPLIT, feature=feature, **options)
-    elif suffix == ".npz":
-        if split is not None or feature is not None:
-            raise click.UsageError("--split and --feature apply to .npy sources only")
-        written = convert.convert_npz(source, output, **options)
+    chosen = fmt or ("npz" if output.lower().endswith(".npz") else "parquet")
+    if chosen == "npz":
+        written = [
+            export.export_npz(
+                source,
+                output,
+                splits=list(splits) or None,
+                features=list(features) or None,
+                compress=compress,
+                overwrite=overwrite,
+            )
+        ]
     else:
-        raise click.UsageError(f"{source}: unknown source type {suffix or '(no suffix)'!r}; give a .npz or .npy file")
-    streams.console().print(Text(f"wrote {written}"))
+        if len(splits) > 1:
+            raise click.UsageError(
+                "parquet export takes at most one --split (a file); without it, every split to a folder"
+            )
+        paths = export.export_parquet(
+            source,
+            output,
+            split=splits[0] if splits else None,
+            features=list(features) or None,
+            compression=None if parquet_compression == "none" else parquet_compression,
+            overwrite=overwrite,
+        )
+        written = list(paths.values())
+    for path in written:
+        streams.console().print(Text(f"wrote {path}"))
+    return EXIT_OK
+
+
+def _sample_selection(values: tuple[str, ...]) -> Any:
+    """``--samples 0:100`` (every split) or ``--samples train=0:100`` (one split) as subset() takes them."""
+    if not values:
+        return None
+    per_split = {v.partition("=")[0]: v.partition("=")[2] for v in values if "=" in v}
+    plain = [v for v in values if "=" not in v]
+    if plain and (per_split or len(plain) > 1):
+        raise click.UsageError("--samples takes START:STOP for every split, or SPLIT=START:STOP per split, not both")
+    return plain[0] if plain else per_split
+
+
+@app.command("subset")
+@click.argument("source")
+@click.argument("output")
+@click.option("--split", "splits", multiple=True, help="A split to keep (repeatable; default all).")
+@click.option("--feature", "features", multiple=True, help="A feature to keep (repeatable; default all).")
+@click.option("--samples", multiple=True, help="START:STOP[:STEP] for every split, or SPLIT=START:STOP (repeatable).")
+@click.option("--compression", type=click.Choice(["keep", "gzip", "none"]), default="keep", show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.pass_obj
+def subset_command(
+    streams: _Streams,
+    /,
+    source: str,
+    output: str,
+    splits: tuple[str, ...],
+    features: tuple[str, ...],
+    samples: tuple[str, ...],
+    compression: str,
+    progress: bool | None,
+    overwrite: bool,
+) -> int:
+    """Write the chosen splits, features and samples of SOURCE to the h5ml file OUTPUT."""
+    from h5ml.ingest import edit
+
+    report = edit.subset(
+        source,
+        output,
+        splits=list(splits) or None,
+        features=list(features) or None,
+        samples=_sample_selection(samples),
+        compression=compression,  # type: ignore[arg-type]
+        progress=progress,
+        overwrite=overwrite,
+    )
+    streams.console().print(Text(report.summary()), soft_wrap=True)
+    return EXIT_OK
+
+
+@app.command("merge")
+@click.argument("sources", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, help="The h5ml file to write (never one of SOURCES).")
+@click.option("--compression", type=click.Choice(["keep", "gzip", "none"]), default="keep", show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.pass_obj
+def merge_command(
+    streams: _Streams,
+    /,
+    sources: tuple[str, ...],
+    output: str,
+    compression: str,
+    progress: bool | None,
+    overwrite: bool,
+) -> int:
+    """Join h5ml files with equal features into OUTPUT: a split's samples from each file, in order."""
+    from h5ml.ingest import edit
+
+    report = edit.merge(list(sources), output, compression=compression, progress=progress, overwrite=overwrite)  # type: ignore[arg-type]
+    streams.console().print(Text(report.summary()), soft_wrap=True)
     return EXIT_OK
 
 

@@ -62,6 +62,9 @@ SPLIT_SUFFIXES: Final[Mapping[str, str]] = {
 #: Split of arrays whose name has no recognised suffix.
 DEFAULT_SPLIT: Final = "train"
 
+#: Suffix of the array holding the class names of categorical feature ``<feature>`` (§6.5), as ``h5ml export`` writes it.
+CLASS_NAMES_SUFFIX: Final = "_class_names"
+
 #: Roles given to the conventional feature names (§6.1).
 _DEFAULT_ROLES: Final[Mapping[str, str]] = {"x": "input", "y": "target"}
 
@@ -155,6 +158,47 @@ def _check_array(source: Path, array_name: str, array: np.ndarray) -> None:
             f"{source}: array {array_name!r} is a scalar; every feature needs a first (sample) axis (§5.3)",
             path=str(source),
         )
+
+
+def _stored_class_names(
+    source: Path,
+    splits: dict[str, dict[str, tuple[str, np.ndarray]]],
+    label: str | None,
+    class_names: Sequence[str] | None,
+) -> tuple[str | None, Sequence[str] | None]:
+    """Take the class names of a categorical feature from its ``<feature>_class_names`` array (§6.5).
+
+    ``h5ml export`` (:func:`h5ml.ingest.export.export_npz`) writes categorical
+    codes as ``<feature>_<split>`` and their class names as
+    ``<feature>_class_names``, which :func:`split_array_name` puts in split
+    ``train``. That array is removed from the features and gives the class
+    names of ``label`` when none are passed; without ``label``, a single such
+    array whose ``<feature>`` is a feature of the archive makes that feature
+    the label. The returned pair replaces ``(label, class_names)``.
+    """
+    train = splits.get(DEFAULT_SPLIT, {})
+    stored = {
+        feature[: -len(CLASS_NAMES_SUFFIX)]: feature
+        for feature in train
+        if feature.endswith(CLASS_NAMES_SUFFIX)
+        and any(feature[: -len(CLASS_NAMES_SUFFIX)] in feats for feats in splits.values())
+    }
+    if label is None and len(stored) == 1:
+        label = next(iter(stored))
+    if label is None or label not in stored:
+        return label, class_names
+    array_name, array = train.pop(stored[label])
+    if not train:
+        del splits[DEFAULT_SPLIT]
+    if class_names is None:
+        if array.ndim != 1 or array.dtype.kind not in "US":
+            raise EncodingError(
+                f"{source}: array {array_name!r} should hold the class names of {label!r} as a 1-D string array, "
+                f"got dtype {array.dtype} shape {array.shape}",
+                path=str(source),
+            )
+        class_names = [str(n) for n in array.tolist()]
+    return label, class_names
 
 
 def _check_names(source: Path, array_name: str, split: str, feature: str) -> None:
@@ -325,9 +369,12 @@ def convert_npz(
         root attribute ``source`` records the source file name.
     label
         A feature name to store as categorical (§6.5); its arrays must hold
-        integer codes in ``[-1, K)``.
+        integer codes in ``[-1, K)``. Default: the feature whose class names
+        the archive holds as ``<feature>_class_names`` (as ``h5ml export``
+        writes them), when there is exactly one.
     class_names
-        The class names of ``label``; default ``"0" .. "K-1"``.
+        The class names of ``label``; default the array
+        ``<label>_class_names`` when the archive has it, else ``"0" .. "K-1"``.
     overwrite
         Replace an existing ``output``.
 
@@ -386,6 +433,7 @@ def convert_npz(
         raise EncodingError(f"{source}: the .npz archive cannot be read ({exc})", path=str(source)) from None
     if not splits:
         raise EncodingError(f"{source}: the archive holds no arrays; nothing to convert", path=str(source))
+    label, class_names = _stored_class_names(source, splits, label, class_names)
     return _write(
         source,
         output,

@@ -302,9 +302,6 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
     return bar
 
 
-_progress = progress_bar  # the old private name, until every source imports progress_bar
-
-
 def ingest(
     output: str | os.PathLike[str],
     splits: Mapping[str, Sequence[SourceItem]],

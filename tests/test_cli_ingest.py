@@ -1,0 +1,135 @@
+"""The ingest commands of the command line: convert (every source kind), export, subset, merge (issue 5).
+
+Each runs ``h5ml.cli.run`` in this process on real files made here and checks
+the written file, the printed summary, and that bad input gives one error line
+(exit 2, no traceback) and leaves the output as it was.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import h5ml
+from h5ml import cli
+from h5ml.ingest import SKIPPED_ATTR
+from h5ml.ingest.dispatch import detect_kind
+
+sf = pytest.importorskip("soundfile")
+Image = pytest.importorskip("PIL.Image")
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(args), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _no_warnings(path: Path) -> None:
+    report = h5ml.validate(path, deep=True)
+    assert report.valid and not [i for i in report.issues if i.severity.value in ("error", "warning")], report.issues
+
+
+def _audio_tree(root: Path) -> dict[str, np.ndarray]:
+    """train/{noisy,clean}/{1,2,10}.wav at 8000 Hz, int16, different lengths; returns clean clips by id."""
+    rng = np.random.default_rng(0)
+    clean = {}
+    for i, length in ((1, 800), (2, 1200), (10, 400)):
+        clip = rng.integers(-20000, 20000, size=length, dtype=np.int16)
+        clean[str(i)] = clip
+        for feature, data in (("clean", clip), ("noisy", (clip // 2).astype(np.int16))):
+            folder = root / "train" / feature
+            folder.mkdir(parents=True, exist_ok=True)
+            sf.write(folder / f"{i}.wav", data, 8000, subtype="PCM_16")
+    return clean
+
+
+def test_convert_audio_folder_detected_and_bad_file(tmp_path: Path) -> None:
+    """A folder of WAV pairs converts by detection (ids in natural order); a broken WAV stops (exit 2) or is skipped."""
+    root = tmp_path / "wavs"
+    clean = _audio_tree(root)
+    assert detect_kind(root) == "audio"
+    out = tmp_path / "speech.h5"
+    code, stdout, err = run_cli("convert", str(root), str(out), "--quiet")
+    assert (code, stdout, err) == (0, "", "")
+    with h5ml.open(out) as ds:
+        train = ds["train"]
+        assert list(train["id"][:]) == ["1", "2", "10"]
+        assert train["clean"].sample_rate == 8000 and train["clean"].role == "target"
+        assert all(np.array_equal(train["clean"][k], clean[i]) for k, i in enumerate(["1", "2", "10"]))
+    _no_warnings(out)
+    (root / "train" / "noisy" / "2.wav").write_bytes(b"RIFF not really a wave file")
+    code, stdout, err = run_cli("convert", str(root), str(out), "--overwrite")
+    assert code == 2 and err.startswith("h5ml: error: ") and "2.wav" in err and "Traceback" not in err
+    with h5ml.open(out) as ds:
+        assert len(ds["train"]) == 3  # the previous output is untouched
+    code, stdout, err = run_cli("convert", str(root), str(out), "--overwrite", "--on-error", "skip", "--workers", "2")
+    assert code == 0 and "skipped 1 source file(s)" in stdout and "2.wav" in stdout
+    with h5ml.open(out) as ds:
+        assert list(ds["train"]["id"][:]) == ["1", "10"]
+        skipped = json.loads(ds.metadata.extra[SKIPPED_ATTR])
+        assert [Path(s["path"]).name for s in skipped] == ["2.wav"]
+
+
+def test_convert_image_folder_with_split_ratios(tmp_path: Path) -> None:
+    """ROOT/<class>/<file> with --split train=0.5,test=0.5 --size: dense images, every class in both splits."""
+    rng = np.random.default_rng(1)
+    pixels = {}
+    for cls in ("cat", "dog"):
+        (tmp_path / "img" / cls).mkdir(parents=True)
+        for i in range(4):
+            array = rng.integers(0, 256, size=(6, 5, 3), dtype=np.uint8)
+            Image.fromarray(array).save(tmp_path / "img" / cls / f"{i}.png")
+            pixels[f"{cls}/{i}.png"] = array
+    out = tmp_path / "pets.h5"
+    code, _, err = run_cli(
+        "convert", str(tmp_path / "img"), str(out), "--split", "train=0.5,test=0.5", "--size", "5x6", "--seed", "3",
+        "--no-progress",
+    )  # fmt: skip
+    assert code == 0, err
+    with h5ml.open(out) as ds:
+        for split in ("train", "test"):
+            labels = ds[split]["label"][:]
+            assert sorted(labels.tolist()) == [0, 0, 1, 1]
+            assert ds[split]["label"].class_names == ["cat", "dog"] and ds[split].shuffle_seed == 3
+            for k, ident in enumerate(ds[split]["id"][:]):
+                assert np.array_equal(ds[split]["image"][k], pixels[ident])
+    _no_warnings(out)
+
+
+def test_convert_table_export_subset_merge(tmp_path: Path) -> None:
+    """A CSV converts with --label; export to npz and parquet; subset and merge write conforming files."""
+    csv = tmp_path / "iris.csv"
+    csv.write_text("width,length,kind\n1.5,3.0,b\n2.5,1.0,a\n0.5,2.0,b\n3.5,4.0,a\n")
+    out = tmp_path / "iris.h5"
+    code, _, err = run_cli("convert", str(csv), str(out), "--label", "kind", "--license", "CC0-1.0", "--quiet")
+    assert code == 0, err
+    with h5ml.open(out) as ds:
+        assert ds["train"]["kind"].class_names == ["a", "b"] and ds["train"]["kind"][:].tolist() == [1, 0, 1, 0]
+        assert ds["train"]["width"][:].tolist() == [1.5, 2.5, 0.5, 3.5] and ds.metadata.license == "CC0-1.0"
+    _no_warnings(out)
+    code, stdout, _ = run_cli("export", str(out), str(tmp_path / "iris.npz"))
+    assert code == 0 and "iris.npz" in stdout
+    with np.load(tmp_path / "iris.npz") as npz:
+        assert npz["width_train"].tolist() == [1.5, 2.5, 0.5, 3.5]
+    code, _, err = run_cli("export", str(out), str(tmp_path / "iris.parquet"), "--split", "train")
+    assert code == 0, err
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.read_table(tmp_path / "iris.parquet").column("length").to_pylist() == [3.0, 1.0, 2.0, 4.0]
+    code, _, err = run_cli("subset", str(out), str(tmp_path / "half.h5"), "--samples", "1:3", "--feature", "width")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "half.h5") as ds:
+        assert list(ds["train"].features) == ["width"] and ds["train"]["width"][:].tolist() == [2.5, 0.5]
+    copy = tmp_path / "copy.h5"
+    copy.write_bytes(out.read_bytes())
+    code, _, err = run_cli("merge", str(out), str(copy), "-o", str(tmp_path / "twice.h5"))
+    assert code == 0, err
+    with h5ml.open(tmp_path / "twice.h5") as ds:
+        assert ds["train"]["length"][:].tolist() == [3.0, 1.0, 2.0, 4.0] * 2
+    _no_warnings(tmp_path / "twice.h5")
+    code, _, err = run_cli("merge", str(out), str(tmp_path / "half.h5"), "-o", str(tmp_path / "bad.h5"))
+    assert code == 2 and "Traceback" not in err and not (tmp_path / "bad.h5").exists()
