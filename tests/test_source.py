@@ -74,3 +74,38 @@ def test_about_the_data(path: Path) -> None:
     with pytest.raises(KeyError, match="available splits: 'train'"):
         SplitSource(path, "test").reader()
     source.close()
+
+
+def _png(array: np.ndarray) -> bytes:
+    from io import BytesIO
+
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_decode_images_of_a_bytes_feature(tmp_path: Path) -> None:
+    """§6.6: PNG files stored as bytes come back as their uint8 pixels; other features and single samples too."""
+    pytest.importorskip("PIL")
+    rng = np.random.default_rng(5)
+    pixels = [rng.integers(0, 256, size=(4, 3 + i % 2, 3), dtype=np.uint8) for i in range(6)]
+    out = tmp_path / "photos.h5"
+    h5ml.write(
+        out,
+        {"train": {"photo": [_png(p) for p in pixels], "blob": [b"x" * i for i in range(6)]}},
+        features={"photo": {"media_type": "image/png"}},
+    )
+    source = SplitSource(out, "train", decode_images=True)
+    assert source.encodings == {"photo": "image", "blob": "bytes"}
+    batch = source.read([5, 0, 5])
+    assert [a.tolist() for a in batch["photo"]] == [pixels[5].tolist(), pixels[0].tolist(), pixels[5].tolist()]
+    assert batch["blob"] == [b"xxxxx", b"", b"xxxxx"]
+    assert np.array_equal(source.read(2)["photo"], pixels[2])
+    gray = pickle.loads(pickle.dumps(SplitSource(out, "train", decode_images=["photo"], color="L")))
+    assert gray.read([1])["photo"][0].shape == (4, 4, 1)
+    with pytest.raises(ValueError, match="not bytes features"):
+        SplitSource(out, "train", ["photo", "blob"], decode_images=["blob", "photo", "nope"]).reader()
+    source.close()
+    gray.close()

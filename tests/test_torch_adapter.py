@@ -148,6 +148,8 @@ def test_dataset_pickles_by_path(small: Path) -> None:
         "path": str(small.resolve()),
         "split": "train",
         "features": ("x",),
+        "decode_images": False,
+        "color": "RGB",
         "transform": add_one_to_x,
     }
     assert clone[3]["x"].tolist() == [4.0, 7.0, 10.0]
@@ -557,3 +559,34 @@ def test_adapters_readme_example_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (state["epoch"], state["batches_done"], state["pool_batches"]) == (1, 16, 32)
     with h5ml.open(tmp_path / "speech.h5") as f:
         assert state["fingerprint"] == f.fingerprint
+
+
+def test_decoded_images_collate_stacked_or_padded(tmp_path: Path) -> None:
+    """Issue 5: bytes features of PNG files are decoded in 2 workers; one size stacks, two sizes pad with a mask."""
+    from io import BytesIO
+
+    Image = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(9)
+    pixels = [rng.integers(0, 256, size=(5, 4 if i < 8 else 6, 3), dtype=np.uint8) for i in range(10)]
+
+    def png(array: np.ndarray) -> bytes:
+        buffer = BytesIO()
+        Image.fromarray(array).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    path = tmp_path / "photos.h5"
+    h5ml.write(path, {"train": {"photo": [png(p) for p in pixels], "id": np.arange(10)}})
+    data = H5MLDataset(path, "train", decode_images=["photo"])
+    loader = DataLoader(data, batch_sampler=H5MLBatchSampler(data, 4), collate_fn=collate, num_workers=2)
+    batches = list(loader)
+    first, last = batches[0], batches[-1]
+    assert first["photo"].dtype == torch.uint8 and first["photo"].shape == (4, 5, 4, 3) and "photo_mask" not in first
+    assert all(torch.equal(first["photo"][k], torch.from_numpy(pixels[k])) for k in range(4))
+    assert last["id"].tolist() == [8, 9] and last["photo"].shape == (2, 5, 6, 3)
+    middle = batches[1]  # samples 4..7 are 5x4, fine; then build a mixed batch directly
+    assert middle["photo"].shape == (4, 5, 4, 3)
+    mixed = collate(data.__getitems__([7, 8]))
+    assert mixed["photo"].shape == (2, 5, 6, 3) and mixed["photo_lengths"].tolist() == [[5, 4, 3], [5, 6, 3]]
+    assert mixed["photo_mask"][0, :, 4:].any().item() is False and torch.equal(
+        mixed["photo"][1], torch.from_numpy(pixels[8])
+    )

@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged
+from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
 from h5ml.reader import Dataset as H5Dataset
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.source import SplitSource
@@ -99,6 +99,12 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         key) before ``inputs``/``targets`` pick from them, in the worker that
         read the batch: augmentation. It must pickle when the workers are
         processes started by spawn (a module-level function).
+    decode_images, color
+        ``bytes`` features holding encoded images to decode into uint8
+        ``(B, H, W, C)`` arrays in the workers (names, or True for every
+        ``image/...`` media type; see :class:`h5ml.source.SplitSource`);
+        images of several sizes are padded, with ``<name>_lengths`` and
+        ``<name>_mask``.
     workers, use_multiprocessing, max_queue_size
         As ``keras.utils.PyDataset``: ``workers`` threads, or processes with
         ``use_multiprocessing=True``; each process opens its own reader.
@@ -145,13 +151,15 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         pool_batches: int = 32,
         pad_value: float = 0,
         transform: BatchTransform | None = None,
+        decode_images: bool | Sequence[str] = False,
+        color: str = "RGB",
         workers: int = 1,
         use_multiprocessing: bool = False,
         max_queue_size: int = 10,
     ) -> None:
         super().__init__(workers=workers, use_multiprocessing=use_multiprocessing, max_queue_size=max_queue_size)
         path = source.path if isinstance(source, H5Dataset) else source
-        probe = SplitSource(path, split)
+        probe = SplitSource(path, split, decode_images=decode_images, color=color)
         try:
             roles = probe.roles()
             encodings = probe.encodings
@@ -183,7 +191,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             self._class_names = {n: probe.class_names(n) for n, e in encodings.items() if e == "categorical"}
         finally:
             probe.close()  # no open handle is left for a forked worker to inherit
-        self.source = SplitSource(path, split, features)
+        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color)
         self.inputs: Selection = inputs
         self.targets: Selection | None = targets
         self.sample_weight = sample_weight
@@ -210,7 +218,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             return key
         for suffix in (LENGTHS_SUFFIX, MASK_SUFFIX):
             base = key[: -len(suffix)]
-            if key.endswith(suffix) and encodings.get(base) == "ragged":
+            if key.endswith(suffix) and encodings.get(base) in ("ragged", "image"):
                 return base
         raise ValueError(
             f"{probe.path}: split {probe.split!r} has no feature {key!r} (and it is not the _lengths or _mask "
@@ -280,6 +288,11 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
                 arrays[name], arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = pad_ragged(
                     values, self.pad_value
                 )
+            elif encoding == "image":  # decoded images: one array when they share a size, else padded
+                batch, lengths, mask = stack_or_pad(values, self.pad_value)
+                arrays[name] = batch
+                if lengths is not None and mask is not None:
+                    arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = lengths, mask
             elif encoding == "string":
                 arrays[name] = np.array(list(values), dtype=np.str_)
             elif encoding == "bytes":

@@ -10,6 +10,9 @@ ragged         tensor ``(R, L, ...)`` padded with ``pad_value`` to the longest
                sample L, plus ``<name>_lengths`` (int64 ``(R,)``) and
                ``<name>_mask`` (bool ``(R, L)``, True on real rows)
 bytes          ``list`` of R ``bytes``
+image          (``bytes`` decoded with ``decode_images``) uint8 tensor
+               ``(R, H, W, C)``; images of several sizes are padded, with
+               ``<name>_lengths`` (int64 ``(R, 3)`` shapes) and ``<name>_mask``
 =============  =============================================================
 
 A ragged feature whose samples differ in more than their first axis (one
@@ -74,6 +77,13 @@ def _column(name: str, encoding: str | None, values: Sequence[Any], pad_value: f
         return
     if encoding == "ragged":
         out[name], out[name + LENGTHS_SUFFIX], out[name + MASK_SUFFIX] = pad_ragged(values, pad_value)
+        return
+    if encoding == "image":  # decoded images: one array when they share a size, else padded
+        arrays = [v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v for v in values]
+        batch, lengths, mask = padding.stack_or_pad(arrays, pad_value)
+        out[name] = torch.from_numpy(batch)
+        if lengths is not None and mask is not None:
+            out[name + LENGTHS_SUFFIX], out[name + MASK_SUFFIX] = torch.from_numpy(lengths), torch.from_numpy(mask)
         return
     if isinstance(values, np.ndarray):  # a whole dense or categorical column read at once
         out[name] = to_torch(values)

@@ -125,6 +125,13 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         Optional per-sample callable ``dict -> dict`` applied to each sample
         after conversion to tensors (it must pickle for spawn/forkserver
         workers: a module-level function, not a lambda).
+    decode_images, color
+        ``bytes`` features holding encoded images (PNG, JPEG, ...) to decode
+        into uint8 ``(H, W, C)`` tensors in the workers (a list of names, or
+        True for every ``image/...`` media type), and their channels; see
+        :class:`h5ml.source.SplitSource`. A batch of one image size is
+        stacked; of several sizes, padded with ``<name>_lengths`` (shapes)
+        and ``<name>_mask``.
 
     Notes
     -----
@@ -151,8 +158,11 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         split: str,
         features: Sequence[str] | None = None,
         transform: Transform | None = None,
+        *,
+        decode_images: bool | Sequence[str] = False,
+        color: str = "RGB",
     ) -> None:
-        SplitSource.__init__(self, path, split, features)
+        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color)
         self.transform = transform
 
     def __getstate__(self) -> dict[str, Any]:
@@ -166,7 +176,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         return self.reader().num_samples
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        sample = self.reader().read(int(index), self._names)
+        sample = self.read(int(index))
         out = {name: to_torch(value) for name, value in sample.items()}
         return out if self.transform is None else self.transform(out)
 
@@ -191,7 +201,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
             If an index is outside ``[-N, N)``.
         """
         rows = np.asarray(indices, dtype=np.int64).reshape(-1)
-        columns = self.reader().read(rows, self._names)
+        columns = self.read(rows)
         if self.transform is None:
             return SampleBatch(columns, dict(self._encodings), None, len(rows))
         plain = SampleBatch(columns, self._encodings, None, len(rows))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "pad_ragged"]
+__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "pad_ragged", "stack_or_pad"]
 
 #: Suffix of the key holding a padded feature's lengths in a batch dict (``"clip"`` -> ``"clip_lengths"``).
 LENGTHS_SUFFIX = "_lengths"
@@ -75,3 +75,30 @@ def pad_ragged(
         mask[region[:2] if only_first else region] = True
     lengths = shapes[:, 0].copy() if only_first else shapes
     return padded, lengths, mask
+
+
+def stack_or_pad(
+    samples: Sequence[npt.ArrayLike], pad_value: float = 0
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64] | None, npt.NDArray[np.bool_] | None]:
+    """Stack samples of one shape into ``(R, *shape)``; pad samples of several shapes (:func:`pad_ragged`).
+
+    For values whose shape usually does not vary, such as decoded images of
+    a dataset stored at one size: the batch is one array, and lengths and a
+    mask come only when the shapes differ.
+
+    Returns
+    -------
+    batch : numpy.ndarray
+        ``(R, *shape)``, or ``(R, *max_shape)`` padded with ``pad_value``.
+    lengths, mask : numpy.ndarray or None
+        As :func:`pad_ragged` when the shapes differ, else None.
+
+    Raises
+    ------
+    ValueError
+        As :func:`pad_ragged`, for samples of different numbers of dimensions.
+    """
+    arrays = [np.asarray(s) for s in samples]
+    if arrays and len({a.shape for a in arrays}) == 1:
+        return np.stack(arrays), None, None
+    return pad_ragged(arrays, pad_value)

@@ -35,6 +35,14 @@ class SplitSource:
         The split name (§5.1), e.g. ``"train"``.
     features
         Feature names to read, in this order; None for every readable feature.
+    decode_images
+        ``bytes`` features (§6.6) to decode into uint8 pixel arrays ``(H, W,
+        C)`` with :func:`h5ml.imagecodec.decode_image` (Pillow): a list of
+        names, or True for every read ``bytes`` feature whose ``media_type``
+        is ``image/...``. Their encoding is then reported as ``"image"``.
+    color
+        Channels of decoded images: ``"RGB"`` (default), ``"RGBA"``, ``"L"``,
+        ``"LA"`` or ``"keep"``.
 
     Raises
     ------
@@ -46,10 +54,22 @@ class SplitSource:
         For an unknown split (the message lists the file's splits).
     """
 
-    def __init__(self, path: str | os.PathLike[str], split: str, features: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        split: str,
+        features: Sequence[str] | None = None,
+        *,
+        decode_images: bool | Sequence[str] = False,
+        color: str = "RGB",
+    ) -> None:
         self.path = os.path.abspath(os.fspath(path))
         self.split = split
         self.features: tuple[str, ...] | None = None if features is None else tuple(features)
+        self.decode_images: bool | tuple[str, ...] = (
+            decode_images if isinstance(decode_images, bool) else tuple(decode_images)
+        )
+        self.color = color
         self._forget()
 
     def _forget(self) -> None:
@@ -58,14 +78,23 @@ class SplitSource:
         self._split: Split | None = None
         self._names: tuple[str, ...] = ()
         self._encodings: dict[str, str] = {}
+        self._decoded: frozenset[str] = frozenset()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "split": self.split, "features": self.features}
+        return {
+            "path": self.path,
+            "split": self.split,
+            "features": self.features,
+            "decode_images": self.decode_images,
+            "color": self.color,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.path = state["path"]
         self.split = state["split"]
         self.features = state["features"]
+        self.decode_images = state.get("decode_images", False)
+        self.color = state.get("color", "RGB")
         self._forget()
 
     def reader(self) -> Split:
@@ -94,9 +123,28 @@ class SplitSource:
                 raise KeyError(f"{self.path}: no split {self.split!r}; available splits: {names}")
             split = opened[self.split]
             names_all = tuple(split.features) if self.features is None else self.features
-            self._encodings = {name: split.feature(name).encoding for name in names_all}
+            encodings = {name: split.feature(name).encoding for name in names_all}
+            self._decoded = self._images_to_decode(split, encodings)
+            self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
             self._names, self._file, self._split, self._pid = names_all, opened, split, pid
         return self._split
+
+    def _images_to_decode(self, split: Split, encodings: dict[str, str]) -> frozenset[str]:
+        if self.decode_images is True:
+            return frozenset(
+                name
+                for name, encoding in encodings.items()
+                if encoding == "bytes" and (split.feature(name).media_type or "").startswith("image/")
+            )
+        if self.decode_images is False:
+            return frozenset()
+        wrong = [name for name in self.decode_images if encodings.get(name) != "bytes"]
+        if wrong:
+            raise ValueError(
+                f"{self.path}: decode_images names {wrong}, which are not bytes features (§6.6) of split "
+                f"{self.split!r} (read features: {', '.join(encodings)}); only encoded files can be decoded"
+            )
+        return frozenset(self.decode_images)
 
     @property
     def num_samples(self) -> int:
@@ -204,7 +252,19 @@ class SplitSource:
             If an index is outside ``[-N, N)``.
         """
         split = self.reader()
-        return split.read(indices, self._names)
+        values = split.read(indices, self._names)
+        for name in self._decoded:
+            values[name] = self._decode(name, values[name])
+        return values
+
+    def _decode(self, name: str, value: Any) -> Any:
+        """Decode one feature's encoded images: one ``bytes`` (a single sample) or a list of them."""
+        from h5ml.imagecodec import decode_image
+
+        where = f"{self.path}: /{self.split}/{name}"
+        if isinstance(value, bytes):
+            return decode_image(value, self.color, where=where)
+        return [decode_image(v, self.color, where=f"{where} (item {i} of the batch)") for i, v in enumerate(value)]
 
     def close(self) -> None:
         """Close this process's reader (it reopens on the next read)."""
