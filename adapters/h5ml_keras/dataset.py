@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import keras
-import numpy as np
 
-from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
+from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX
+from h5ml.prefetch import Prefetcher
 from h5ml.reader import Dataset as H5Dataset
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.source import SplitSource
@@ -106,8 +106,13 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         images of several sizes are padded, with ``<name>_lengths`` and
         ``<name>_mask``.
     workers, use_multiprocessing, max_queue_size
-        As ``keras.utils.PyDataset``: ``workers`` threads, or processes with
-        ``use_multiprocessing=True``; each process opens its own reader.
+        As ``keras.utils.PyDataset``: read with ``workers`` threads, or
+        processes with ``use_multiprocessing=True`` (each opens its own
+        reader), up to ``max_queue_size`` batches ahead. The dataset reads
+        ahead itself (:class:`h5ml.prefetch.Prefetcher`) and tells Keras it
+        has one worker: batches are kept by (epoch, index), so none is served
+        in another's place (Keras' own queue can serve batches prefetched
+        before a model was built at the start of the first epoch).
 
     Raises
     ------
@@ -157,7 +162,14 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         use_multiprocessing: bool = False,
         max_queue_size: int = 10,
     ) -> None:
-        super().__init__(workers=workers, use_multiprocessing=use_multiprocessing, max_queue_size=max_queue_size)
+        # Keras gets one worker: the dataset reads ahead itself (Prefetcher), so that batches are served by
+        # (epoch, index) and never from a queue filled for another epoch or another order.
+        super().__init__(workers=1, use_multiprocessing=False, max_queue_size=max_queue_size)
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.read_workers = int(workers)
+        self.read_processes = bool(use_multiprocessing)
+        self._prefetcher: Prefetcher | None = None
         path = source.path if isinstance(source, H5Dataset) else source
         probe = SplitSource(path, split, decode_images=decode_images, color=color)
         try:
@@ -200,6 +212,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         self._encodings = {name: encodings[name] for name in features}
         self.epoch = 0
         self._skip = 0
+        self._served: set[int] = set()
         self._batches: tuple[int, list[Any]] | None = None
 
     @staticmethod
@@ -238,15 +251,24 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
     def __getitem__(self, index: int) -> tuple[Any, ...]:
         """Return batch ``index`` of the current epoch: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``.
 
+        With ``workers > 1`` or ``use_multiprocessing``, the next
+        ``max_queue_size`` batches of the epoch's order are read ahead by a
+        :class:`h5ml.prefetch.Prefetcher` while the model trains.
+
         Raises
         ------
         IndexError
             If ``index`` is outside ``[0, len(self))``.
         """
         batches = self._epoch_batches()
-        if not 0 <= index < len(batches) - self._skip:
-            raise IndexError(f"batch {index} is outside the {len(batches) - self._skip} batches of this epoch")
-        arrays = self.read_batch(batches[self._skip + index])
+        count = len(batches) - self._skip
+        if not 0 <= index < count:
+            raise IndexError(f"batch {index} is outside the {count} batches of this epoch")
+        if self.read_workers > 1 or self.read_processes:
+            arrays = self._prefetched(index, batches)
+        else:
+            arrays = self.read_batch(batches[self._skip + index])
+        self._served.add(index)
         x = _pick(arrays, self.inputs)
         if self.targets is None:
             return (x,)
@@ -255,9 +277,28 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             return (x, y)
         return (x, y, arrays[self.sample_weight])
 
+    def _prefetched(self, index: int, batches: list[Any]) -> dict[str, Any]:
+        if self._prefetcher is None:
+            self._prefetcher = Prefetcher(self.read_workers, self.read_processes, max(1, self.max_queue_size))
+        epoch, skip, count = self.epoch, self._skip, len(batches) - self._skip
+        self._prefetcher.forget(lambda key: isinstance(key, tuple) and key[0] == epoch)
+
+        def arguments(j: int) -> Any:
+            return lambda: (self.source, batches[skip + j], self.pad_value, self.transform)
+
+        ahead = [((epoch, j), arguments(j)) for j in range(index, min(count, index + self._prefetcher.depth + 1))]
+        return self._prefetcher.get((epoch, index), ahead)
+
     def on_epoch_end(self) -> None:
-        """Advance to the next epoch (a new order for ``"chunk"`` and ``"full"``); forget a resume point."""
-        self.set_epoch(self.epoch + 1)
+        """Advance to the next epoch once every batch of this one was served; forget a resume point.
+
+        Keras also calls it before the first epoch of ``fit``, ``evaluate``
+        and ``predict``, and after each ``steps_per_epoch`` steps: the order
+        changes only after a whole pass over the data, so those calls change
+        nothing, and a loaded resume point survives until its epoch is done.
+        """
+        if len(self._served) >= self.num_batches:
+            self.set_epoch(self.epoch + 1)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -280,25 +321,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             Key -> numpy array, as in the class notes (ragged features add
             ``<name>_lengths`` and ``<name>_mask``), after :attr:`transform`.
         """
-        columns = self.source.read(np.asarray(indices, dtype=np.int64).reshape(-1))
-        arrays: dict[str, Any] = {}
-        for name, values in columns.items():
-            encoding = self._encodings[name]
-            if encoding == "ragged":
-                arrays[name], arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = pad_ragged(
-                    values, self.pad_value
-                )
-            elif encoding == "image":  # decoded images: one array when they share a size, else padded
-                batch, lengths, mask = stack_or_pad(values, self.pad_value)
-                arrays[name] = batch
-                if lengths is not None and mask is not None:
-                    arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = lengths, mask
-            elif encoding == "string":
-                arrays[name] = np.array(list(values), dtype=np.str_)
-            elif encoding == "bytes":
-                arrays[name] = np.array([*values, b""], dtype=object)[:-1]  # 1-D, even for equal lengths
-            else:
-                arrays[name] = values
+        arrays = self.source.read_arrays(indices, self.pad_value)
         return arrays if self.transform is None else self.transform(arrays)
 
     # -- epochs and resume -------------------------------------------------------------------
@@ -309,6 +332,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             raise ValueError(f"epoch must be >= 0, got {epoch}")
         self.epoch = int(epoch)
         self._skip = 0
+        self._served = set()
 
     def state_dict(self, batches_done: int) -> dict[str, Any]:
         """Return the resume state after ``batches_done`` batches of the current epoch were trained on.
@@ -331,7 +355,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
             If the state was taken on another file or with other settings.
         """
         point = self.sampler.load_state_dict(state)
-        self.epoch, self._skip = point.epoch, point.batches_done
+        self.epoch, self._skip, self._served = point.epoch, point.batches_done, set()
 
     # -- about the data ----------------------------------------------------------------------
 
@@ -355,8 +379,16 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_batches"] = None  # recomputed in the worker from (seed, epoch)
+        state["_batches"] = None  # recomputed from (seed, epoch)
+        state["_prefetcher"] = None  # a pool is never copied
         return state
+
+    def close(self) -> None:
+        """Stop the read-ahead workers and close this process's reader (both restart on the next batch)."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+            self._prefetcher = None
+        self.source.close()
 
     def __repr__(self) -> str:
         return (

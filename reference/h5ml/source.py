@@ -257,6 +257,55 @@ class SplitSource:
             values[name] = self._decode(name, values[name])
         return values
 
+    def read_arrays(self, indices: Any, pad_value: float = 0) -> dict[str, Any]:
+        """Read samples with one reader call and return the batch as numpy arrays, one per key (§6).
+
+        For frameworks fed numpy arrays (Keras, JAX): every value is one array
+        whose first axis is the batch.
+
+        Parameters
+        ----------
+        indices
+            Sample indices in any order, duplicates allowed (a sequence or 1-D integer array).
+        pad_value
+            Value written in the padding of ragged features and images of several sizes.
+
+        Returns
+        -------
+        dict
+            Key -> numpy array of first axis R: dense features in their stored
+            dtype ``(R, *sample_shape)``; categorical codes int64 ``(R,)``;
+            strings a ``str`` array ``(R,)``; bytes an object array ``(R,)``;
+            ragged features padded ``(R, L, ...)`` (:func:`h5ml.padding.pad_ragged`)
+            plus ``<name>_lengths`` and ``<name>_mask``; decoded images
+            ``(R, H, W, C)`` uint8, padded with lengths and mask when their sizes differ.
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-N, N)``.
+        """
+        from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
+
+        columns = self.read(np.asarray(indices, dtype=np.int64).reshape(-1))
+        arrays: dict[str, Any] = {}
+        for name, values in columns.items():
+            encoding = self._encodings[name]
+            if encoding == "ragged":
+                arrays[name], arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = pad_ragged(values, pad_value)
+            elif encoding == "image":
+                batch, lengths, mask = stack_or_pad(values, pad_value)
+                arrays[name] = batch
+                if lengths is not None and mask is not None:
+                    arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = lengths, mask
+            elif encoding == "string":
+                arrays[name] = np.array(list(values), dtype=np.str_)
+            elif encoding == "bytes":
+                arrays[name] = np.array([*values, b""], dtype=object)[:-1]  # 1-D, even when all have one length
+            else:
+                arrays[name] = values
+        return arrays
+
     def _decode(self, name: str, value: Any) -> Any:
         """Decode one feature's encoded images: one ``bytes`` (a single sample) or a list of them."""
         from h5ml.imagecodec import decode_image

@@ -1,0 +1,55 @@
+"""Tests of h5ml.prefetch: batches read ahead by threads or processes, served by key (issue 4)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import h5ml
+from h5ml.prefetch import Prefetcher, read_arrays
+from h5ml.source import SplitSource
+
+
+def tag_pid(arrays: dict[str, Any]) -> dict[str, Any]:
+    """A picklable transform: records the reading process."""
+    return {**arrays, "pid": np.full(len(arrays["x"]), os.getpid())}
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> SplitSource:
+    path = tmp_path / "p.h5"
+    h5ml.write(path, {"train": {"x": np.arange(40, dtype=np.int64), "clip": [np.arange(i % 5) for i in range(40)]}})
+    return SplitSource(path, "train")
+
+
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_served_by_key_in_any_order(source: SplitSource, processes: bool) -> None:
+    """Batches asked out of order, and after a change of epoch, are each the batch of their own key."""
+    batches = [list(range(8 * b, 8 * b + 8))[::-1] for b in range(5)]
+    prefetcher = Prefetcher(2, processes, depth=2)
+    try:
+        for epoch in (0, 1):
+            for b in (0, 3, 1, 4, 2):
+                ahead = [((epoch, j), lambda j=j: (source, batches[j], -1, tag_pid)) for j in range(b, 5)]
+                got = prefetcher.get((epoch, b), ahead)
+                assert got["x"].tolist() == batches[b]
+                assert got["clip_lengths"].tolist() == [i % 5 for i in batches[b]]
+                assert (got["pid"] != os.getpid()).all() == processes
+            prefetcher.forget(lambda key: key[0] == epoch + 1)
+            assert not prefetcher._pending
+    finally:
+        prefetcher.close()
+
+
+def test_read_arrays_opens_one_reader_per_process(source: SplitSource) -> None:
+    """The first copy of a source is kept: later copies (as a worker receives them) reuse its reader."""
+    first = read_arrays(source, [1, 2])
+    copy = SplitSource(source.path, "train")
+    assert read_arrays(copy, [3])["x"].tolist() == [3] and copy._split is None  # the copy never opened the file
+    assert first["x"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="depth"):
+        Prefetcher(1, False, depth=0)
