@@ -39,7 +39,7 @@ def test_served_by_key_in_any_order(source: SplitSource, processes: bool) -> Non
                 assert got["x"].tolist() == batches[b]
                 assert got["clip_lengths"].tolist() == [i % 5 for i in batches[b]]
                 assert (got["pid"] != os.getpid()).all() == processes
-            prefetcher.forget(lambda key: key[0] == epoch + 1)
+            prefetcher.forget(lambda key, e=epoch: key[0] == e + 1)
             assert not prefetcher._pending
     finally:
         prefetcher.close()
