@@ -69,12 +69,9 @@ import functools
 import io
 import json
 import mimetypes
-import multiprocessing
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -91,6 +88,7 @@ from h5ml.ingest.pipeline import (
     Skipped,
     check_output,
     conversion_metadata,
+    ordered_map,
     progress_bar,
 )
 from h5ml.ingest.splitting import assign_splits
@@ -862,22 +860,6 @@ def _plain(table: Any) -> dict[str, Any]:
     return out
 
 
-def _pack(arrays: Mapping[str, Any]) -> bytes:
-    """Arrow IPC bytes of the arrays (only the rows they hold, unlike pickling a slice)."""
-    pa = _pa()
-    table = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as stream:
-        stream.write_table(table)
-    return bytes(sink.getvalue().to_pybytes())
-
-
-def _unpack(data: bytes) -> dict[str, Any]:
-    pa = _pa()
-    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
-    return {name: table.column(name).combine_chunks() for name in table.column_names}
-
-
 def _media_fields(array: Any) -> tuple[Any, Any]:
     """The ``bytes`` and ``path`` arrays of an Image/Audio struct array (null where the struct is null)."""
     fields = dict(zip([f.name for f in array.type], array.flatten(), strict=True))
@@ -1040,7 +1022,7 @@ def _convert_task(
 ) -> _Converted:
     """Convert one batch; ``task`` is ``(row numbers, arrays or their packed bytes)``."""
     rows, payload = task
-    arrays = _unpack(payload) if isinstance(payload, bytes) else payload
+    arrays = payload
     n = int(rows.shape[0])
     values: dict[str, Any] = {}
     bad: dict[int, tuple[str, _RowProblem]] = {}
@@ -1332,28 +1314,6 @@ _CONVERTERS: Final[dict[str, Callable[[_Column, Any], tuple[Any, _Problems]]]] =
 # writing
 
 
-def _ordered_map(fn: Callable[[_T], _R], tasks: Iterable[_T], workers: int) -> Iterator[_R]:
-    """``fn`` of each task, in task order; in ``workers`` processes with a bounded number in flight when > 1."""
-    if workers <= 1:
-        for task in tasks:
-            yield fn(task)
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    pending: deque[Future[_R]] = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        try:
-            for task in tasks:
-                pending.append(pool.submit(fn, task))
-                if len(pending) >= workers * _IN_FLIGHT_PER_WORKER:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-
 def _write_split(
     writer: Writer,
     name: str,
@@ -1369,14 +1329,12 @@ def _write_split(
     """Convert and append one target split's rows in order; return the samples written."""
     convert = functools.partial(_convert_task, part.columns, label, part.source_split)
     names = [c.name for c in part.columns]
-    packed = workers > 1
-    tasks = (
-        (rows, _pack(arrays) if packed else arrays)
-        for rows, table in _iter_tables(part, size, names)
-        for arrays in (_plain(table),)
-    )
+    tasks = ((rows, arrays) for rows, table in _iter_tables(part, size, names) for arrays in (_plain(table),))
     count = 0
-    for result in _ordered_map(convert, tasks, workers):
+    for _, outcome in ordered_map(convert, tasks, workers):
+        if isinstance(outcome, Exception):
+            raise outcome
+        result = outcome
         for row, problem in result.problems:
             if on_error == "stop":
                 raise IngestError(
