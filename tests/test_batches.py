@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from h5ml.batches import Batch, concat, normalize
+from h5ml.batches import Batch, concat, normalize, runs
 from h5ml.chunks import VLEN_ELEMENT_BYTES
 from h5ml.errors import EncodingError
 from h5ml.layout import Layout
@@ -177,3 +177,26 @@ def test_concat_equals_normalizing_the_whole(layout: Layout, values: Any) -> Non
         assert (got is None and want is None) or np.array_equal(got, want)
     single = Batch(1, np.zeros(1))
     assert concat(layout, [single]) is single
+
+
+@pytest.mark.parametrize(
+    ("sizes", "min_n", "expected"),
+    [
+        ([1, 2, 8, 9, 1, 1], 8, [[1, 2], [8], [9], [1, 1]]),
+        ([8, 8], 8, [[8], [8]]),
+        ([1, 1, 1], 8, [[1, 1, 1]]),
+        ([0, 20, 0], 8, [[0], [20], [0]]),
+        ([3, 9, 2], None, [[3, 9, 2]]),
+        ([], 8, []),
+        ([], None, []),
+    ],
+)
+def test_runs_join_small_batches_and_leave_large_ones_alone(
+    sizes: list[int], min_n: int | None, expected: list[list[int]]
+) -> None:
+    """§7: batches of at least min_n samples form runs of their own; the small ones between them one run each."""
+    batches = [Batch(n, np.zeros(n)) for n in sizes]
+    got = runs(batches, min_n)
+    assert [[p.n for p in run] for run in got] == expected
+    flat = [p for run in got for p in run]
+    assert len(flat) == len(batches) and all(a is b for a, b in zip(flat, batches, strict=True))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import struct
+import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,39 @@ def test_byte_order_independence() -> None:
             "ragged", le.reshape(-1), lengths=[4, 8]
         )
     assert canonical_dtype(">f4") == "<f4" and canonical_dtype("u1") == "|u1" and canonical_dtype(bool) == "|b1"
+
+
+def test_any_memory_layout_gives_the_fingerprint_of_the_c_order_bytes() -> None:
+    """§8.2.2: strided, Fortran-ordered, big-endian and read-only arrays hash as their C-order little-endian bytes."""
+    rng = np.random.default_rng(RNG_SEED + 4)
+    x = rng.standard_normal((12, 5, 3)).astype("<f4")
+    header = '{"dtype":"<f4","encoding":"dense","num_samples":6,"sample_shape":[5,3]}'
+    want = expected(header, x[::2].tobytes())
+    strided, fortran, big = x[::2], np.asfortranarray(x[::2]), x[::2].astype(">f4")
+    frozen = np.ascontiguousarray(x[::2])
+    frozen.flags.writeable = False
+    for values in (strided, fortran, big, frozen):
+        assert fingerprint_feature("dense", values) == want
+    codes = np.arange(10, dtype=">i2")[::3]
+    assert fingerprint_feature("categorical", codes, class_names=["a"]) == expected(
+        '{"dtype":"<i8","encoding":"categorical","num_samples":4,"sample_shape":[]}',
+        i64([0, 3, 6, 9]),
+        strings_bytes(["a"]),
+    )
+
+
+def test_contiguous_little_endian_values_are_hashed_without_a_copy() -> None:
+    """§8.2: values already in C order and little-endian are read in place (no copy of the batch is made)."""
+    x = np.ones((1 << 22,), dtype="<f8")  # 32 MiB
+    h = FeatureHasher("dense", "<f8")
+    tracemalloc.start()
+    try:
+        h.update_dense(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < x.nbytes // 8
+    assert h.fingerprint() == fingerprint_feature("dense", x.astype(">f8"))
 
 
 @pytest.mark.parametrize(

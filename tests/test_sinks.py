@@ -5,6 +5,7 @@ Files are built with the sinks alone and read back with plain h5py.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,11 @@ import h5py
 import numpy as np
 import pytest
 
-from h5ml.batches import normalize
+from h5ml.batches import Batch, normalize
 from h5ml.errors import WriterError
 from h5ml.fingerprint import fingerprint_feature
 from h5ml.layout import Layout, feature_attrs, infer_layout
-from h5ml.sinks import FeatureSink, SplitSink
+from h5ml.sinks import ChunkPool, FeatureSink, SplitSink
 from h5ml.values import Categorical, FeatureSpec
 
 SEED = 99
@@ -202,3 +203,32 @@ def test_from_stored_refuses_features_it_cannot_extend(tmp_path: Path) -> None:
                 FeatureSink.from_stored("train", name, f[name], n, path)
             assert (err.value.path, err.value.hdf5_path) == (path, f"/train/{name}")
             assert str(err.value).startswith(f"{path}:/train/{name}: ")
+
+
+def test_write_pending_writes_large_batches_as_they_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§7: dense batches of a chunk of rows or more are written without a copy, the small ones between them joined."""
+    written: list[Batch] = []
+    original = FeatureSink.write
+
+    def recorded(self: FeatureSink, batch: Batch, pool: ChunkPool | None = None) -> None:
+        written.append(batch)
+        original(self, batch, pool)
+
+    monkeypatch.setattr(FeatureSink, "write", recorded)
+    x = np.arange(40 * 3, dtype=np.float32).reshape(40, 3)
+    layout = Layout("dense", np.dtype("<f4"), (3,))
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        split = SplitSink("train", f.create_group("train"))
+        sink = FeatureSink("train", "x", layout, {"encoding": "dense"}, "gzip")
+        sink.reset_fingerprint_and_stats()
+        split.features["x"] = sink
+        sink.create(split.group, final=False, expected_samples=8, compression_opts=None)
+        assert f["train/x"].chunks == (8, 3)
+        cuts = [0, 9, 10, 12, 20, 28, 29, 40]
+        pending = [normalize(layout, x[a:b], "x") for a, b in itertools.pairwise(cuts)]
+        sink.pending = list(pending)
+        split.flush(final=False, compression_opts=None)
+        assert [b.n for b in written] == [9, 3, 8, 8, 1, 11]  # [9] [1+2] [8] [8] [1] [11]
+        assert all(written[i] is pending[j] for i, j in [(0, 0), (2, 3), (3, 4), (4, 5), (5, 6)])
+        assert sink.pending == [] and sink.written == 40
+        np.testing.assert_array_equal(f["train/x"][()], x)

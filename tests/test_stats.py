@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from h5ml.stats import HISTOGRAM_BLOCK, STATS_BLOCK, StreamingStats
+from h5ml.stats import INT_SUM_BLOCK, STATS_BLOCK, StreamingStats
 from h5ml.writer import Writer, write
 
 SEED = 1234
@@ -73,15 +73,49 @@ def test_batches_give_the_statistics_of_all_values(values: np.ndarray, cuts: lis
         assert_matches(got, values, rel=1e-9)
 
 
-@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool"])
-def test_one_byte_types_across_histogram_blocks(dtype: str) -> None:
-    """§6.7: one-byte values (counted in a histogram) give numpy's statistics, also past a histogram block."""
+SMALL_INTS = {"uint8": (0, 256), "int8": (-128, 128), "bool": (0, 2), "int16": (-(2**15), 2**15), "uint16": (0, 2**16)}
+
+
+@pytest.mark.parametrize("dtype", sorted(SMALL_INTS))
+def test_small_integers_across_sum_blocks(dtype: str) -> None:
+    """§6.7: one- and two-byte integers (summed exactly) give numpy's statistics, also past a block of sums."""
     rng = np.random.default_rng(SEED)
-    n = 2 * HISTOGRAM_BLOCK + 17
-    x = rng.integers(-128 if dtype == "int8" else 0, 128 if dtype == "int8" else 256, n).astype(dtype)
+    n = 2 * INT_SUM_BLOCK + 17
+    lo, hi = SMALL_INTS[dtype]
+    x = rng.integers(lo, hi, n).astype(dtype)
     got = stats_of(x[:1000].reshape(10, 100), x[1000:])
     assert_matches(got, x)
     assert isinstance(got["stats_count"], int) and all(isinstance(got[k], float) for k in got if k != "stats_count")
+
+
+def exact_moments(values: np.ndarray) -> tuple[float, float]:
+    """The mean and the population std of integers, from exact rational arithmetic (each rounded once)."""
+    v = [int(x) for x in values.reshape(-1)]
+    mean = Fraction(sum(v), len(v))
+    variance = Fraction(sum(x * x for x in v), len(v)) - mean * mean
+    return float(mean), math.sqrt(float(variance))
+
+
+@pytest.mark.parametrize("dtype", sorted(SMALL_INTS))
+def test_one_batch_of_small_integers_is_exact(dtype: str) -> None:
+    """§6.7: the mean and std of one batch of small integers are the exact ones, rounded (extremes included)."""
+    rng = np.random.default_rng(SEED)
+    lo, hi = SMALL_INTS[dtype]
+    x = rng.integers(lo, hi, 5001).astype(dtype)
+    x[:2] = (lo, hi - 1)  # the squares of the extremes must not overflow
+    got = stats_of(x)
+    mean, std = exact_moments(x)
+    assert (got["stats_count"], got["stats_min"], got["stats_max"]) == (x.size, float(lo), float(hi - 1))
+    assert got["stats_mean"] == mean
+    assert got["stats_std"] == pytest.approx(std, rel=1e-15)  # M2 / count and the square root round again
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_constant_small_integers_have_zero_std(dtype: str) -> None:
+    """§6.7: a constant batch (the most negative value) has std exactly 0, not a rounding residue."""
+    x = np.full(INT_SUM_BLOCK + 3, np.iinfo(dtype).min, dtype=dtype)
+    got = stats_of(x)
+    assert got["stats_mean"] == float(np.iinfo(dtype).min) and got["stats_std"] == 0.0
 
 
 def test_int8_extremes_are_signed() -> None:

@@ -10,6 +10,7 @@ and buffers them until they are written.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from h5ml.errors import EncodingError
 from h5ml.layout import Layout
 from h5ml.values import Categorical, as_categorical, dense_array, is_bytes, text_problem, to_list, utf8_nbytes
 
-__all__ = ["Batch", "concat", "normalize"]
+__all__ = ["Batch", "concat", "normalize", "runs"]
 
 
 @dataclass
@@ -85,6 +86,51 @@ def concat(layout: Layout, batches: list[Batch]) -> Batch:
     )
     shapes = None if batches[0].shapes is None else np.concatenate([p.shapes for p in batches if p.shapes is not None])
     return Batch(n, np.concatenate([p.data for p in batches]), lengths, shapes)
+
+
+def runs(batches: Sequence[Batch], min_n: int | None) -> list[list[Batch]]:
+    """Cut consecutive batches of one feature into runs, each to be joined with :func:`concat` and written at once.
+
+    Large batches are written as they are, without the copy a join makes;
+    small ones are joined with their small neighbours, so that the writer
+    does not call HDF5 once per tiny batch and a run of small batches can
+    still fill whole chunks (§7).
+
+    Parameters
+    ----------
+    batches
+        The batches, in sample order.
+    min_n
+        A batch of at least ``min_n`` samples is a run of its own; the
+        batches between two such batches form one run. ``None``: all the
+        batches form one run.
+
+    Returns
+    -------
+    list of list of Batch
+        The runs in order; together they hold ``batches`` exactly, in order.
+
+    Examples
+    --------
+    >>> sizes = [[p.n for p in run] for run in runs([Batch(n, None) for n in (1, 2, 8, 9, 1, 1)], 8)]
+    >>> sizes
+    [[1, 2], [8], [9], [1, 1]]
+    """
+    if min_n is None:
+        return [list(batches)] if batches else []
+    out: list[list[Batch]] = []
+    small: list[Batch] = []
+    for batch in batches:
+        if batch.n < min_n:
+            small.append(batch)
+            continue
+        if small:
+            out.append(small)
+            small = []
+        out.append([batch])
+    if small:
+        out.append(small)
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: §8.1 the form of a fingerprint attribute.
-FINGERPRINT_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
+FINGERPRINT_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 _PREFIX: Final = spec.FINGERPRINT_ALGORITHM + ":"
 _STR: Final = "str"
@@ -88,9 +88,14 @@ def canonical_dtype(dtype: npt.DTypeLike) -> str:
     return dt.newbyteorder("<").str
 
 
-def _le_bytes(values: np.ndarray, dtype: np.dtype[Any]) -> bytes:
-    """C-order little-endian bytes of ``values`` as ``dtype`` (no value change)."""
-    return np.ascontiguousarray(values, dtype=dtype.newbyteorder("<")).tobytes()
+def _le_bytes(values: np.ndarray, dtype: np.dtype[Any]) -> memoryview:
+    """The C-order little-endian bytes of ``values`` as ``dtype`` (no value change), for ``hash.update``.
+
+    A C-contiguous little-endian array of ``dtype`` is viewed, not copied;
+    any other array is copied once into that form (§8.2.2).
+    """
+    arr = np.ascontiguousarray(values, dtype=dtype.newbyteorder("<"))
+    return arr.reshape(-1).view(np.uint8).data
 
 
 def _string_bytes(values: Iterable[str | bytes]) -> bytes:
@@ -185,11 +190,11 @@ class FeatureHasher:
                 f"this hasher is for a {self.encoding!r} feature; it cannot take {'/'.join(encodings)} data"
             )
 
-    def _values_bytes(self, values: npt.ArrayLike) -> bytes:
+    def _values_bytes(self, values: npt.ArrayLike) -> memoryview:
         assert self._dtype is not None
         arr = np.asarray(values)
         if self._dtype.kind == "b" and arr.dtype.kind == "u" and arr.dtype.itemsize == 1:
-            return arr.tobytes(order="C")  # a bool feature read back as its uint8 storage (§3.3)
+            return _le_bytes(arr, arr.dtype)  # a bool feature read back as its uint8 storage (§3.3)
         if arr.dtype.newbyteorder("<") != self._dtype and arr.size:
             raise EncodingError(f"values have dtype {arr.dtype}, this feature's fingerprint is over {self.dtype_str}")
         return _le_bytes(arr, self._dtype)

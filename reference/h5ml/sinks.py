@@ -12,14 +12,28 @@ HDF5 objects are created on the first flush, with chunk shapes from
 by then. In append mode a feature that grows is first read back once
 (:meth:`FeatureSink.rehash`) so its fingerprint and statistics cover the old
 samples too.
+
+Whole chunks of gzip datasets are compressed by a :class:`ChunkPool` of
+threads (``zlib.compress`` releases the GIL): each chunk's rows are
+byte-shuffled as HDF5's shuffle filter does (multi-byte types) and deflated at
+the dataset's level, and the result is stored with ``H5Dwrite_chunk``. Those
+are the chunks HDF5's own shuffle and deflate filters would store, and any
+HDF5 decodes them (§3.5). Rows that do not fill a whole chunk of a write, and
+every dataset with other filters, go through HDF5 as usual.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
+import os
+import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, Final
 
 import h5py
@@ -27,14 +41,14 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.attrs import read_attr, write_attr
-from h5ml.batches import Batch, concat
+from h5ml.batches import Batch, concat, runs
 from h5ml.chunks import VLEN_ELEMENT_BYTES, chunk_shape
 from h5ml.errors import EncodingError, WriterError
 from h5ml.fingerprint import FeatureHasher
 from h5ml.layout import Layout, main_dataset, stored_layout
 from h5ml.stats import StreamingStats
 
-__all__ = ["BLOCK_BYTES", "STRING_BLOCK", "FeatureSink", "SplitSink"]
+__all__ = ["BLOCK_BYTES", "COMPRESS_THREADS", "STRING_BLOCK", "ChunkPool", "Deflate", "FeatureSink", "SplitSink"]
 
 #: Bytes read (or taken from in-memory arrays) at a time when re-reading a
 #: feature in append mode or feeding :func:`h5ml.writer.write`'s arrays to the writer.
@@ -42,6 +56,197 @@ BLOCK_BYTES: Final = 32 << 20
 #: Strings read at a time when re-reading a string feature (their length is unknown).
 STRING_BLOCK: Final = 1 << 16
 _STR_DTYPE: Final = h5py.string_dtype("utf-8")
+#: Threads of a :class:`ChunkPool`: they compress whole chunks of gzip datasets.
+COMPRESS_THREADS: Final = min(4, os.cpu_count() or 1)
+#: Chunks a :class:`ChunkPool` compresses ahead of the one it stores, per thread
+#: (bounds the compressed chunks held in memory).
+_CHUNKS_AHEAD_PER_THREAD: Final = 2
+
+
+@dataclass(frozen=True)
+class Deflate:
+    """The filter pipeline of a dataset whose chunks the writer compresses itself: [shuffle,] deflate (§3.5).
+
+    Attributes
+    ----------
+    level
+        The deflate level, 0-9.
+    shuffle
+        HDF5's byte-shuffle filter comes first.
+    """
+
+    level: int
+    shuffle: bool
+
+    @classmethod
+    def of(cls, ds: h5py.Dataset) -> Deflate | None:
+        """Return the pipeline of ``ds`` if the writer may store whole chunks of it itself.
+
+        Parameters
+        ----------
+        ds
+            A dataset of the file being written.
+
+        Returns
+        -------
+        Deflate or None
+            The level and shuffle of a chunked dataset of plain integers or
+            floats (no enumeration or other special type) whose chunks span
+            whole rows (``chunks[1:] == shape[1:]``, §7.1) and whose filters
+            are exactly deflate, or shuffle then deflate (§3.5); ``None`` for
+            any other dataset (HDF5 writes it).
+        """
+        chunks = ds.chunks
+        dtype = ds.dtype
+        if chunks is None or tuple(chunks[1:]) != tuple(ds.shape[1:]) or dtype.kind not in "iuf" or dtype.metadata:
+            return None
+        plist = ds.id.get_create_plist()
+        filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
+        ids = [f[0] for f in filters]
+        if ids not in ([h5py.h5z.FILTER_DEFLATE], [h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE]):
+            return None
+        values = filters[-1][2]
+        if len(values) != 1:  # HDF5 records the level as deflate's one parameter
+            return None
+        return cls(int(values[0]), len(ids) == 2)
+
+    def encode(self, rows: np.ndarray, dtype: np.dtype[Any]) -> bytes:
+        """Return the stored bytes of one whole chunk, as HDF5's filters would make them (§3.5).
+
+        HDF5's shuffle filter writes byte 0 of every element, then byte 1 of
+        every element, and so on (a whole chunk holds whole elements); its
+        deflate filter is zlib's ``compress2`` at the level, the zlib stream
+        that ``zlib.compress`` makes. Runs in a worker thread: numpy and zlib
+        only, no HDF5.
+
+        Parameters
+        ----------
+        rows
+            The values of one whole chunk, ``(chunk rows, *row shape)``.
+        dtype
+            The dataset's dtype (byte order included).
+
+        Returns
+        -------
+        bytes
+            The chunk to store with filter mask 0 (every filter applied).
+        """
+        raw = np.ascontiguousarray(rows, dtype=dtype).reshape(-1).view(np.uint8)
+        if self.shuffle and dtype.itemsize > 1:
+            raw = np.ascontiguousarray(raw.reshape(-1, dtype.itemsize).T).reshape(-1)
+        return zlib.compress(raw.data, self.level)
+
+
+class ChunkPool:
+    """Threads that compress whole chunks of gzip datasets for the writer (§3.5, §7).
+
+    The threads only run numpy and zlib; HDF5 is called from the caller's
+    thread. They start with the first chunk and stop with :meth:`close` (or
+    at the end of a ``with`` block); a closed pool starts new threads if it
+    is used again.
+
+    Parameters
+    ----------
+    threads
+        How many threads, >= 1 (default :data:`COMPRESS_THREADS`).
+
+    Raises
+    ------
+    ValueError
+        If ``threads`` is less than 1.
+    """
+
+    def __init__(self, threads: int = COMPRESS_THREADS) -> None:
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.threads = threads
+        self._executor: ThreadPoolExecutor | None = None
+
+    def write_chunks(self, ds: h5py.Dataset, first: int, data: np.ndarray, deflate: Deflate) -> None:
+        """Store ``data``, whole chunks of ``ds`` from row ``first``, with ``H5Dwrite_chunk`` (§3.5).
+
+        Parameters
+        ----------
+        ds
+            The dataset, already long enough, with the pipeline ``deflate``
+            (see :meth:`Deflate.of`).
+        first
+            A multiple of the chunk rows ``ds.chunks[0]``.
+        data
+            ``(k * ds.chunks[0], *ds.shape[1:])`` values for ``k`` whole chunks.
+
+        Notes
+        -----
+        Chunks are compressed in the threads, a few ahead, and stored in
+        order. If storing one fails, the chunks not started are cancelled and
+        the running ones awaited before the error propagates.
+        """
+        rows = int(ds.chunks[0])
+        assert first % rows == 0 and data.shape[0] % rows == 0
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="h5ml-deflate")
+        executor, dtype = self._executor, ds.dtype
+        tail = (0,) * (ds.ndim - 1)
+        ahead = _CHUNKS_AHEAD_PER_THREAD * self.threads
+        window: deque[tuple[int, Future[bytes]]] = deque()
+
+        def store_oldest() -> None:
+            row, chunk = window.popleft()
+            ds.id.write_direct_chunk((first + row, *tail), chunk.result(), filter_mask=0)
+
+        try:
+            for start in range(0, data.shape[0], rows):
+                window.append((start, executor.submit(deflate.encode, data[start : start + rows], dtype)))
+                if len(window) > ahead:
+                    store_oldest()
+            while window:
+                store_oldest()
+        finally:
+            for _, chunk in window:
+                chunk.cancel()
+            wait([chunk for _, chunk in window])
+
+    def close(self) -> None:
+        """Stop the threads (chunks not started are cancelled); nothing happens if none run."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ChunkPool:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _write_rows(ds: h5py.Dataset, start: int, data: np.ndarray, pool: ChunkPool | None) -> None:
+    """``ds[start : start + len(data)] = data`` for a dataset already that long; whole gzip chunks go to ``pool``.
+
+    The chunks that ``data`` fills completely are compressed by the pool and
+    stored directly when the dataset's pipeline allows it (:meth:`Deflate.of`);
+    the rows before the first and after the last whole chunk, and every write
+    without a pool or to another kind of dataset, go through HDF5.
+    """
+    n = int(data.shape[0])
+    if not n:
+        return
+    deflate = None if pool is None else Deflate.of(ds)
+    if deflate is None or pool is None:
+        ds[start : start + n] = data
+        return
+    rows = int(ds.chunks[0])
+    first = -(-start // rows) * rows  # the first chunk boundary at or after start
+    last = (start + n) // rows * rows  # the last chunk boundary at or before the end
+    if first >= last:
+        ds[start : start + n] = data
+        return
+    if first > start:
+        ds[start:first] = data[: first - start]
+    pool.write_chunks(ds, first, data[first - start : last - start], deflate)
+    if last < start + n:
+        ds[last : start + n] = data[last - start :]
 
 
 @dataclass
@@ -261,34 +466,58 @@ class FeatureSink:
             write_attr(obj, key, value)
         self.obj = obj
 
-    def write(self, batch: Batch) -> None:
-        """Append a batch to the feature's HDF5 objects (which must exist), growing them (§6)."""
+    def write(self, batch: Batch, pool: ChunkPool | None = None) -> None:
+        """Append a batch to the feature's HDF5 objects (which must exist), growing them (§6).
+
+        Parameters
+        ----------
+        batch
+            The next samples.
+        pool
+            Compresses the whole chunks of gzip datasets that the batch fills
+            (see :class:`ChunkPool`); ``None``: HDF5 writes everything.
+        """
         obj, enc = self.obj, self.layout.encoding
         assert obj is not None
         start, stop = self.written, self.written + batch.n
-        if enc in ("dense", "string", "categorical"):
-            ds = obj if enc != "categorical" else obj["codes"]
-            ds.resize(stop, axis=0)
+        if enc == "string":
+            assert isinstance(obj, h5py.Dataset)
+            obj.resize(stop, axis=0)
             if batch.n:
-                ds[start:stop] = np.array(batch.data, dtype=object) if enc == "string" else batch.data
+                obj[start:stop] = np.array(batch.data, dtype=object)
+        elif enc in ("dense", "categorical"):
+            ds = obj if enc == "dense" else obj["codes"]
+            ds.resize(stop, axis=0)
+            _write_rows(ds, start, batch.data, pool)
         else:
             assert batch.lengths is not None
             rows = int(batch.data.shape[0])
             values = obj["values"]
             values.resize(self.written_rows + rows, axis=0)
-            if rows:
-                values[self.written_rows :] = batch.data
+            _write_rows(values, self.written_rows, batch.data, pool)
             offsets = obj["offsets"]
             offsets.resize(stop + 1, axis=0)
-            if batch.n:
-                offsets[start + 1 :] = self.written_rows + np.cumsum(batch.lengths, dtype=np.int64)
+            _write_rows(offsets, start + 1, self.written_rows + np.cumsum(batch.lengths, dtype=np.int64), pool)
             if batch.shapes is not None:
                 shapes = obj["shapes"]
                 shapes.resize(stop, axis=0)
-                if batch.n:
-                    shapes[start:stop] = batch.shapes
+                _write_rows(shapes, start, batch.shapes, pool)
             self.written_rows += rows
         self.written = stop
+
+    def write_pending(self, pool: ChunkPool | None = None) -> None:
+        """Write the buffered batches to the feature's HDF5 objects (which must exist) and forget them.
+
+        Dense batches of at least one chunk of rows are written as they are,
+        without a copy; the small ones between them are joined first
+        (:func:`h5ml.batches.runs`). Batches of other encodings are joined
+        into one. ``pool`` is passed to :meth:`write`.
+        """
+        obj = self.obj
+        min_n = int(obj.chunks[0]) if self.layout.encoding == "dense" and isinstance(obj, h5py.Dataset) else None
+        for run in runs(self.pending, min_n):
+            self.write(concat(self.layout, run), pool)
+            del self.pending[: len(run)]
 
 
 def _new_dataset(
@@ -402,7 +631,7 @@ class SplitSink:
         self.features.update(loaded)
         self.stored = {}
 
-    def flush(self, *, final: bool, compression_opts: int | None) -> None:
+    def flush(self, *, final: bool, compression_opts: int | None, pool: ChunkPool | None = None) -> None:
         """Write the buffered samples of every feature to HDF5, creating the features' objects first.
 
         Parameters
@@ -411,14 +640,22 @@ class SplitSink:
             The file is being finished (see :meth:`FeatureSink.create`).
         compression_opts
             The gzip level of compressed features.
+        pool
+            The threads that compress whole chunks of gzip datasets (§3.5),
+            when the caller keeps one for all its flushes; ``None``: a
+            :class:`ChunkPool` is started for this flush (only if a whole
+            gzip chunk is written) and stopped before it returns.
         """
-        for feature in self.features.values():
-            if feature.obj is None:
-                feature.create(
-                    self.group, final=final, expected_samples=self.expected_samples, compression_opts=compression_opts
-                )
-            if not feature.pending:
-                continue
-            feature.write(concat(feature.layout, feature.pending))
-            feature.pending = []
+        with contextlib.ExitStack() as stack:
+            if pool is None:
+                pool = stack.enter_context(ChunkPool())
+            for feature in self.features.values():
+                if feature.obj is None:
+                    feature.create(
+                        self.group,
+                        final=final,
+                        expected_samples=self.expected_samples,
+                        compression_opts=compression_opts,
+                    )
+                feature.write_pending(pool)
         self.pending_bytes = 0

@@ -14,12 +14,13 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["HISTOGRAM_BLOCK", "STATS_BLOCK", "StreamingStats"]
+__all__ = ["INT_SUM_BLOCK", "STATS_BLOCK", "StreamingStats"]
 
 #: Values turned into float64 at a time (bounds the temporary copy to 32 MiB).
 STATS_BLOCK: Final = 1 << 22
-#: One-byte values counted at a time by the histogram (``bincount`` copies them to intp).
-HISTOGRAM_BLOCK: Final = 1 << 18
+#: Small integers squared at a time in an integer type twice as wide (bounds the
+#: temporary copy to 256 KiB, which stays in the CPU cache).
+INT_SUM_BLOCK: Final = 1 << 16
 
 
 class StreamingStats:
@@ -29,8 +30,9 @@ class StreamingStats:
     gives the attributes to write. Batches merge with Chan, Golub and
     LeVeque's pairwise update of (count, mean, M2) in float64, so the result
     does not depend on how the values were cut into batches (up to rounding).
-    One-byte values (bool, int8, uint8) are counted in a 256-bin histogram,
-    which is exact.
+    Integers of one or two bytes (bool, int8, uint8, int16, uint16: images,
+    audio) are summed exactly in integers (values and squares), so the count,
+    mean and M2 of each batch are exact up to one final rounding.
 
     Infinite values count but are kept apart from the running moments, so the
     result does not depend on batch order: min/max may be infinite; the mean is
@@ -68,8 +70,8 @@ class StreamingStats:
         to infinity produce infinite or NaN statistics instead of warnings.
         """
         flat = values.reshape(-1)
-        if flat.dtype.kind in "biu" and flat.dtype.itemsize == 1:
-            self._update_bytes(flat)
+        if flat.dtype.kind in "biu" and flat.dtype.itemsize <= 2:
+            self._update_small_ints(flat)
             return
         for start in range(0, flat.size, STATS_BLOCK):
             x = flat[start : start + STATS_BLOCK]
@@ -98,21 +100,37 @@ class StreamingStats:
                 xf -= mean_b
                 self._merge(int(xf.size), mean_b, float(np.dot(xf, xf)), lo, hi)
 
-    def _update_bytes(self, flat: np.ndarray) -> None:
-        """One-byte values (bool, int8, uint8, e.g. images): exact, from a 256-bin histogram."""
-        raw = flat.view(np.uint8)
-        counts = np.zeros(256, dtype=np.float64)
-        for start in range(0, raw.size, HISTOGRAM_BLOCK):  # bincount copies to intp: keep the copy in cache
-            counts += np.bincount(raw[start : start + HISTOGRAM_BLOCK], minlength=256)
-        n_b = int(counts.sum())
+    def _update_small_ints(self, flat: np.ndarray) -> None:
+        """Integers of one or two bytes (bool, int8, uint8, int16, uint16): exact integer sums.
+
+        Each block is copied to an integer type twice as wide (bool as
+        uint8 into uint16, int8 into int16, int16 into int32, ...), in which
+        every square fits: ``255**2 < 2**16``, ``(-128)**2 < 2**15``,
+        ``(-32768)**2 = 2**30 < 2**31``, ``65535**2 < 2**32``. Sums are taken in
+        64-bit integers, then in Python integers, so ``sum(x)`` and
+        ``sum(x**2)`` are exact; the batch's mean and M2
+        (``(n * sum(x**2) - sum(x)**2) / n``) are each rounded once to float64.
+        """
+        n_b = int(flat.size)
         if not n_b:
             return
-        levels = np.arange(256, dtype=np.uint8)
-        levels_f = (levels.view(np.int8) if flat.dtype.kind == "i" else levels).astype(np.float64)
-        present = levels_f[counts > 0]
-        mean_b = float(np.dot(counts, levels_f)) / n_b
-        m2_b = float(np.dot(counts, np.square(levels_f - mean_b)))
-        self._merge(n_b, mean_b, m2_b, float(present.min()), float(present.max()))
+        if flat.dtype.kind == "b":
+            flat = flat.view(np.uint8)
+        unsigned = flat.dtype.kind == "u"
+        wide = np.dtype(f"{'u' if unsigned else 'i'}{2 * flat.dtype.itemsize}")
+        acc = np.uint64 if unsigned else np.int64
+        s1 = int(flat.sum(dtype=acc))
+        s2 = 0
+        buf = np.empty(min(n_b, INT_SUM_BLOCK), dtype=wide)
+        for start in range(0, n_b, INT_SUM_BLOCK):
+            block = flat[start : start + INT_SUM_BLOCK]
+            sq = buf[: block.size]
+            np.copyto(sq, block)
+            np.multiply(sq, sq, out=sq)
+            s2 += int(sq.sum(dtype=np.uint64))
+        mean_b = s1 / n_b  # int / int: correctly rounded
+        m2_b = (n_b * s2 - s1 * s1) / n_b  # exact numerator, one rounding
+        self._merge(n_b, mean_b, m2_b, float(flat.min()), float(flat.max()))
 
     def _merge(self, n_b: int, mean_b: float, m2_b: float, lo: float, hi: float) -> None:
         """Chan et al.'s update of (count, mean, M2) with a batch's, plus min and max."""
