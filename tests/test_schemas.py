@@ -381,7 +381,7 @@ from h5ml.metadata import new_root_metadata, is_valid_root
 doc = new_root_metadata("probe", license="MIT")
 doc["complete"] = 1
 print(json.dumps({"module": h5ml.__file__, "dir": str(s.schema_dir()), "valid": is_valid_root(doc),
-                  "ids": [s.load_schema(n)["$id"] for n in ("root", "report")]}))
+                  "ids": [s.load_schema(n)["$id"] for n in s.SCHEMA_FILES]}))
 """
 
 

@@ -53,6 +53,11 @@ def decode_str(value: Any) -> str:
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # h5py decodes bytes that are not UTF-8 with surrogate escapes
+            raw = value.encode("utf-8", "surrogateescape")
+            raise UnicodeDecodeError("utf-8", raw, exc.start, exc.end, "invalid UTF-8 (§3.4)") from None
         return value
     if isinstance(value, (bytes, np.bytes_)):
         return bytes(value).rstrip(b"\x00").decode("utf-8")
@@ -173,7 +178,7 @@ def to_json_value(value: Any) -> Any:
     try:
         return _json_floats(_to_python(value))
     except UnicodeDecodeError:
-        return value
+        return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
 
 
 def _json_floats(value: Any) -> Any:

@@ -28,6 +28,7 @@ __all__ = ["SCHEMA_FILES", "format_checker", "load_schema", "schema_dir", "schem
 SCHEMA_FILES: Final[dict[str, str]] = {
     "root": "h5ml-root-1.0.schema.json",
     "report": "h5ml-report-1.0.schema.json",
+    "manifest": "h5ml-manifest-1.0.schema.json",
 }
 
 # RFC 3339 §5.6 date-time; the calendar and clock ranges are checked in code.

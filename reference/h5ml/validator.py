@@ -96,7 +96,7 @@ class FileReport:
         Every issue found, in the order the checks ran (a deterministic order,
         §9.3); after a time limit or a crash, those found before it and E101.
     format_version
-        The file's ``format_version`` when it is a ``MAJOR.MINOR`` string, else None.
+        The file's ``format_version`` when it is a string, whatever its form (§9.3), else None.
     deep
         Whether sample data was read (deep validation).
     """

@@ -45,7 +45,7 @@ class _Unreadable:
 #: The value :func:`read_value` gives for an attribute that cannot be read or decoded.
 UNREADABLE: Final = _Unreadable()
 
-_MEDIA_TYPE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$")
+_MEDIA_TYPE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?\Z")
 
 
 def is_int(value: Any) -> bool:
@@ -117,7 +117,7 @@ FEATURE_ATTR_RULES: Final[Rules] = {
 #: §5.3 split attributes other than num_samples (E117).
 SPLIT_ATTR_RULES: Final[Rules] = {
     "description": (_is_str, "a string"),
-    "shuffle_seed": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
+    "shuffle_seed": (lambda v: is_int(v) and 0 <= v < 2**63, "an integer in [0, 2**63)"),
 }
 
 

@@ -64,6 +64,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         )
         return False
     fv = read_value(f, "format_version") if "format_version" in f.attrs else MISSING
+    if isinstance(fv, str):
+        state.format_version = fv  # §9.3: the report gives the stored string, whatever its form
     if fv is MISSING or not is_version(fv):
         found = _found(fv)
         yield Issue.of(

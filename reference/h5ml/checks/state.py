@@ -97,7 +97,7 @@ class FileState:
     file_size
         The file's size in bytes, to compare declared data sizes with (§10.4).
     format_version
-        The file's ``format_version`` once the root checks have read it as ``MAJOR.MINOR``.
+        The file's ``format_version`` once the root checks have read it as a string (whatever its form, §9.3).
     newer_minor
         The file's MINOR is newer than this implementation's: unknown encodings and
         roles are info, not errors (§1.4.1).
