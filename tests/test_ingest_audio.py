@@ -389,3 +389,22 @@ def test_layouts_that_are_refused(speech: dict[str, dict[str, Path]], tmp_path: 
     with pytest.raises(FileExistsError, match="overwrite"):
         convert_audio_folder(root, out)
     assert out.read_bytes() == b"keep"
+
+
+def test_truncated_wav_is_refused_not_stored_short(tmp_path: Path) -> None:
+    """A WAV cut off after its header (an interrupted copy) is an error naming it, or skipped; never a short clip."""
+    rng = np.random.default_rng(4)
+    for feature in ("noisy", "clean"):
+        for i in (1, 2):
+            folder = tmp_path / "wavs" / "train" / feature
+            folder.mkdir(parents=True, exist_ok=True)
+            soundfile.write(
+                folder / f"{i}.wav", rng.integers(-999, 999, 6400).astype(np.int16), 16000, subtype="PCM_16"
+            )
+    cut = tmp_path / "wavs" / "train" / "noisy" / "2.wav"
+    cut.write_bytes(cut.read_bytes()[:100])
+    with pytest.raises(h5ml.IngestError, match=r"2\.wav.*truncated: its header declares 12800 bytes .* only 56"):
+        convert_audio_folder(tmp_path / "wavs", tmp_path / "out.h5")
+    assert not (tmp_path / "out.h5").exists()
+    report = convert_audio_folder(tmp_path / "wavs", tmp_path / "out.h5", on_error="skip")
+    assert report.samples == {"train": 1} and [Path(s.path).name for s in report.skipped] == ["2.wav"]

@@ -5,8 +5,9 @@ already submitted the next few batches of the epoch's order to a pool, so the
 reads overlap the training step. Results are kept by key, never by arrival
 order: a batch is never served in another batch's place, whatever order the
 loop asks in, and batches of another epoch are dropped. Worker processes
-(``forkserver`` where available, else ``spawn``) import only h5ml and numpy,
-and open each file once (a :class:`h5ml.source.SplitSource` per process),
+(``forkserver`` where available, else ``spawn``; a script that uses them
+needs the ``if __name__ == "__main__":`` guard) read with their own reader:
+they open each file once (a :class:`h5ml.source.SplitSource` per process),
 never an inherited or pickled handle. Framework-free: the Keras adapter uses
 it, any numpy-fed loop can.
 """
@@ -14,6 +15,7 @@ it, any numpy-fed loop can.
 from __future__ import annotations
 
 import multiprocessing
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -49,6 +51,11 @@ def read_arrays(
     return arrays if transform is None else transform(arrays)
 
 
+def _shutdown(pool: Executor) -> None:
+    """Stop a pool whose prefetcher was dropped without :meth:`Prefetcher.close` (or at exit)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 class Prefetcher:
     """Batches read ahead by a pool, served by key (see the module docstring).
 
@@ -74,11 +81,15 @@ class Prefetcher:
     def _executor(self) -> Executor:
         if self._pool is None:
             if self.processes:
+                # forkserver (else spawn), never fork: a worker forked from a process that runs torch or keras
+                # threads can hang (measured here: a forked worker never exited). Scripts that start worker
+                # processes need the usual `if __name__ == "__main__":` guard.
                 methods = multiprocessing.get_all_start_methods()
                 context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
             else:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
+            self._finalizer = weakref.finalize(self, _shutdown, self._pool)
         return self._pool
 
     def get(self, key: Hashable, ahead: Sequence[tuple[Hashable, Callable[[], tuple[Any, ...]]]]) -> dict[str, Any]:
@@ -119,5 +130,6 @@ class Prefetcher:
             future.cancel()
         self._pending.clear()
         if self._pool is not None:
+            self._finalizer.detach()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None

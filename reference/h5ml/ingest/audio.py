@@ -93,6 +93,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -419,8 +420,33 @@ def _probe_item(item: SourceItem) -> dict[str, _Info | str]:
         except (RuntimeError, OSError) as exc:
             out[path] = f"soundfile cannot read it: {exc}"
         else:
-            out[path] = _Info(int(info.samplerate), int(info.channels), str(info.subtype))
+            truncated = _truncation(str(getattr(info, "extra_info", "")))
+            out[path] = truncated or _Info(int(info.samplerate), int(info.channels), str(info.subtype))
     return out
+
+
+#: A data chunk whose declared size libsndfile corrected: ``data : 12800 (should be 56)``.
+_SHORT_CHUNK = re.compile(r"^\s*(data|SSND)\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+#: Sizes that streaming writers leave in headers they cannot rewind to fill in (not a truncation).
+_UNKNOWN_SIZES = frozenset({0, 0xFFFFFFFF, 0x7FFFFFFF})
+
+
+def _truncation(log: str) -> str | None:
+    """The reason a file is truncated, from libsndfile's header log (``soundfile.info().extra_info``), or None.
+
+    libsndfile reads what a cut-off WAV or AIFF still holds and says nothing;
+    its log shows the data chunk's declared size and the size the file really
+    has. A file whose audio data stops before its header says it does lost
+    its end (an interrupted copy or download): it is refused, not stored short.
+    """
+    for match in _SHORT_CHUNK.finditer(log):
+        declared, actual = int(match.group(2)), int(match.group(3))
+        if declared > actual and declared not in _UNKNOWN_SIZES:
+            return (
+                f"the file is truncated: its header declares {declared} bytes of audio data but only {actual} "
+                "are there (an interrupted copy or download?); restore the whole file"
+            )
+    return None
 
 
 def _mismatches(
