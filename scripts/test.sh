@@ -21,7 +21,8 @@ fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
-# torch: the pinned CPU build first, so that nothing later pulls a multi-GB CUDA build.
+# torch: the pinned build first (on the CI machines a CPU build on local disk), so that nothing later pulls a
+# multi-GB CUDA build.
 "${pip[@]}" "torch==2.13.0"
 "${pip[@]}" -c constraints.txt -e ".[dev]"
 

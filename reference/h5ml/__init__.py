@@ -60,7 +60,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["__version__", *_errors_all, *_LAZY]
 
 
+#: Subpackages reachable as attributes (``h5ml.ingest.convert_audio_folder``), imported on first use.
+_SUBMODULES = frozenset({"ingest", "sampling", "source", "padding", "prefetch", "imagecodec"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"h5ml.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'h5ml' has no attribute {name!r}")

@@ -363,7 +363,12 @@ def dump_command(streams: _Streams, file: str, split: str | None, feature: str |
     help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label); "
     "for a .npy source, the split to write (default train).",
 )
-@click.option("--workers", type=click.IntRange(1), default=None, help="Decoding processes (default 1).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="Decoding threads (default 1); the decoders release the GIL.",
+)
 @click.option(
     "--on-error",
     type=click.Choice(["stop", "skip"]),
@@ -439,6 +444,13 @@ def convert_command(streams: _Streams, /, source: str, output: str, kind: str, *
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
     """
+    try:
+        return _convert(streams, source, output, kind, opts)
+    except ValueError as exc:  # a wrong option or source, said by the converter: one line, no exception name
+        raise click.ClickException(str(exc)) from exc
+
+
+def _convert(streams: _Streams, source: str, output: str, kind: str, opts: dict[str, Any]) -> int:
     from h5ml.ingest import dispatch
     from h5ml.ingest.splitting import parse_ratios
 
@@ -623,7 +635,10 @@ def merge_command(
     """Join h5ml files with equal features into OUTPUT: a split's samples from each file, in order."""
     from h5ml.ingest import edit
 
-    report = edit.merge(list(sources), output, compression=compression, progress=progress, overwrite=overwrite)  # type: ignore[arg-type]
+    try:
+        report = edit.merge(list(sources), output, compression=compression, progress=progress, overwrite=overwrite)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     streams.console().print(Text(report.summary()), soft_wrap=True)
     return EXIT_OK
 
