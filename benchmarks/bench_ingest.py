@@ -10,7 +10,7 @@ output file each run; the source files are in the page cache after the first):
 
   - ``h5ml``: ``convert_audio_folder(root, out, compression="gzip",
     workers=W, progress=False)``: checks every file with ``soundfile.info``,
-    decodes in W worker processes, writes ragged features ``noisy``,
+    decodes in W worker threads, writes ragged features ``noisy``,
     ``clean`` and ``id`` (gzip with the byte-shuffle filter) with fingerprints
     and statistics, fsyncs and renames;
   - ``tutorial``: the tutorials' script in this process: for each id,
