@@ -142,6 +142,15 @@ def test_sample_missing_its_label_stop_and_skip(tmp_path: Path) -> None:
     _assert_strictly_valid(out)
 
 
+def test_label_is_refused_for_the_per_sample_layout(tmp_path: Path) -> None:
+    """--label makes y categorical in the x_/y_ layout only: with one dataset per sample it is an error, not ignored."""
+    src, out = tmp_path / "tut.hdf5", tmp_path / "tut.h5"
+    _japanese_layout(src, {"train": 2})
+    with pytest.raises(h5ml.IngestError, match=r"label='label' \(--label\) applies to the x_<split>/y_<split>"):
+        convert_hdf5(src, out, label="label")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("on_error", ["stop", "skip"])
 def test_not_an_hdf5_file(tmp_path: Path, on_error: str) -> None:
     src, out = tmp_path / "notes.h5", tmp_path / "out.h5"

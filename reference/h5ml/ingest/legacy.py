@@ -919,7 +919,7 @@ def convert_hdf5(
     *,
     layout: Layout | None = None,
     id_feature: str | None = ID_FEATURE,
-    label: str = "y",
+    label: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     compression: str | None = None,
     shuffle: bool = False,
@@ -940,7 +940,9 @@ def convert_hdf5(
     id_feature
         As :func:`convert_hdf5_per_sample` (per-sample layout only).
     label
-        As :func:`convert_hdf5_arrays` (arrays layout only).
+        As :func:`convert_hdf5_arrays` (arrays layout only; None means ``"y"``).
+        Given with the per-sample layout, it is refused: that layout stores
+        each feature as its datasets hold it.
     metadata, compression, shuffle, seed, workers, on_error, progress, overwrite
         As :func:`convert_hdf5_per_sample` and :func:`convert_hdf5_arrays`.
 
@@ -975,5 +977,12 @@ def convert_hdf5(
         "overwrite": overwrite,
     }
     if chosen == "per-sample":
+        if label is not None:
+            raise IngestError(
+                f"{source}: label={label!r} (--label) applies to the x_<split>/y_<split> arrays layout; this file "
+                "holds one dataset per sample, whose features are stored as their datasets hold them. Leave out "
+                "--label (store class codes as categorical after converting, or convert the arrays layout)",
+                path=os.fspath(source),
+            )
         return convert_hdf5_per_sample(source, output, id_feature=id_feature, **common)
-    return convert_hdf5_arrays(source, output, label=label, **common)
+    return convert_hdf5_arrays(source, output, label="y" if label is None else label, **common)
