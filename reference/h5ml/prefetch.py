@@ -15,6 +15,7 @@ it, any numpy-fed loop can.
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -52,8 +53,19 @@ def read_arrays(
 
 
 def _shutdown(pool: Executor) -> None:
-    """Stop a pool whose prefetcher was dropped without :meth:`Prefetcher.close` (or at exit)."""
+    """Stop a pool: cancel what is pending and end its worker processes (never wait on one).
+
+    Measured here: a forkserver worker of a process running torch and keras
+    sometimes never exits after its last task, and the interpreter's exit then
+    waits on it forever. Workers hold nothing to save, so they are terminated.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
 
 
 class Prefetcher:
@@ -90,6 +102,9 @@ class Prefetcher:
             else:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
             self._finalizer = weakref.finalize(self, _shutdown, self._pool)
+            # Run it when the interpreter starts to exit, before concurrent.futures and multiprocessing join
+            # the workers (their exit hooks run after this one).
+            threading._register_atexit(self._finalizer)  # type: ignore[attr-defined]
         return self._pool
 
     def get(self, key: Hashable, ahead: Sequence[tuple[Hashable, Callable[[], tuple[Any, ...]]]]) -> dict[str, Any]:
@@ -130,6 +145,5 @@ class Prefetcher:
             future.cancel()
         self._pending.clear()
         if self._pool is not None:
-            self._finalizer.detach()
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._finalizer()  # runs _shutdown once; later calls (at exit) do nothing
             self._pool = None
