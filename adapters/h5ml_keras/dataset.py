@@ -209,7 +209,6 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
         self.sample_weight = sample_weight
         self.pad_value = pad_value
         self.transform = transform
-        self._encodings = {name: encodings[name] for name in features}
         self.epoch = 0
         self._skip = 0
         self._served: set[int] = set()
