@@ -42,6 +42,7 @@ DTYPES = ["uint8", "int16", "float32", "float64"]
 GZIP: dict[str, Any] = {"compression": "gzip", "shuffle": True}
 
 Calls = list[tuple[str, int, int]]
+Rows = list[tuple[str, int, int]]
 
 
 @pytest.fixture
@@ -55,6 +56,21 @@ def direct(monkeypatch: pytest.MonkeyPatch) -> Calls:
         original(self, ds, first, data, deflate)
 
     monkeypatch.setattr(ChunkPool, "write_chunks", recorded)
+    return calls
+
+
+@pytest.fixture
+def through_hdf5(monkeypatch: pytest.MonkeyPatch) -> Rows:
+    """``(dataset, first row, rows)`` of every write of gzip rows that HDF5's own filters compress."""
+    calls: Rows = []
+    original = h5py.Dataset.__setitem__
+
+    def recorded(self: h5py.Dataset, key: Any, value: Any) -> None:
+        if self.compression == "gzip" and isinstance(key, slice) and self.name.endswith(("/x", "/values")):
+            calls.append((self.name, int(key.start), int(key.stop) - int(key.start)))
+        original(self, key, value)
+
+    monkeypatch.setattr(h5py.Dataset, "__setitem__", recorded)
     return calls
 
 
@@ -215,10 +231,32 @@ def test_large_batches_are_written_as_they_are_small_ones_joined(tmp_path: Path,
     with Writer(target, compression="gzip") as w:
         for a, b in [(0, 5), (5, 6), (6, 7), (7, 13)]:
             w.append("train", {"x": x[a:b]})
-    # one flush at close: [0,5) alone, [5,7) joined, [7,13) alone (final chunks: 4 rows, §7.3)
-    assert direct == [("/train/x", 0, 4), ("/train/x", 8, 4)]
+    # one flush at close: [0,5) alone, [5,7) joined, [7,13) alone (final chunks: 4 rows, §7.3); row 4 waits
+    # for rows 5-11 to fill chunk [4,8) and the next one, and row 12 goes through HDF5 when the file is finished
+    assert direct == [("/train/x", 0, 4), ("/train/x", 4, 8)]
     with h5py.File(target, "r") as f:
         assert_same_as_hdf5s(f["train/x"], x, tmp_path)
+
+
+def test_a_stream_of_small_batches_is_compressed_in_whole_chunks(
+    tmp_path: Path, direct: Calls, through_hdf5: Rows
+) -> None:
+    """§7: between flushes the rows that do not fill a chunk wait for the next ones; only the file's last go to HDF5."""
+    x = rows("int16", 4 * CHUNK_ROWS + 3)
+    expected = x.copy()
+    target = tmp_path / "stream.h5"
+    with Writer(target, METADATA, compression="gzip") as w:
+        w.add_split("train", expected_samples=len(x))  # chunk shapes settled: a flush every 4 MiB (16 rows)
+        for a, b in itertools.pairwise([0, 3, 9, 10, 17, len(x)]):
+            w.append("train", {"x": x[a:b]})
+            x[a:b] = -1  # the writer copied what it keeps: changing the caller's array changes nothing
+    # the flush at row 17 stores chunks [0,8) and [8,16) directly; row 16 waits, joins rows 17-18 at close, and
+    # goes through HDF5 with them, since the file ends in the middle of that chunk
+    assert direct == [("/train/x", 0, 8), ("/train/x", 8, 8)]
+    assert through_hdf5 == [("/train/x", 16, 3)]
+    with h5py.File(target, "r") as f:
+        assert_same_as_hdf5s(f["train/x"], expected, tmp_path)
+    assert_valid(target)
 
 
 def test_appending_to_a_gzip_file_stores_whole_chunks_directly(tmp_path: Path, direct: Calls) -> None:

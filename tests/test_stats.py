@@ -118,6 +118,19 @@ def test_constant_small_integers_have_zero_std(dtype: str) -> None:
     assert got["stats_mean"] == float(np.iinfo(dtype).min) and got["stats_std"] == 0.0
 
 
+@pytest.mark.parametrize("dtype", sorted(SMALL_INTS))
+@pytest.mark.parametrize("end", ["min", "max"])
+def test_full_blocks_of_extremes_do_not_overflow(dtype: str, end: str) -> None:
+    """§6.7: whole sum blocks of the largest magnitude (the worst case of each block's sums) stay exact."""
+    lo, hi = SMALL_INTS[dtype]
+    x = np.full(2 * INT_SUM_BLOCK + 5, lo if end == "min" else hi - 1, dtype=np.int64).astype(dtype)
+    x[-1] = hi - 1 if end == "min" else lo  # one value of the other end: std > 0
+    got = stats_of(x)
+    mean, std = exact_moments(x)
+    assert got["stats_mean"] == mean
+    assert got["stats_std"] == pytest.approx(std, rel=1e-12)
+
+
 def test_int8_extremes_are_signed() -> None:
     """§6.7: int8 values are read as signed, so -128 is the minimum, not 128."""
     got = stats_of(np.array([-128, 127, -1], dtype=np.int8))

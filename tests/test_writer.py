@@ -1228,3 +1228,44 @@ def test_update_metadata_before_close(tmp_path: Path) -> None:
     with h5ml.open(target) as ds:
         assert ds.metadata.description == "set at the end" and ds.metadata.license == "CC0-1.0"
         assert ds.metadata.extra["acme:skipped"] == '[{"path": "a.wav"}]'
+
+
+def test_a_new_split_in_append_mode_takes_the_file_features_options(tmp_path: Path) -> None:
+    """§6.1: a feature of a new split appended to a file is written as the file's feature of that name is."""
+    rng = np.random.default_rng(7)
+    clips = [rng.integers(-500, 500, int(n)).astype(np.int16) for n in (300, 120, 77)]
+    target = write(
+        tmp_path / "a.h5",
+        {
+            "train": {
+                "clip": clips,
+                "label": Categorical([0, 2, 1], ["cat", "dog", "owl"]),
+                "ok": np.array([1, 0, 1], bool),
+            }
+        },
+        features={"clip": {"sample_rate": 16000, "role": "input", "units": "counts"}, "label": {"role": "target"}},
+        compression="gzip",
+    )
+    same_length = [rng.integers(-500, 500, 50).astype(np.int16) for _ in range(2)]  # alone, these would be dense
+    with Writer(target, mode="a") as w:
+        w.append("test", {"clip": same_length, "label": ["owl", "cat"], "ok": np.array([0, 1], bool)})
+    with h5py.File(target, "r") as f:
+        clip, label, ok = f["test/clip"], f["test/label"], f["test/ok"]
+        assert dict(clip.attrs)["encoding"] == "ragged" and clip["values"].compression == "gzip"
+        assert (clip.attrs["sample_rate"], clip.attrs["role"], clip.attrs["units"]) == (16000.0, "input", "counts")
+        assert clip["offsets"][...].tolist() == [0, 50, 100]
+        assert [n.decode() if isinstance(n, bytes) else n for n in label["class_names"][...]] == ["cat", "dog", "owl"]
+        assert label["codes"][...].tolist() == [2, 0] and label.attrs["role"] == "target"
+        assert ok.attrs["logical_dtype"] == "bool" and ok[...].tolist() == [0, 1]
+    assert h5ml.validate(target, deep=True).valid
+    with h5ml.open(target) as f:
+        assert [c.tolist() for c in f["test"]["clip"][:2]] == [c.tolist() for c in same_length]
+
+
+def test_options_given_in_append_mode_override_the_file_features(tmp_path: Path) -> None:
+    """§6.1: features= and add_feature override, field by field, what a new split takes from the file."""
+    target = write(tmp_path / "b.h5", {"train": {"x": [np.arange(3), np.arange(5)]}}, features={"x": {"role": "input"}})
+    with Writer(target, mode="a", features={"x": {"encoding": "dense"}}) as w:
+        w.append("test", {"x": np.ones((2, 4), np.int64)})
+    with h5py.File(target, "r") as f:
+        assert isinstance(f["test/x"], h5py.Dataset) and f["test/x"].attrs["role"] == "input"

@@ -18,8 +18,10 @@ threads (``zlib.compress`` releases the GIL): each chunk's rows are
 byte-shuffled as HDF5's shuffle filter does (multi-byte types) and deflated at
 the dataset's level, and the result is stored with ``H5Dwrite_chunk``. Those
 are the chunks HDF5's own shuffle and deflate filters would store, and any
-HDF5 decodes them (§3.5). Rows that do not fill a whole chunk of a write, and
-every dataset with other filters, go through HDF5 as usual.
+HDF5 decodes them (§3.5). The pool works in the background: the writer goes
+on while chunks compress, and rows that do not fill their chunk wait for the
+next rows of their dataset. Every dataset with other filters goes through
+HDF5 as usual.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ _STR_DTYPE: Final = h5py.string_dtype("utf-8")
 COMPRESS_THREADS: Final = min(4, os.cpu_count() or 1)
 #: Chunks a :class:`ChunkPool` compresses ahead of the one it stores, per thread
 #: (bounds the compressed chunks held in memory).
-_CHUNKS_AHEAD_PER_THREAD: Final = 2
+_CHUNKS_AHEAD_PER_THREAD: Final = 4
 
 
 @dataclass(frozen=True)
@@ -138,12 +140,23 @@ class Deflate:
 
 
 class ChunkPool:
-    """Threads that compress whole chunks of gzip datasets for the writer (§3.5, §7).
+    """Threads that compress whole chunks of gzip datasets for the writer, in the background (§3.5, §7).
+
+    :meth:`write_rows` hands the pool rows of a dataset. Every whole chunk
+    among them is copied, compressed in a thread and stored with
+    ``H5Dwrite_chunk`` later, in order, while the caller goes on (decoding the
+    next samples, say). Rows that end a write without filling their chunk are
+    kept (a *carry*, less than one chunk per dataset) and joined with the next
+    rows of the same dataset, so that a stream of small writes is still
+    compressed whole chunks at a time. :meth:`finish` stores everything:
+    carries go through HDF5, and the compressed chunks are awaited and stored.
 
     The threads only run numpy and zlib; HDF5 is called from the caller's
-    thread. They start with the first chunk and stop with :meth:`close` (or
-    at the end of a ``with`` block); a closed pool starts new threads if it
-    is used again.
+    thread only (in :meth:`write_rows`, :meth:`finish` and :meth:`close`). At
+    most a few chunks per thread are held compressed or waiting, so memory
+    stays bounded whatever is written. The threads start with the first chunk
+    and stop with :meth:`close` (or at the end of a ``with`` block); a closed
+    pool starts new threads if it is used again.
 
     Parameters
     ----------
@@ -161,9 +174,59 @@ class ChunkPool:
             raise ValueError(f"threads must be >= 1, got {threads}")
         self.threads = threads
         self._executor: ThreadPoolExecutor | None = None
+        #: Chunks submitted and not stored yet, oldest first: (dataset, chunk offset, compressed bytes).
+        self._window: deque[tuple[h5py.Dataset, tuple[int, ...], Future[bytes]]] = deque()
+        #: Rows waiting for the rest of their chunk, by dataset: (dataset, first row, rows).
+        self._carry: dict[str, tuple[h5py.Dataset, int, np.ndarray]] = {}
+
+    @property
+    def pending(self) -> int:
+        """Chunks compressed or being compressed, not stored yet, plus datasets with a carry."""
+        return len(self._window) + len(self._carry)
+
+    def write_rows(self, ds: h5py.Dataset, start: int, data: np.ndarray, deflate: Deflate) -> None:
+        """Write ``data`` to ``ds`` from row ``start``: whole chunks compressed in the threads, the rest kept or via HDF5.
+
+        Parameters
+        ----------
+        ds
+            A dataset of the pipeline ``deflate`` (:meth:`Deflate.of`),
+            already at least ``start + len(data)`` rows long.
+        start
+            The first row. Rows are written in increasing order per dataset;
+            a write that does not continue the dataset's carry first writes
+            the carry through HDF5.
+        data
+            ``(n, *ds.shape[1:])`` values. They are copied before this
+            returns, so the caller may reuse the array.
+
+        Notes
+        -----
+        Rows before the first chunk boundary at or after ``start`` (a chunk
+        that already holds rows) go through HDF5 at once; whole chunks go to
+        :meth:`write_chunks`; the rows after the last boundary become the
+        dataset's carry.
+        """
+        carry = self._carry.pop(ds.name, None)
+        if carry is not None:
+            _, c_start, c_rows = carry
+            if c_start + c_rows.shape[0] == start:
+                data, start = np.concatenate([c_rows, data]), c_start
+            else:
+                ds[c_start : c_start + c_rows.shape[0]] = c_rows
+        n = int(data.shape[0])
+        rows = int(ds.chunks[0])
+        first = min(start + n, -(-start // rows) * rows)  # the first chunk boundary at or after start
+        last = max(first, (start + n) // rows * rows)  # the last chunk boundary at or before the end
+        if first > start:
+            ds[start:first] = data[: first - start]
+        if last > first:
+            self.write_chunks(ds, first, data[first - start : last - start], deflate)
+        if last < start + n:
+            self._carry[ds.name] = (ds, last, np.array(data[last - start :], copy=True))
 
     def write_chunks(self, ds: h5py.Dataset, first: int, data: np.ndarray, deflate: Deflate) -> None:
-        """Store ``data``, whole chunks of ``ds`` from row ``first``, with ``H5Dwrite_chunk`` (§3.5).
+        """Compress ``data``, whole chunks of ``ds`` from row ``first``, in the threads; store them in order (§3.5).
 
         Parameters
         ----------
@@ -173,13 +236,16 @@ class ChunkPool:
         first
             A multiple of the chunk rows ``ds.chunks[0]``.
         data
-            ``(k * ds.chunks[0], *ds.shape[1:])`` values for ``k`` whole chunks.
+            ``(k * ds.chunks[0], *ds.shape[1:])`` values for ``k`` whole
+            chunks; each chunk is copied before it is handed to a thread.
 
         Notes
         -----
-        Chunks are compressed in the threads, a few ahead, and stored in
-        order. If storing one fails, the chunks not started are cancelled and
-        the running ones awaited before the error propagates.
+        Chunks already compressed are stored as this goes; when more than
+        a few per thread wait, it waits for the oldest. The rest are stored
+        by later calls, :meth:`finish` or :meth:`close`. If storing one
+        fails, the chunks not started are cancelled and the running ones
+        awaited before the error propagates.
         """
         rows = int(ds.chunks[0])
         assert first % rows == 0 and data.shape[0] % rows == 0
@@ -188,29 +254,65 @@ class ChunkPool:
         executor, dtype = self._executor, ds.dtype
         tail = (0,) * (ds.ndim - 1)
         ahead = _CHUNKS_AHEAD_PER_THREAD * self.threads
-        window: deque[tuple[int, Future[bytes]]] = deque()
-
-        def store_oldest() -> None:
-            row, chunk = window.popleft()
-            ds.id.write_direct_chunk((first + row, *tail), chunk.result(), filter_mask=0)
-
         try:
             for start in range(0, data.shape[0], rows):
-                window.append((start, executor.submit(deflate.encode, data[start : start + rows], dtype)))
-                if len(window) > ahead:
-                    store_oldest()
-            while window:
-                store_oldest()
-        finally:
-            for _, chunk in window:
-                chunk.cancel()
-            wait([chunk for _, chunk in window])
+                chunk = np.array(
+                    data[start : start + rows], dtype=dtype, order="C"
+                )  # a copy: the caller may reuse data
+                self._window.append((ds, (first + start, *tail), executor.submit(deflate.encode, chunk, dtype)))
+                while self._window and (len(self._window) > ahead or self._window[0][2].done()):
+                    self._store_oldest()
+        except BaseException:
+            self._cancel()
+            raise
 
-    def close(self) -> None:
-        """Stop the threads (chunks not started are cancelled); nothing happens if none run."""
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+    def _store_oldest(self) -> None:
+        ds, offset, chunk = self._window.popleft()
+        ds.id.write_direct_chunk(offset, chunk.result(), filter_mask=0)
+
+    def _cancel(self) -> None:
+        """Forget every chunk and carry: cancel the chunks not started, await the running ones."""
+        window, self._window = self._window, deque()
+        self._carry.clear()
+        for _, _, chunk in window:
+            chunk.cancel()
+        wait([chunk for _, _, chunk in window])
+
+    def finish(self) -> None:
+        """Store everything handed to the pool: the carries through HDF5, then every compressed chunk, in order.
+
+        Raises
+        ------
+        BaseException
+            Whatever compressing or storing a chunk raised; the remaining
+            chunks and carries are then dropped.
+        """
+        try:
+            while self._carry:
+                _, (ds, start, rows) = self._carry.popitem()
+                ds[start : start + rows.shape[0]] = rows
+            while self._window:
+                self._store_oldest()
+        except BaseException:
+            self._cancel()
+            raise
+
+    def close(self, abort: bool = False) -> None:
+        """Store everything (:meth:`finish`), unless ``abort``, then stop the threads.
+
+        With ``abort`` (or when finishing fails) the chunks not stored are
+        dropped: use it when the file is being discarded. Nothing happens if
+        no thread runs and nothing waits.
+        """
+        try:
+            if abort:
+                self._cancel()
+            else:
+                self.finish()
+        finally:
+            executor, self._executor = self._executor, None
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> ChunkPool:
         return self
@@ -218,16 +320,16 @@ class ChunkPool:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        self.close(abort=exc_type is not None)
 
 
 def _write_rows(ds: h5py.Dataset, start: int, data: np.ndarray, pool: ChunkPool | None) -> None:
-    """``ds[start : start + len(data)] = data`` for a dataset already that long; whole gzip chunks go to ``pool``.
+    """``ds[start : start + len(data)] = data`` for a dataset already that long; gzip datasets go through ``pool``.
 
-    The chunks that ``data`` fills completely are compressed by the pool and
-    stored directly when the dataset's pipeline allows it (:meth:`Deflate.of`);
-    the rows before the first and after the last whole chunk, and every write
-    without a pool or to another kind of dataset, go through HDF5.
+    When the dataset's pipeline allows it (:meth:`Deflate.of`) the pool
+    compresses its whole chunks in threads and keeps the rows of an
+    unfinished chunk for the next write (:meth:`ChunkPool.write_rows`); every
+    write without a pool or to another kind of dataset goes through HDF5.
     """
     n = int(data.shape[0])
     if not n:
@@ -236,17 +338,7 @@ def _write_rows(ds: h5py.Dataset, start: int, data: np.ndarray, pool: ChunkPool 
     if deflate is None or pool is None:
         ds[start : start + n] = data
         return
-    rows = int(ds.chunks[0])
-    first = -(-start // rows) * rows  # the first chunk boundary at or after start
-    last = (start + n) // rows * rows  # the last chunk boundary at or before the end
-    if first >= last:
-        ds[start : start + n] = data
-        return
-    if first > start:
-        ds[start:first] = data[: first - start]
-    pool.write_chunks(ds, first, data[first - start : last - start], deflate)
-    if last < start + n:
-        ds[last : start + n] = data[last - start :]
+    pool.write_rows(ds, start, data, deflate)
 
 
 @dataclass
@@ -361,6 +453,16 @@ class FeatureSink:
 
     def feed(self, batch: Batch) -> None:
         """Update the fingerprint (§8.2) and statistics (§6.7) with a batch, in sample order."""
+        self.feed_fingerprint(batch)
+        self.feed_stats(batch)
+
+    def feed_stats(self, batch: Batch) -> None:
+        """Update the statistics (§6.7), if the feature has them, with a batch."""
+        if self.stats is not None:
+            self.stats.update(batch.data)
+
+    def feed_fingerprint(self, batch: Batch) -> None:
+        """Update the fingerprint (§8.2) with a batch, in sample order."""
         hasher = self.hasher
         assert hasher is not None
         enc = self.layout.encoding
@@ -373,8 +475,6 @@ class FeatureSink:
         else:
             assert batch.lengths is not None
             hasher.update_ragged(batch.lengths, batch.data, batch.shapes)
-        if self.stats is not None:
-            self.stats.update(batch.data)
 
     def rehash(self) -> None:
         """Start a new fingerprint and statistics and feed them the samples already in the file."""
@@ -585,6 +685,11 @@ class SplitSink:
     pending_bytes: int = 0
     stored: dict[str, Any] = dataclasses.field(default_factory=dict)
     from_file: bool = False
+
+    @property
+    def created(self) -> bool:
+        """Every feature has its HDF5 objects (their chunk shapes are settled, §7.3)."""
+        return bool(self.features) and all(f.obj is not None for f in self.features.values())
 
     @property
     def feature_names(self) -> list[str]:

@@ -106,8 +106,10 @@ class StreamingStats:
         Each block is copied to an integer type twice as wide (bool as
         uint8 into uint16, int8 into int16, int16 into int32, ...), in which
         every square fits: ``255**2 < 2**16``, ``(-128)**2 < 2**15``,
-        ``(-32768)**2 = 2**30 < 2**31``, ``65535**2 < 2**32``. Sums are taken in
-        64-bit integers, then in Python integers, so ``sum(x)`` and
+        ``(-32768)**2 = 2**30 < 2**31``, ``65535**2 < 2**32``. Each block's sums
+        are taken in 32-bit (one-byte values) or 64-bit integers, which cannot
+        overflow for a block of :data:`INT_SUM_BLOCK` values, then added up in
+        Python integers, so ``sum(x)`` and
         ``sum(x**2)`` are exact; the batch's mean and M2
         (``(n * sum(x**2) - sum(x)**2) / n``) are each rounded once to float64.
         """
@@ -118,16 +120,20 @@ class StreamingStats:
             flat = flat.view(np.uint8)
         unsigned = flat.dtype.kind == "u"
         wide = np.dtype(f"{'u' if unsigned else 'i'}{2 * flat.dtype.itemsize}")
-        acc = np.uint64 if unsigned else np.int64
-        s1 = int(flat.sum(dtype=acc))
+        # Per block of 2**16 values, one-byte values and their squares sum exactly in 32 bits
+        # (2**16 * 255**2 < 2**32, 2**16 * 128 < 2**31); two-byte ones need 64.
+        bits = 4 if flat.dtype.itemsize == 1 else 8
+        acc1, acc2 = np.dtype(f"{'u' if unsigned else 'i'}{bits}"), np.dtype(f"u{bits}")  # squares are >= 0
+        s1 = 0
         s2 = 0
         buf = np.empty(min(n_b, INT_SUM_BLOCK), dtype=wide)
         for start in range(0, n_b, INT_SUM_BLOCK):
             block = flat[start : start + INT_SUM_BLOCK]
             sq = buf[: block.size]
             np.copyto(sq, block)
+            s1 += int(sq.sum(dtype=acc1))
             np.multiply(sq, sq, out=sq)
-            s2 += int(sq.sum(dtype=np.uint64))
+            s2 += int(sq.sum(dtype=acc2))
         mean_b = s1 / n_b  # int / int: correctly rounded
         m2_b = (n_b * s2 - s1 * s1) / n_b  # exact numerator, one rounding
         self._merge(n_b, mean_b, m2_b, float(flat.min()), float(flat.max()))

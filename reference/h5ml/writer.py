@@ -55,6 +55,7 @@ import shutil
 import stat
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal
@@ -76,9 +77,9 @@ from h5ml.errors import (
     WriterError,
 )
 from h5ml.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
-from h5ml.layout import Layout, declared_layout, feature_attrs, infer_layout
+from h5ml.layout import Layout, declared_layout, feature_attrs, infer_layout, stored_spec
 from h5ml.metadata import INT64_MAX, new_root_metadata
-from h5ml.sinks import BLOCK_BYTES, FeatureSink, SplitSink
+from h5ml.sinks import BLOCK_BYTES, ChunkPool, FeatureSink, SplitSink
 from h5ml.values import (
     Categorical,
     FeatureSpec,
@@ -96,6 +97,14 @@ __all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"
 #: Buffering makes ``append_sample`` cheap and lets small splits get chunks sized
 #: to their final length (§7.3).
 WRITE_BUFFER_BYTES: Final = 32 << 20
+#: Bytes a split buffers once its chunk shapes are settled (its datasets exist,
+#: or ``expected_samples`` was given): smaller writes keep the compression
+#: threads busy while the caller prepares the next samples.
+STREAM_BUFFER_BYTES: Final = 4 << 20
+#: A batch of a feature at least this large has its fingerprint and statistics
+#: computed in two threads while the writer stores samples (hashlib and numpy
+#: release the GIL); smaller ones are computed in the caller's thread.
+_FEED_THREAD_BYTES: Final = 1 << 20
 #: The chunk cache of the file being written holds the largest chunk the
 #: writer creates (§7.1), so partly filled chunks are not re-read.
 _WRITE_CACHE_BYTES: Final = SPLIT_SAMPLE_BYTES
@@ -116,9 +125,11 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _discard(h5file: h5py.File, temp: Path) -> None:
-    """Close and delete an unfinished temporary file (also the finalizer)."""
+def _discard(h5file: h5py.File, temp: Path, pool: ChunkPool, feeder: ThreadPoolExecutor) -> None:
+    """Stop the writer's threads, close and delete an unfinished temporary file (also the finalizer)."""
     try:
+        pool.close(abort=True)
+        feeder.shutdown(wait=True, cancel_futures=True)
         if h5file.id.valid:
             h5file.close()
     finally:
@@ -371,6 +382,8 @@ class Writer:
         self.target_path = _resolve_target(self.path)
         self.temp_path = self.target_path.parent / f".{self.target_path.name}.h5ml-tmp-{secrets.token_hex(8)}"
         self._splits: dict[str, SplitSink] = {}
+        #: Append mode: the options of the file's features by name, for the same feature of a new split.
+        self._inherited: dict[str, FeatureSpec] = {}
         self._closed = False
         append = mode == "a" and self.target_path.exists()
         try:
@@ -381,7 +394,9 @@ class Writer:
         except BaseException:
             self.temp_path.unlink(missing_ok=True)
             raise
-        self._finalizer = weakref.finalize(self, _discard, self._file, self.temp_path)
+        self._pool = ChunkPool()
+        self._feeder = ThreadPoolExecutor(2, thread_name_prefix="h5ml-feed")
+        self._finalizer = weakref.finalize(self, _discard, self._file, self.temp_path, self._pool, self._feeder)
         try:
             if append:
                 self._load_existing(metadata)
@@ -488,6 +503,12 @@ class Writer:
             self._splits[split_name] = SplitSink(
                 split_name, group, num_samples=num, frozen=bool(stored), stored=stored, from_file=True
             )
+            for name, obj in stored.items():
+                encoding = read_attr(obj, "encoding", None)
+                if name in self._inherited or encoding not in spec.ENCODINGS:
+                    continue
+                with contextlib.suppress(EncodingError, KeyError, TypeError, ValueError):
+                    self._inherited[name] = stored_spec(encoding, obj)
 
     def update_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Set or replace root attributes before the file is finished (§4.2, §4.7).
@@ -667,7 +688,7 @@ class Writer:
                 path=path,
                 hdf5_path=hdf5_path,
             )
-        fspec = configured.merged(declared)
+        fspec = self._inherited_spec(name).merged(configured.merged(declared))
         with _located(path, hdf5_path):
             layout = declared_layout(
                 encoding,
@@ -680,6 +701,16 @@ class Writer:
             feature = self._new_feature(split, self._splits.get(split), name, layout, fspec)
         self._split(split).features[name] = feature
         self._specs.mark_used(split, name)
+
+    def _inherited_spec(self, name: str) -> FeatureSpec:
+        """Append mode: the options of the file's feature ``name`` (the first split's that has it), else none.
+
+        A new split's feature then gets the encoding, dtype, class names and
+        attributes of the feature of that name the file already has (§6.1),
+        whatever its first batch looks like; ``features=`` and
+        :meth:`add_feature` override them field by field.
+        """
+        return self._inherited.get(name, FeatureSpec())
 
     def _new_feature(
         self, split: str, state: SplitSink | None, name: str, layout: Layout, fspec: FeatureSpec
@@ -769,7 +800,7 @@ class Writer:
             )
         new: dict[str, FeatureSink] = {}
         for name in sorted(names - set(declared)):
-            fspec = self._specs.get(split, name)
+            fspec = self._inherited_spec(name).merged(self._specs.get(split, name))
             with _located(where, f"/{split}/{name}"):
                 layout = infer_layout(batch[name], fspec, f"{where}:/{split}/{name}")
                 new[name] = self._new_feature(split, state, name, layout, fspec)
@@ -800,18 +831,29 @@ class Writer:
         n = next(iter(counts.values()), 0)
         if n:
             state.drop_shuffle_seed()
-        for name, part in parts.items():
-            feature = state.features[name]
-            feature.feed(part)
-            feature.pending.append(part)
-            state.pending_bytes += part.nbytes
-        state.num_samples += n
-        if state.pending_bytes >= WRITE_BUFFER_BYTES:
-            state.flush(final=False, compression_opts=self._compression_opts)
-        else:
-            for feature in state.features.values():
-                if feature.pending:
-                    feature.pending[-1] = feature.pending[-1].owned()
+        feeds: list[Future[None]] = []
+        try:
+            for name, part in parts.items():
+                feature = state.features[name]
+                if isinstance(part.data, np.ndarray) and part.data.nbytes >= _FEED_THREAD_BYTES:
+                    feeds.append(self._feeder.submit(feature.feed_fingerprint, part))
+                    feeds.append(self._feeder.submit(feature.feed_stats, part))
+                else:
+                    feature.feed(part)
+                feature.pending.append(part)
+                state.pending_bytes += part.nbytes
+            state.num_samples += n
+            settled = state.expected_samples is not None or state.created
+            if state.pending_bytes >= (STREAM_BUFFER_BYTES if settled else WRITE_BUFFER_BYTES):
+                state.flush(final=False, compression_opts=self._compression_opts, pool=self._pool)
+            else:
+                for feature in state.features.values():
+                    if feature.pending:
+                        feature.pending[-1] = feature.pending[-1].owned()
+        finally:
+            wait(feeds)  # the caller may change its arrays once append returns
+        for feed in feeds:
+            feed.result()
 
     def _check_split_specs(self, split: str, features: list[str]) -> None:
         """Refuse ``"split/feature"`` keys of ``features=`` that name none of a split's (now fixed) features."""
@@ -867,7 +909,8 @@ class Writer:
         self._check_open()
         for split in self._splits.values():
             if any(f.pending for f in split.features.values()):
-                split.flush(final=False, compression_opts=self._compression_opts)
+                split.flush(final=False, compression_opts=self._compression_opts, pool=self._pool)
+        self._pool.finish()
         self._file.flush()
 
     def _write_fingerprints(self) -> dict[tuple[str, str], str]:
@@ -918,9 +961,11 @@ class Writer:
     def _finish(self) -> None:
         self._check_specs_used()
         for split in self._splits.values():
-            split.flush(final=True, compression_opts=self._compression_opts)
+            split.flush(final=True, compression_opts=self._compression_opts, pool=self._pool)
             if not split.stored:  # new, or loaded to be extended
                 write_attr(split.group, "num_samples", split.num_samples)
+        self._pool.close()
+        self._feeder.shutdown()
         write_attr(self._file, "fingerprint", file_fingerprint(self._write_fingerprints()))
         write_attr(self._file, "complete", 1)  # last (§4.4)
         self._file.flush()
