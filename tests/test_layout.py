@@ -214,6 +214,49 @@ def test_feature_attrs_give_the_section_6_1_attributes() -> None:
     assert feature_attrs(blob, FeatureSpec(media_type="image/png"), WHERE)["media_type"] == "image/png"
 
 
+#: §6.6 media types with RFC 6838 / RFC 9110 parameters, which the writer and the validator both accept.
+WELL_FORMED_MEDIA_TYPES = (
+    "audio/L16; rate=16000",
+    "text/plain; charset=utf-8",
+    'text/plain;charset="utf-8"',
+    "audio/L16;rate=16000 ;\tchannels=2",
+    'application/vnd.h5ml+json; note="a \\"quoted\\" ; value"',
+    "image/svg+xml",
+)
+#: §6.6 strings that are not type/subtype with well-formed parameters, and the problem each names.
+MALFORMED_MEDIA_TYPES = (
+    ("image", "does not start with a type/subtype"),
+    ("image/", "does not start with a type/subtype"),
+    ("a b/c", "does not start with a type/subtype"),
+    ("image/png;", "malformed parameter at ';'"),
+    ("image/png; charset", "malformed parameter at '; charset'"),
+    ("image/png; charset = utf-8", "malformed parameter"),
+    ('text/plain; charset="utf-8', "malformed parameter"),
+    ("image/png ", "ends with whitespace"),
+    ("image/png\n", "does not start with a type/subtype"),
+    ("x/" + "a" * 128, "does not start with a type/subtype"),
+)
+
+
+@pytest.mark.parametrize("media", WELL_FORMED_MEDIA_TYPES)
+def test_feature_attrs_accept_media_type_parameters(media: str) -> None:
+    """§6.6: ``type/subtype`` followed by ``; name=value`` parameters (RFC 6838) is stored unchanged."""
+    assert spec.media_type_problem(media) is None
+    assert feature_attrs(Layout("bytes", U1), FeatureSpec(media_type=media), WHERE)["media_type"] == media
+
+
+@pytest.mark.parametrize(("media", "problem"), MALFORMED_MEDIA_TYPES)
+def test_feature_attrs_refuse_malformed_media_types(media: str, problem: str) -> None:
+    """§6.6: a media type without a subtype, with spaces in a name, or with an empty or valueless parameter is
+    refused with a message naming the feature, the value, the problem and the clause."""
+    found = spec.media_type_problem(media)
+    assert found is not None and problem in found
+    with pytest.raises(WriterError) as err:
+        feature_attrs(Layout("bytes", U1), FeatureSpec(media_type=media), WHERE)
+    assert str(err.value).startswith(f"{WHERE}: media_type {media!r} {found}; give an IANA media type")
+    assert str(err.value).endswith("(§6.6)")
+
+
 @pytest.mark.parametrize(
     ("layout", "fspec", "match"),
     [

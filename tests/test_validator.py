@@ -217,6 +217,42 @@ def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) ->
     assert [(i.code, i.path) for i in report.issues] == [("E117", obj)]
 
 
+@pytest.mark.parametrize(
+    "media",
+    [
+        "audio/L16; rate=16000",
+        'text/plain;charset="utf-8"',
+        "image",
+        "image/",
+        "a b/c",
+        "image/png;",
+        "image/png; charset",
+        "image/png ",
+    ],
+)
+def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
+    """§6.6: the validator reports E117 for a media_type exactly when the reference writer refuses it (one
+    grammar, :func:`h5ml.spec.media_type_problem`): the same string is given to the writer, then stored with
+    plain h5py in an otherwise valid file and validated."""
+    from h5ml.errors import WriterError
+    from h5ml.writer import write
+
+    try:
+        write(tmp_path / "w.h5", {"train": {"blob": [b"ab", b""]}}, features={"blob": {"media_type": media}})
+    except WriterError as err:
+        assert "media_type" in str(err) and "(§6.6)" in str(err)
+        refused = True
+    else:
+        assert [i.code for i in validate(tmp_path / "w.h5").issues if i.severity is Severity.ERROR] == []
+        refused = False
+    assert refused == (media not in ("audio/L16; rate=16000", 'text/plain;charset="utf-8"'))
+    report = validate(_edited(tmp_path, lambda f: write_attr(f["/train/blob"], "media_type", media)))
+    assert [(i.code, i.path) for i in report.issues] == ([("E117", "/train/blob")] if refused else [])
+    if refused:
+        assert f"attribute 'media_type' of /train/blob is {media!r}" in report.issues[0].message
+        assert "(RFC 6838, §6.6)" in report.issues[0].message
+
+
 def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     """§1.4.1: in a newer-MINOR file an unknown encoding is I301 and an unknown role I300; in a 1.0 file, errors."""
 

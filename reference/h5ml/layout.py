@@ -49,6 +49,7 @@ __all__ = [
     "infer_layout",
     "main_dataset",
     "stored_layout",
+    "stored_spec",
 ]
 
 #: §6.6 the media type of a bytes feature when none is given.
@@ -398,6 +399,49 @@ def stored_layout(encoding: str, obj: Any) -> Layout:
     return Layout("ragged", data.dtype, tuple(data.shape[1:]), is_bool)
 
 
+def stored_spec(encoding: str, obj: Any) -> FeatureSpec:
+    """The options a feature already in a file was written with, for the same feature of a new split (§6.1).
+
+    Parameters
+    ----------
+    encoding
+        The feature's ``encoding`` attribute (checked by the caller).
+    obj
+        The feature's ``h5py.Dataset`` or ``h5py.Group``.
+
+    Returns
+    -------
+    FeatureSpec
+        Its encoding; dtype (``bool`` for logical booleans; none for
+        strings); class names (categorical); number of sample axes (ragged
+        with ``shapes``); ``compression="gzip"`` when its main dataset is
+        deflated; and the ``role``, ``description``, ``units``,
+        ``sample_rate`` and ``media_type`` attributes it carries.
+
+    Raises
+    ------
+    EncodingError, KeyError, TypeError, ValueError
+        As :func:`stored_layout`, for a malformed feature.
+    """
+    layout = stored_layout(encoding, obj)
+    text: dict[str, Any] = {}
+    for key in ("role", "description", "units", "media_type"):
+        value = read_attr(obj, key, None)
+        if isinstance(value, str):
+            text[key] = value
+    rate = read_attr(obj, "sample_rate", None)
+    main = main_dataset(layout, obj)
+    return FeatureSpec(
+        encoding=encoding,
+        dtype=None if layout.dtype is None or encoding == "bytes" else layout.hash_dtype,
+        class_names=layout.class_names,
+        sample_ndim=layout.shapes_ndim,
+        sample_rate=float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None,
+        compression="gzip" if main.compression == "gzip" else None,
+        **text,
+    )
+
+
 def main_dataset(layout: Layout, obj: Any) -> h5py.Dataset:
     """The dataset holding a feature's samples: the feature itself, its ``codes`` or its ``values`` (§6).
 
@@ -467,13 +511,12 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
         attrs["logical_dtype"] = "bool"
     if layout.encoding == "bytes":
         media = fspec.media_type or DEFAULT_MEDIA_TYPE
-        if (
-            not isinstance(media, str)
-            or media.count("/") != 1
-            or any(c.isspace() for c in media)
-            or text_problem(media) is not None
-        ):
-            raise WriterError(f"{where}: media_type {media!r} is not a type/subtype such as 'image/png' (§6.6)")
+        problem = spec.media_type_problem(media)
+        if problem is not None:
+            raise WriterError(
+                f"{where}: media_type {media!r} {problem}; give an IANA media type with optional "
+                "'; name=value' parameters, such as 'image/png' or 'audio/L16; rate=16000' (§6.6)"
+            )
         attrs["media_type"] = media
     elif fspec.media_type is not None:
         raise WriterError(f"{where}: media_type applies to bytes features only (§6.6)")

@@ -42,6 +42,7 @@ __all__ = [
     "STATS_ATTRS",
     "TARGET_CHUNK_BYTES",
     "is_valid_name",
+    "media_type_problem",
     "parse_version",
 ]
 
@@ -207,3 +208,71 @@ def is_valid_name(name: str) -> bool:
         return len(name.encode("utf-8")) <= 255
     except UnicodeEncodeError:  # a lone surrogate has no UTF-8 form
         return False
+
+
+#: §6.6 an RFC 6838 restricted-name (a media type's type or subtype): a letter
+#: or digit, then at most 126 letters, digits or ``!#$&^_.+-``.
+_MEDIA_NAME: Final = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+#: §6.6 an RFC 9110 token (a parameter name, or an unquoted parameter value).
+_MEDIA_TOKEN: Final = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+#: §6.6 an RFC 9110 quoted-string: printable ASCII, space and tab, with ``"``
+#: and ``\\`` escaped by a backslash (the obsolete non-ASCII obs-text is refused).
+_MEDIA_QUOTED: Final = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
+_MEDIA_TYPE_RE: Final = re.compile(rf"{_MEDIA_NAME}/{_MEDIA_NAME}")
+#: §6.6 one parameter with the optional whitespace (space or tab) RFC 9110 allows around its ``;``.
+_MEDIA_PARAMETER_RE: Final = re.compile(rf"[ \t]*;[ \t]*{_MEDIA_TOKEN}=(?:{_MEDIA_TOKEN}|{_MEDIA_QUOTED})")
+
+
+def media_type_problem(text: object) -> str | None:
+    """Say why ``text`` is not a media type a bytes feature may carry, or return ``None`` (§6.6).
+
+    §6.6 allows an IANA media type ``type/subtype`` optionally followed by
+    parameters (RFC 6838). The grammar checked is that of RFC 6838 and RFC
+    9110: ``type`` and ``subtype`` are restricted-names (a letter or digit,
+    then at most 126 letters, digits or ``!#$&^_.+-``); each parameter is
+    ``;`` then ``name=value``, with optional spaces or tabs around the ``;``
+    but none around ``=``, a token as the name and a token or a double-quoted
+    string (printable ASCII, backslash escapes) as the value. Nothing else may
+    come before, between or after. The writer (:func:`h5ml.layout.feature_attrs`)
+    refuses, and the validator reports as E117, exactly the values this
+    function finds a problem with.
+
+    Parameters
+    ----------
+    text
+        The candidate value of the ``media_type`` attribute (any object).
+
+    Returns
+    -------
+    str or None
+        A phrase that follows the quoted value in a message, such as ``"ends
+        with whitespace; remove it"``; ``None`` when the value is
+        well formed, for example ``"image/png"`` or ``"audio/L16; rate=16000"``.
+
+    Examples
+    --------
+    >>> media_type_problem("text/plain; charset=utf-8") is None
+    True
+    >>> media_type_problem("image/png; charset") is None
+    False
+    """
+    if not isinstance(text, str):
+        return f"is a {type(text).__name__}, not a string"
+    head = _MEDIA_TYPE_RE.match(text)
+    if head is None or (head.end() < len(text) and text[head.end()] not in " \t;"):
+        return (
+            "does not start with a type/subtype (RFC 6838: each of the two names is a letter or digit, "
+            "then letters, digits or !#$&^_.+-, at most 127 characters)"
+        )
+    pos = head.end()
+    while pos < len(text):
+        if not text[pos:].strip(" \t"):
+            return "ends with whitespace; remove it"
+        parameter = _MEDIA_PARAMETER_RE.match(text, pos)
+        if parameter is None:
+            return (
+                f"has a malformed parameter at {text[pos:]!r} (RFC 9110: each parameter is ';' then name=value, "
+                "the name a token, the value a token or a double-quoted string)"
+            )
+        pos = parameter.end()
+    return None

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Collection, Generator, Iterator
 from typing import Any, Final, TypeAlias
 
@@ -44,8 +43,6 @@ class _Unreadable:
 
 #: The value :func:`read_value` gives for an attribute that cannot be read or decoded.
 UNREADABLE: Final = _Unreadable()
-
-_MEDIA_TYPE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?\Z")
 
 
 def is_int(value: Any) -> bool:
@@ -93,7 +90,7 @@ def is_version(value: Any) -> bool:
 
 
 def _is_media_type(value: Any) -> bool:
-    return isinstance(value, str) and bool(_MEDIA_TYPE.match(value))
+    return spec.media_type_problem(value) is None
 
 
 #: Attribute name -> (rule its value must pass, what the rule expects, for the message).
@@ -112,7 +109,11 @@ FEATURE_ATTR_RULES: Final[Rules] = {
     "stats_max": (_is_number, "a number"),
     "stats_mean": (_is_number, "a number"),
     "stats_std": (_is_number, "a number"),
-    "media_type": (_is_media_type, "an IANA media type such as 'image/png'"),
+    "media_type": (
+        _is_media_type,
+        "an IANA media type type/subtype with optional '; name=value' parameters, such as 'image/png' or "
+        "'text/plain; charset=utf-8' (RFC 6838, §6.6)",
+    ),
 }
 #: §5.3 split attributes other than num_samples (E117).
 SPLIT_ATTR_RULES: Final[Rules] = {
