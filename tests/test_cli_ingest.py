@@ -133,3 +133,29 @@ def test_convert_table_export_subset_merge(tmp_path: Path) -> None:
     _no_warnings(tmp_path / "twice.h5")
     code, _, err = run_cli("merge", str(out), str(tmp_path / "half.h5"), "-o", str(tmp_path / "bad.h5"))
     assert code == 2 and "Traceback" not in err and not (tmp_path / "bad.h5").exists()
+
+
+def test_merge_refuses_shared_sample_ids(tmp_path: Path) -> None:
+    """Two conversions of audio folders that hold the same file ids: merge stops (exit 2, one error line naming
+    both files, the split, the feature and the id); --allow-duplicate-ids merges; --id-feature picks the feature."""
+    _audio_tree(tmp_path / "one")
+    _audio_tree(tmp_path / "two")
+    (tmp_path / "two" / "train" / "clean" / "1.wav").unlink()
+    (tmp_path / "two" / "train" / "noisy" / "1.wav").unlink()
+    first, second, out = tmp_path / "one.h5", tmp_path / "two.h5", tmp_path / "both.h5"
+    for root, path in ((tmp_path / "one", first), (tmp_path / "two", second)):
+        code, _, err = run_cli("convert", str(root), str(path), "--quiet")
+        assert code == 0, err
+    code, _, err = run_cli("merge", str(first), str(second), "-o", str(out))
+    assert code == 2 and "Traceback" not in err and not out.exists()
+    assert err.startswith(
+        f"h5ml: error: cannot merge {first} and {second}: split 'train' holds the sample id '2' (feature 'id') in both, "
+        f"at row 1 of {first} and row 0 of {second}; 2 sample(s) of {second} have ids that earlier files hold."
+    )
+    code, _, err = run_cli("merge", str(first), str(second), "-o", str(out), "--id-feature", "clean")
+    assert code == 0, err  # 'clean' holds clips, not ids: nothing is checked
+    code, _, err = run_cli("merge", str(first), str(second), "-o", str(out), "--allow-duplicate-ids", "--overwrite")
+    assert code == 0, err
+    with h5ml.open(out) as ds:
+        assert ds["train"]["id"][:].tolist() == ["1", "2", "10", "2", "10"]
+    _no_warnings(out)

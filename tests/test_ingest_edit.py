@@ -234,6 +234,85 @@ def test_merge_refuses_features_that_differ(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_merge_refuses_sample_ids_two_files_share(tmp_path: Path) -> None:
+    """Sample ids (the converters' string feature ``id``): an id that two files hold in one split stops the merge
+    with both files, the split, the feature, the id and both rows named; nothing is written.
+    allow_duplicate_ids=True merges anyway; ids repeated within one file, or in different splits, are not refused."""
+    a = h5ml.write(
+        tmp_path / "a.h5",
+        {
+            "train": {"id": ["cat/1.png", "cat/2.png", "dog/1.png", "dog/1.png"], "x": np.arange(4.0)},
+            "test": {"id": ["cat/9.png"], "x": np.zeros(1)},
+        },
+        metadata={"description": "pets", "license": "CC0-1.0"},
+    )
+    b = h5ml.write(
+        tmp_path / "b.h5",
+        {
+            "train": {"id": ["dog/7.png", "cat/2.png", "dog/1.png"], "x": np.arange(3.0)},
+            "validation": {"id": ["cat/9.png"], "x": np.zeros(1)},  # same id as a's test: another split
+        },
+    )
+    out = tmp_path / "m.h5"
+    with pytest.raises(ValueError) as err:
+        merge([a, b], out)
+    assert str(err.value).startswith(
+        f"cannot merge {a} and {b}: split 'train' holds the sample id 'cat/2.png' (feature 'id') in both, "
+        f"at row 1 of {a} and row 1 of {b}; 2 sample(s) of {b} have ids that earlier files hold. "
+    )
+    assert "--allow-duplicate-ids (allow_duplicate_ids=True)" in str(err.value)
+    assert not out.exists()
+    report = merge([a, b], out, allow_duplicate_ids=True)
+    assert report.samples == {"train": 7, "test": 1, "validation": 1}
+    got = read_all(out)
+    assert got["train"]["id"].tolist() == ["cat/1.png", "cat/2.png", "dog/1.png", "dog/1.png", "dog/7.png", "cat/2.png",
+                                           "dog/1.png"]  # fmt: skip
+    assert got["train"]["x"].tolist() == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0]
+    assert_clean(out)
+    # a third file: the first row (in merge order) whose id is already held names the file that holds it
+    c = h5ml.write(tmp_path / "c.h5", {"train": {"id": ["new", "dog/7.png"], "x": np.zeros(2)}})
+    ec, eb = re.escape(str(c)), re.escape(str(b))
+    with pytest.raises(
+        ValueError, match=rf"^cannot merge {ec} and {eb}: .*'dog/7.png'.* row 1 of {ec} and row 0 of {eb}; 3 "
+    ):
+        merge([a, c, b], tmp_path / "m3.h5")
+    assert merge([a, c], tmp_path / "ac.h5").samples["train"] == 6  # 'dog/1.png' twice in a alone is a's own affair
+
+
+def test_merge_id_feature_option(tmp_path: Path) -> None:
+    """id_feature names the id feature (strings or integer scalars, uint64 beyond 2**63 included); None, or a
+    feature that cannot hold ids (float), checks nothing."""
+    a = h5ml.write(tmp_path / "a.h5", {"train": {"key": np.array([-1, 5, 7], np.int64), "name": ["p", "q", "r"]}})
+    b = h5ml.write(tmp_path / "b.h5", {"train": {"key": np.array([-2, 8, 7], np.int64), "name": ["s", "q", "t"]}})
+    with pytest.raises(ValueError, match=r"the sample id 7 \(feature 'key'\) in both, at row 2 of .* and row 2 of"):
+        merge([a, b], tmp_path / "k.h5", id_feature="key")
+    with pytest.raises(
+        ValueError, match=r"the sample id 'q' \(feature 'name'\) in both, at row 1 of .* and row 1 .* 1 s"
+    ):
+        merge([a, b], tmp_path / "n.h5", id_feature="name")
+    assert merge([a, b], tmp_path / "none.h5", id_feature=None).samples == {"train": 6}
+    assert merge([a, b], tmp_path / "id.h5").samples == {"train": 6}  # no feature 'id'
+    big = 2**63 + 5
+    u1 = h5ml.write(tmp_path / "u1.h5", {"train": {"id": np.array([1, big], np.uint64)}})
+    u2 = h5ml.write(tmp_path / "u2.h5", {"train": {"id": np.array([big, 2], np.uint64)}})
+    with pytest.raises(ValueError, match=rf"the sample id {big} \(feature 'id'\) in both, at row 1 of .* and row 0 of"):
+        merge([u1, u2], tmp_path / "u.h5")
+    f1 = h5ml.write(tmp_path / "f1.h5", {"train": {"id": np.array([1.0, 2.0])}})
+    f2 = h5ml.write(tmp_path / "f2.h5", {"train": {"id": np.array([1.0, 2.0])}})
+    assert merge([f1, f2], tmp_path / "f.h5").samples == {"train": 4}
+
+
+def test_merge_confirms_equal_id_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids whose keys are equal (here every key, as if every hash collided) are duplicates only when the ids are."""
+    monkeypatch.setattr(edit, "_id_keys", lambda feature: np.zeros(feature.num_samples, dtype=np.int64))
+    a = h5ml.write(tmp_path / "a.h5", {"train": {"id": ["p", "q", "r"]}})
+    b = h5ml.write(tmp_path / "b.h5", {"train": {"id": ["s", "t", "q"]}})
+    c = h5ml.write(tmp_path / "c.h5", {"train": {"id": ["u", "v"]}})
+    with pytest.raises(ValueError, match=r"the sample id 'q' \(feature 'id'\) in both, at row 1 of .* and row 2 of"):
+        merge([a, b], tmp_path / "ab.h5")
+    assert merge([a, c], tmp_path / "ac.h5").samples == {"train": 5}
+
+
 def test_sample_batches_follow_sizes(source: Path) -> None:
     """Batches cover the rows in order; ragged sizes come from offsets; strings are learnt from what is read."""
     with h5ml.open(source) as ds:

@@ -97,6 +97,140 @@ def test_npz_round_trips_through_convert_npz(source: Path, tmp_path: Path) -> No
     assert [c for c in report.codes if not c.startswith("I")] == []
 
 
+def test_npz_round_trips_every_encoding(tmp_path: Path) -> None:
+    """Every encoding comes back from convert_npz: ragged (rows of 2, per-sample shapes, all of one length, bool),
+    bytes with their media types (one with parameters, §6.6), categorical with shared and per-split class names;
+    same encodings, dtypes, sample shapes, class names, media types and values, split by split."""
+    rng = np.random.default_rng(5)
+
+    def split(n: int, seed: int, kinds: list[str]) -> dict[str, Any]:
+        values = columns(n, seed)
+        values["kind"] = h5ml.Categorical(rng.integers(-1, len(kinds), n), kinds)
+        values["same"] = [np.arange(3, dtype=np.uint16) + i for i in range(n)]
+        values["mask"] = [rng.random(i % 3) > 0.5 for i in range(n)]
+        values["clip"] = [rng.integers(0, 256, i % 7, dtype=np.uint8).tobytes() for i in range(n)]
+        return values
+
+    source = h5ml.write(
+        tmp_path / "every.h5",
+        {"train": split(30, 0, ["a", "b"]), "validation": split(7, 1, ["z"]), "test": split(5, 2, ["a", "b"])},
+        features={
+            "blob": {"media_type": "image/png"},
+            "clip": {"media_type": "audio/L16; rate=16000"},
+            "same": {"encoding": "ragged"},
+        },
+    )
+    npz = export_npz(source, tmp_path / "every.npz")
+    with np.load(npz) as archive:
+        assert archive["clip_train_media_type"].item() == "audio/L16; rate=16000"
+        assert archive["kind_validation_class_names"].tolist() == ["z"] and "kind_class_names" not in archive.files
+        assert archive["label_class_names"].tolist() == CLASSES
+    back = convert_npz(npz, tmp_path / "back.h5", description="round trip", license="CC0-1.0")
+    with h5ml.open(source) as original, h5ml.open(back) as got:
+        assert list(got.splits) == list(original.splits)
+        for name in original.splits:
+            assert sorted(got[name].features) == sorted(original[name].features)
+            for feature, before in original[name].features.items():
+                after = got[name][feature]
+                assert (after.encoding, after.dtype, tuple(after.sample_shape)) == (
+                    before.encoding,
+                    before.dtype,
+                    tuple(before.sample_shape),
+                ), f"{name}/{feature}"
+                assert (after.class_names, after.media_type) == (before.class_names, before.media_type)
+                expected, found = before[:], after[:]
+                if isinstance(expected, np.ndarray) and expected.dtype != object:
+                    assert found.dtype == expected.dtype
+                    np.testing.assert_array_equal(found, expected)
+                else:
+                    assert len(found) == len(expected)
+                    for a, b in zip(found, expected, strict=True):
+                        if isinstance(b, np.ndarray):
+                            assert (a.dtype, a.shape) == (b.dtype, b.shape)
+                            np.testing.assert_array_equal(a, b)
+                        else:
+                            assert a == b
+        train = got["train"]
+        assert [train[f].encoding for f in ("same", "mask", "seq", "grid", "blob", "label")] == [
+            "ragged", "ragged", "ragged", "ragged", "bytes", "categorical",
+        ]  # fmt: skip
+        assert tuple(train["grid"].sample_shape) == (None, None) and tuple(train["seq"].sample_shape) == (None, 2)
+        assert train["mask"].dtype == np.bool_ and train["kind"].class_names == ["a", "b"]
+        assert (
+            got["validation"]["kind"].class_names == ["z"] and got["test"]["clip"].media_type == "audio/L16; rate=16000"
+        )
+    report = h5ml.validate(back, deep=True)
+    assert [c for c in report.codes if not c.startswith("I")] == []
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        (
+            {"seq_train": np.zeros((5, 2)), "seq_train_offsets": np.array([0, 2, 4])},
+            r"array 'seq_train_offsets' does not hold offsets into 'seq_train': .* end at its 5 rows .* got 0 \.\. 4",
+        ),
+        (
+            {"seq_train": np.zeros(5), "seq_train_offsets": np.array([0.0, 5.0])},
+            r"array 'seq_train_offsets' should hold the offsets of 'seq_train', a 1-D integer array",
+        ),
+        (
+            {
+                "g_train": np.zeros(6),
+                "g_train_offsets": np.array([0, 2, 6]),
+                "g_train_shapes": np.array([[1, 2], [2, 2]]),
+            },
+            None,
+        ),
+        (
+            {
+                "g_train": np.zeros(6),
+                "g_train_offsets": np.array([0, 2, 6]),
+                "g_train_shapes": np.array([[1, 2], [2, 3]]),
+            },
+            r"sample 1 of 'g_train' has 4 values but 'g_train_shapes' gives it the shape \(2, 3\)",
+        ),
+        (
+            {
+                "b_train": np.zeros(3, np.int16),
+                "b_train_offsets": np.array([0, 3]),
+                "b_train_media_type": np.array("x/y"),
+            },
+            r"array 'b_train' holds the bytes of a bytes feature \(beside 'b_train_media_type'\) and must be uint8",
+        ),
+        (
+            {"b_train": np.zeros(3, np.uint8), "b_train_offsets": np.array([0, 3]), "b_train_media_type": np.array(3)},
+            r"array 'b_train_media_type' should hold the media type of the bytes feature 'b_train', one string",
+        ),
+    ],
+    ids=["offsets-short", "offsets-float", "shapes-ok", "shapes-wrong", "bytes-int16", "media-type-number"],
+)
+def test_npz_companion_arrays_are_checked(tmp_path: Path, arrays: dict[str, Any], message: str | None) -> None:
+    """Offsets, shapes and media types that do not fit their values are refused naming the archive and the arrays;
+    nothing is written."""
+    source, target = tmp_path / "c.npz", tmp_path / "c.h5"
+    np.savez(source, **arrays)
+    if message is None:
+        convert_npz(source, target)
+        with h5ml.open(target) as ds:
+            grid = ds["train"]["g"]
+            assert (grid.encoding, tuple(grid.sample_shape)) == ("ragged", (None, None))
+            assert [s.shape for s in grid[:]] == [(1, 2), (2, 2)]
+        return
+    with pytest.raises(h5ml.EncodingError, match=message) as err:
+        convert_npz(source, target)
+    assert str(err.value).startswith(f"{source}: ") and not target.exists()
+
+
+def test_npz_companion_names_without_their_values_are_features(tmp_path: Path) -> None:
+    """``x_offsets`` without ``x`` and ``y_media_type`` without ``y_offsets`` are ordinary arrays, as before."""
+    source = tmp_path / "plain.npz"
+    np.savez(source, x_offsets=np.arange(3), y=np.arange(3.0), y_media_type=np.array(["a", "b", "c"]))
+    with h5ml.open(convert_npz(source, tmp_path / "plain.h5")) as ds:
+        assert sorted(ds["train"].features) == ["x_offsets", "y", "y_media_type"]
+        assert ds["train"]["y_media_type"].encoding == "string" and ds["train"]["x_offsets"][:].tolist() == [0, 1, 2]
+
+
 def test_npz_categorical_codes_with_their_class_names(source: Path, tmp_path: Path) -> None:
     """Codes exported as label_<split> come back categorical with label= and the exported class names."""
     npz = export_npz(source, tmp_path / "labels.npz", splits=["train", "test"], features=["label"])

@@ -622,6 +622,15 @@ def subset_command(
 @click.option("--compression", type=click.Choice(["keep", "gzip", "none"]), default="keep", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--id-feature",
+    default="id",
+    show_default=True,
+    help="The feature holding each sample's id, checked for ids that two files share in one split.",
+)
+@click.option(
+    "--allow-duplicate-ids", is_flag=True, help="Merge files even when they hold the same sample id in one split."
+)
 @click.pass_obj
 def merge_command(
     streams: _Streams,
@@ -631,12 +640,25 @@ def merge_command(
     compression: str,
     progress: bool | None,
     overwrite: bool,
+    id_feature: str,
+    allow_duplicate_ids: bool,
 ) -> int:
-    """Join h5ml files with equal features into OUTPUT: a split's samples from each file, in order."""
+    """Join h5ml files with equal features into OUTPUT: a split's samples from each file, in order.
+
+    Files that hold the same sample id (the --id-feature) in one split are refused unless --allow-duplicate-ids.
+    """
     from h5ml.ingest import edit
 
     try:
-        report = edit.merge(list(sources), output, compression=compression, progress=progress, overwrite=overwrite)  # type: ignore[arg-type]
+        report = edit.merge(
+            list(sources),
+            output,
+            compression=compression,  # type: ignore[arg-type]
+            progress=progress,
+            overwrite=overwrite,
+            id_feature=id_feature,
+            allow_duplicate_ids=allow_duplicate_ids,
+        )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     streams.console().print(Text(report.summary()), soft_wrap=True)

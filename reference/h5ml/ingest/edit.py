@@ -26,6 +26,17 @@ What the new file keeps
   statistics are computed again. Compression follows ``compression``:
   ``"keep"`` (default) gives each feature gzip when its source was compressed
   (any filter, §3.5) and none otherwise.
+
+Sample ids
+----------
+The converters of :mod:`h5ml.ingest` store each sample's id (its source file)
+in the string feature ``id`` (:data:`h5ml.ingest.legacy.ID_FEATURE`).
+:func:`merge` refuses files whose splits of the same name hold the same id,
+since the merged split would then hold two samples that claim to be one; it
+names both files, the split, the feature and an example id. Ids are compared
+by 64-bit keys (an integer id itself, a string's hash), kept in memory with
+their file and row (20 bytes per id, under 100 while a file's ids are sorted
+in), and a match is confirmed by reading both ids back. ``allow_duplicate_ids=True`` merges such files anyway.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.features import Feature
+from h5ml.ingest.legacy import ID_FEATURE
 from h5ml.ingest.pipeline import IngestReport, check_output, progress_bar
 from h5ml.plan import normalize_indices
 from h5ml.reader import Dataset, Split
@@ -67,7 +79,7 @@ BATCH_BYTES: Final = 64 << 20
 Compression = Literal["keep", "gzip"] | None
 #: Samples of one split: a slice, ``"start:stop[:step]"``, integer indices (any order) or a boolean mask.
 SampleSelection: TypeAlias = slice | str | Sequence[int] | npt.NDArray[np.integer[Any]] | npt.NDArray[np.bool_]
-#: Rows whose per-sample sizes are looked up at once when planning batches.
+#: Rows whose per-sample sizes are looked up at once when planning batches (and ids read at once by merge).
 _WINDOW: Final = 65536
 #: Bytes assumed per string sample until strings have been read.
 _STRING_GUESS: Final = 256
@@ -495,6 +507,8 @@ def merge(
     compression: Compression = "keep",
     progress: bool | None = None,
     overwrite: bool = False,
+    id_feature: str | None = ID_FEATURE,
+    allow_duplicate_ids: bool = False,
 ) -> IngestReport:
     """Join h5ml files with equal features into one file (§4-§8).
 
@@ -504,7 +518,10 @@ def merge(
     sample rate and units (:func:`feature_signature`). Splits appear in the
     order they are first met. Root metadata is the
     first file's, with ``source`` set to the JSON list of the inputs as given;
-    feature attributes (role, description) are the first file's.
+    feature attributes (role, description) are the first file's. Two files
+    whose splits of the same name share a sample id (the feature
+    ``id_feature``) are refused unless ``allow_duplicate_ids`` (see the
+    module docstring); this is checked before anything is written.
 
     Parameters
     ----------
@@ -520,6 +537,15 @@ def merge(
         Show a progress bar on stderr: True, False, or None for "when stderr is a terminal".
     overwrite
         Replace an existing output.
+    id_feature
+        The feature that holds each sample's id: checked in every split that
+        several files hold and that has it as a ``string`` feature or a
+        ``dense`` feature of integer scalars (other features of that name are
+        not ids, and are not checked). Default ``"id"``, the name the
+        converters use; None checks nothing.
+    allow_duplicate_ids
+        Merge files whose splits share sample ids (the merged split then
+        holds each such id more than once).
 
     Returns
     -------
@@ -530,8 +556,11 @@ def merge(
     ------
     ValueError
         If no source is given, a source is given twice, ``compression`` is
-        invalid, or the files' features differ: the message names both files,
-        the split and the feature, and what differs.
+        invalid, the files' features differ (the message names both files,
+        the split and the feature, and what differs), or two files hold the
+        same sample id in one split and ``allow_duplicate_ids`` is False (the
+        message names both files, the split, the id feature, an example id
+        and its rows).
     FileNotFoundError
         If a source does not exist.
     FileExistsError, IsADirectoryError
@@ -557,15 +586,18 @@ def merge(
     datasets = [open_dataset(path) for path in paths]
     try:
         order = _merge_plan(paths, datasets)
+        if id_feature is not None and not allow_duplicate_ids:
+            for name, members in order.items():
+                _check_ids(name, members, id_feature)
         root = _root_metadata(datasets[0], {"source": json.dumps([os.fspath(s) for s in sources]), **(metadata or {})})
         report = IngestReport(out)
-        total = sum(ds[name].num_samples for name, members in order.items() for ds in members)
+        total = sum(ds[name].num_samples for name, members in order.items() for _, ds in members)
         bar = progress_bar(progress, total)
         try:
             with Writer(out, root) as writer:
                 for name, members in order.items():
-                    first = members[0][name]
-                    count = sum(ds[name].num_samples for ds in members)
+                    first = members[0][1][name]
+                    count = sum(ds[name].num_samples for _, ds in members)
                     seed = first.shuffle_seed if len(members) == 1 else None
                     writer.add_split(name, first.description, shuffle_seed=seed, expected_samples=count)
                     names = list(first.features)
@@ -573,7 +605,7 @@ def merge(
                         writer.add_feature(name, feature, **_declaration(first.feature(feature), compression))
                     task = None if bar is None else bar.add_task(f"{out.name}: {name}", total=count)
                     report.samples[name] = 0
-                    for ds in members:
+                    for _, ds in members:
                         split = ds[name]
                         report.samples[name] += _copy(writer, name, split, names, range(split.num_samples), bar, task)
         finally:
@@ -586,21 +618,22 @@ def merge(
     return report
 
 
-def _merge_plan(paths: Sequence[Path], datasets: Sequence[Dataset]) -> dict[str, list[Dataset]]:
-    """Split -> the files that hold it, in file order, after checking that their features agree split by split.
+def _merge_plan(paths: Sequence[Path], datasets: Sequence[Dataset]) -> dict[str, list[tuple[Path, Dataset]]]:
+    """Split -> the files (path as given, open file) that hold it, in file order, after checking that their
+    features agree split by split.
 
     The first file that holds a split is the reference of that split: every
     other file's split of that name must have the same feature names, each
     with the same :func:`feature_signature`.
     """
     reference: dict[str, tuple[Path, dict[str, _Signature]]] = {}
-    order: dict[str, list[Dataset]] = {}
+    order: dict[str, list[tuple[Path, Dataset]]] = {}
     for path, ds in zip(paths, datasets, strict=True):
         for split in ds.splits.values():
             found = {name: feature_signature(feature) for name, feature in split.features.items()}
             if split.name not in reference:
                 reference[split.name] = (path, found)
-                order[split.name] = [ds]
+                order[split.name] = [(path, ds)]
                 continue
             where, expected = reference[split.name]
             missing = [name for name in expected if name not in found]
@@ -620,5 +653,96 @@ def _merge_plan(paths: Sequence[Path], datasets: Sequence[Dataset]) -> dict[str,
                         "files whose features have the same encoding, dtype, sample shape, class names, media type, "
                         "sample rate and units: convert one of them first"
                     )
-            order[split.name].append(ds)
+            order[split.name].append((path, ds))
     return order
+
+
+def _id_keys(feature: Feature) -> npt.NDArray[np.int64]:
+    """A 64-bit key of every sample id of ``feature``, in row order, read :data:`_WINDOW` rows at a time.
+
+    Integer ids are their own key (unsigned ones reinterpreted, so that keys
+    are equal only when ids are); a string's key is its ``hash``, equal for
+    different strings only by a 64-bit accident, which :func:`_check_ids`
+    rules out by comparing the ids themselves.
+    """
+    count = feature.num_samples
+    keys = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _WINDOW):
+        stop = min(count, start + _WINDOW)
+        values = feature[start:stop]
+        if feature.encoding == "string":
+            keys[start:stop] = np.fromiter(map(hash, values.tolist()), dtype=np.int64, count=stop - start)
+        else:
+            wide = np.uint64 if np.dtype(feature.dtype).kind == "u" else np.int64
+            keys[start:stop] = np.asarray(values, dtype=wide).view(np.int64)
+    return keys
+
+
+def _id_at(feature: Feature, row: int) -> Any:
+    """The id of one row as a Python ``str`` or ``int`` (for comparing, and for messages)."""
+    return feature[row : row + 1].tolist()[0]
+
+
+def _is_id_feature(feature: Feature) -> bool:
+    """Whether ``feature`` can hold sample ids: ``string``, or ``dense`` integer scalars (§6.2, §6.4)."""
+    if feature.encoding == "string":
+        return True
+    return (
+        feature.encoding == "dense" and tuple(feature.sample_shape) == () and np.issubdtype(feature.dtype, np.integer)
+    )
+
+
+def _check_ids(name: str, members: Sequence[tuple[Path, Dataset]], id_feature: str) -> None:
+    """Refuse files that hold the same sample id in split ``name`` (see the module docstring).
+
+    Parameters
+    ----------
+    name
+        The split.
+    members
+        The files (path as given, open file) that hold it, in merge order;
+        their features agree (:func:`_merge_plan`).
+    id_feature
+        The feature holding the ids; a split without it, or where it is not
+        an id feature (:func:`_is_id_feature`), is not checked.
+
+    Raises
+    ------
+    ValueError
+        At the first row (in merge order) whose id an earlier file holds: the
+        message names both files, the split, the feature, the id and both rows.
+    """
+    first = members[0][1][name]
+    if len(members) < 2 or id_feature not in first.features or not _is_id_feature(first.feature(id_feature)):
+        return
+    # Every id met so far, sorted by key (stable: equal keys keep merge order): key, file, row.
+    known = np.zeros(0, dtype=np.int64)
+    known_file = np.zeros(0, dtype=np.int32)
+    known_row = np.zeros(0, dtype=np.int64)
+    for index, (path, ds) in enumerate(members):
+        feature = ds[name].feature(id_feature)
+        keys = _id_keys(feature)
+        if known.size:
+            pos = np.searchsorted(known, keys)
+            hit = known[np.minimum(pos, known.size - 1)] == keys
+            for row in np.flatnonzero(hit).tolist():
+                value = _id_at(feature, row)
+                p = int(pos[row])
+                while p < known.size and known[p] == keys[row]:
+                    earlier_path, earlier = members[int(known_file[p])]
+                    earlier_row = int(known_row[p])
+                    if _id_at(earlier[name].feature(id_feature), earlier_row) == value:
+                        raise ValueError(
+                            f"cannot merge {earlier_path} and {path}: split {name!r} holds the sample id {value!r} "
+                            f"(feature {id_feature!r}) in both, at row {earlier_row} of {earlier_path} and row {row} "
+                            f"of {path}; {int(hit.sum())} sample(s) of {path} have ids that earlier files hold. "
+                            "Merged, the split would hold two samples with one id: drop the repeated samples from "
+                            "one file first (h5ml subset --samples), or merge anyway with --allow-duplicate-ids "
+                            "(allow_duplicate_ids=True)"
+                        )
+                    p += 1
+        known = np.concatenate([known, keys])
+        known_file = np.concatenate([known_file, np.full(keys.size, index, dtype=np.int32)])
+        known_row = np.concatenate([known_row, np.arange(keys.size, dtype=np.int64)])
+        ordered = np.argsort(known, kind="stable")
+        known, known_file, known_row = known[ordered], known_file[ordered], known_row[ordered]

@@ -31,15 +31,21 @@ ragged         ``<feature>_<split>``                      all samples' values co
                                                           in several axes (reshape in C order)
 bytes          ``<feature>_<split>``                      uint8 (M,), all samples concatenated
                ``<feature>_<split>_offsets``              int64 (N+1,) as ragged (§6.6)
+               ``<feature>_<split>_media_type``           str, (): the media type (§6.6;
+                                                          ``application/octet-stream`` when
+                                                          the feature has none); it tells
+                                                          bytes from ragged uint8
 =============  =========================================  ======================================
 
-A file of dense and string features, with splits ``train``, ``validation``
-and ``test``, round-trips through ``convert_npz`` (same splits, features,
-dtypes and values). Categorical, ragged and bytes features are exported
-for NumPy users, but ``convert_npz`` does not read their extra arrays back
-(it takes every array as a feature of its own; categorical codes come back
-as categorical with ``label=<feature>`` and the class names passed as
-``class_names=``). Strings are stored as fixed-width numpy strings, so
+The suffixes are those of :mod:`h5ml.convert` (``OFFSETS_SUFFIX``,
+``SHAPES_SUFFIX``, ``MEDIA_TYPE_SUFFIX``, ``CLASS_NAMES_SUFFIX``), and
+:func:`h5ml.convert.convert_npz` reads the companion arrays back: a file
+whose splits are ``train``, ``validation`` and ``test`` (the split names
+``convert_npz`` recognises) round-trips with the same splits, features,
+encodings, dtypes, sample shapes, values, class names and media types.
+Other attributes (role, description, units, sample rate) are not exported;
+``convert_npz`` gives ``x`` role input and a categorical feature that is the
+only one role target. Strings are stored as fixed-width numpy strings, so
 this format suits small data.
 
 Parquet: one row per sample
@@ -77,10 +83,12 @@ from typing import IO, Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.convert import CLASS_NAMES_SUFFIX, MEDIA_TYPE_SUFFIX, OFFSETS_SUFFIX, SHAPES_SUFFIX
 from h5ml.features import Feature
 from h5ml.ingest import edit
 from h5ml.ingest.edit import SampleBatches
 from h5ml.ingest.pipeline import check_output
+from h5ml.layout import DEFAULT_MEDIA_TYPE
 from h5ml.reader import Dataset, Split
 from h5ml.reader import open as open_dataset
 
@@ -163,16 +171,19 @@ def npz_array_names(split: str, feature: Feature, class_names_by_split: bool = F
     Returns
     -------
     dict
-        Role -> array name, roles among ``values``, ``offsets``, ``shapes``, ``class_names``.
+        Role -> array name, roles among ``values``, ``offsets``, ``shapes``,
+        ``media_type``, ``class_names``.
     """
     base = f"{feature.name}_{split}"
     names = {"values": base}
     if feature.encoding in ("ragged", "bytes"):
-        names["offsets"] = f"{base}_offsets"
+        names["offsets"] = base + OFFSETS_SUFFIX
     if _has_shapes(feature):
-        names["shapes"] = f"{base}_shapes"
+        names["shapes"] = base + SHAPES_SUFFIX
+    if feature.encoding == "bytes":
+        names["media_type"] = base + MEDIA_TYPE_SUFFIX
     if feature.encoding == "categorical":
-        names["class_names"] = f"{base}_class_names" if class_names_by_split else f"{feature.name}_class_names"
+        names["class_names"] = (base if class_names_by_split else feature.name) + CLASS_NAMES_SUFFIX
     return names
 
 
@@ -281,6 +292,9 @@ def _export_offsets_feature(out: _NpzWriter, split: Split, feature: Feature, nam
     if with_shapes:
         ndim = len(feature.sample_shape)
         out.write(names["shapes"], np.dtype(np.int64), (count, ndim), shapes)
+    if feature.encoding == "bytes":
+        media = np.asarray(feature.media_type or DEFAULT_MEDIA_TYPE)
+        out.write(names["media_type"], media.dtype, (), [media])
 
 
 def export_npz(
