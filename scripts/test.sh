@@ -13,6 +13,9 @@ missing=()
 command -v h5dump >/dev/null 2>&1 || missing+=(hdf5-tools)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || missing+=(sox libsox-fmt-base)
+# Node.js and npm run h5wasm, an HDF5 reader that is not ours, over the conformance fixtures.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq
