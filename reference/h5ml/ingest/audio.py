@@ -108,6 +108,7 @@ import soxr
 from h5ml import spec
 from h5ml.errors import IngestError
 from h5ml.ingest.pipeline import (
+    ID_FEATURE,
     DecodeError,
     IngestReport,
     OnError,
@@ -135,8 +136,6 @@ __all__ = [
 
 #: File extensions read as audio (compared case-insensitively).
 AUDIO_EXTENSIONS: Final = (".wav", ".flac", ".ogg")
-#: The string feature holding each sample's id (its file name stem).
-ID_FEATURE: Final = "id"
 #: Feature names (lower case) recognised as the input of an input/target pair.
 INPUT_NAMES: Final = frozenset({"data", "input", "noisy", "x", "mix"})
 #: Feature names (lower case) recognised as the target of an input/target pair.

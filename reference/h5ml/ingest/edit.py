@@ -30,7 +30,7 @@ What the new file keeps
 Sample ids
 ----------
 The converters of :mod:`h5ml.ingest` store each sample's id (its source file)
-in the string feature ``id`` (:data:`h5ml.ingest.legacy.ID_FEATURE`).
+in the string feature ``id`` (:data:`h5ml.ingest.pipeline.ID_FEATURE`).
 :func:`merge` refuses files whose splits of the same name hold the same id,
 since the merged split would then hold two samples that claim to be one; it
 names both files, the split, the feature and an example id. Ids are compared
@@ -54,8 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.features import Feature
-from h5ml.ingest.legacy import ID_FEATURE
-from h5ml.ingest.pipeline import IngestReport, check_output, progress_bar
+from h5ml.ingest.pipeline import ID_FEATURE, IngestReport, check_output, progress_bar
 from h5ml.plan import normalize_indices
 from h5ml.reader import Dataset, Split
 from h5ml.reader import open as open_dataset

@@ -103,6 +103,7 @@ from h5ml.imagecodec import (
     sniff_image_format,
 )
 from h5ml.ingest.pipeline import (
+    ID_FEATURE,
     DecodeError,
     IngestReport,
     OnError,
@@ -592,7 +593,7 @@ def _features(
             role="target",
             description="The class: the name of the image's class folder.",
         ),
-        "id": FeatureSpec(
+        ID_FEATURE: FeatureSpec(
             encoding="string", role="metadata", description="The image file's path relative to the source folder."
         ),
     }
@@ -624,7 +625,7 @@ def _decode_item(
         image = data
     else:
         image = _pixels(data, path, size, resize, color, resample)
-    return {"image": image, "label": parts["label"], "id": item.sample_id}
+    return {"image": image, "label": parts["label"], ID_FEATURE: item.sample_id}
 
 
 def _check_whole(data: bytes, path: str) -> None:

@@ -72,6 +72,7 @@ from h5ml import spec
 from h5ml.convert import SPLIT_SUFFIXES, split_array_name
 from h5ml.errors import IngestError
 from h5ml.ingest.pipeline import (
+    ID_FEATURE,
     DecodeError,
     IngestReport,
     OnError,
@@ -102,8 +103,6 @@ __all__ = [
 Layout = Literal["per-sample", "arrays"]
 #: Root attributes that may give the number of classes of ``y`` (arrays layout); all given must agree.
 CLASS_COUNT_ATTRS: Final = ("nb_classes", "num_classes", "n_classes")
-#: Default name of the string feature holding each sample's id (per-sample layout).
-ID_FEATURE: Final = "id"
 #: Feature name of the samples of a ``<split>/<id>`` group (one feature per split).
 SINGLE_FEATURE: Final = "data"
 #: Bytes of one array read at once (arrays layout), rounded to whole HDF5 chunks.

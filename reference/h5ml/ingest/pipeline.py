@@ -41,6 +41,7 @@ from h5ml.values import FeatureSpec
 from h5ml.writer import Writer
 
 __all__ = [
+    "ID_FEATURE",
     "SKIPPED_ATTR",
     "DecodeError",
     "IngestReport",
@@ -60,6 +61,9 @@ _R = TypeVar("_R")
 
 #: What to do with a source file that fails: stop (the default) or skip it and record why.
 OnError = Literal["stop", "skip"]
+#: The string feature in which the converters keep each sample's source id (file stem, dataset name), so that
+#: a sample can be traced back to where it came from; ``h5ml merge`` checks it for duplicates.
+ID_FEATURE: Final = "id"
 #: Root user attribute (§4.7) listing the skipped source files: JSON ``[{"path": ..., "reason": ...}, ...]``.
 SKIPPED_ATTR: Final = "h5ml-ingest:skipped"
 #: Samples handed to the writer at once.
