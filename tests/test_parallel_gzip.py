@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -426,3 +427,17 @@ def test_a_given_pool_serves_every_flush_until_closed(tmp_path: Path, no_stray_t
         assert gz[...].tobytes() == x.tobytes()
     with pytest.raises(ValueError, match="threads"):
         ChunkPool(0)
+
+
+def test_chunks_are_deflated_by_zlib_ng_and_the_standard_zlib_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """§3.5: zlib-ng (a dependency) compresses the chunks; without it the standard library's zlib does, same format."""
+    from h5ml import sinks
+
+    assert sinks.DEFLATE_IMPLEMENTATION == "zlib-ng"
+    x = rows("int16", CHUNK_ROWS)
+    ours = Deflate(4, True).encode(x, x.dtype)
+    monkeypatch.setitem(sys.modules, "zlib_ng", None)  # import zlib_ng now fails
+    compress, name = sinks._compressor()
+    assert (compress, name) == (zlib.compress, "zlib")
+    assert unfiltered(ours, 2, shuffled=True) == x.tobytes()
+    assert zlib.decompress(compress(x.tobytes(), 4)) == x.tobytes()

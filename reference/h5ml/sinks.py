@@ -14,7 +14,8 @@ by then. In append mode a feature that grows is first read back once
 samples too.
 
 Whole chunks of gzip datasets are compressed by a :class:`ChunkPool` of
-threads (``zlib.compress`` releases the GIL): each chunk's rows are
+threads (zlib-ng's ``compress``, or the standard library's ``zlib.compress``
+where zlib-ng is not installed; both release the GIL): each chunk's rows are
 byte-shuffled as HDF5's shuffle filter does (multi-byte types) and deflated at
 the dataset's level, and the result is stored with ``H5Dwrite_chunk``. Those
 are the chunks HDF5's own shuffle and deflate filters would store, and any
@@ -33,6 +34,7 @@ import math
 import os
 import zlib
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from types import TracebackType
@@ -50,7 +52,16 @@ from h5ml.fingerprint import FeatureHasher
 from h5ml.layout import Layout, main_dataset, stored_layout
 from h5ml.stats import StreamingStats
 
-__all__ = ["BLOCK_BYTES", "COMPRESS_THREADS", "STRING_BLOCK", "ChunkPool", "Deflate", "FeatureSink", "SplitSink"]
+__all__ = [
+    "BLOCK_BYTES",
+    "COMPRESS_THREADS",
+    "DEFLATE_IMPLEMENTATION",
+    "STRING_BLOCK",
+    "ChunkPool",
+    "Deflate",
+    "FeatureSink",
+    "SplitSink",
+]
 
 #: Bytes read (or taken from in-memory arrays) at a time when re-reading a
 #: feature in append mode or feeding :func:`h5ml.writer.write`'s arrays to the writer.
@@ -63,6 +74,18 @@ COMPRESS_THREADS: Final = min(4, os.cpu_count() or 1)
 #: Chunks a :class:`ChunkPool` compresses ahead of the one it stores, per thread
 #: (bounds the compressed chunks held in memory).
 _CHUNKS_AHEAD_PER_THREAD: Final = 4
+
+
+def _compressor() -> tuple[Callable[[Any, int], bytes], str]:
+    """zlib-ng's ``compress`` when it is installed (a dependency of h5ml), else the standard library's."""
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # a platform without a zlib-ng wheel: the standard library's zlib makes the same format
+        return zlib.compress, "zlib"
+    return zlib_ng.compress, "zlib-ng"
+
+
+_compress, DEFLATE_IMPLEMENTATION = _compressor()
 
 
 @dataclass(frozen=True)
@@ -117,8 +140,11 @@ class Deflate:
 
         HDF5's shuffle filter writes byte 0 of every element, then byte 1 of
         every element, and so on (a whole chunk holds whole elements); its
-        deflate filter is zlib's ``compress2`` at the level, the zlib stream
-        that ``zlib.compress`` makes. Runs in a worker thread: numpy and zlib
+        deflate filter stores a zlib stream at the level. The stream is made
+        by zlib-ng (:data:`DEFLATE_IMPLEMENTATION`), about twice as fast as
+        zlib at the same level with the same ratio; its bytes may differ from
+        zlib's, but every inflate (HDF5's deflate filter included) decodes it
+        to the same rows. Runs in a worker thread: numpy and the compressor
         only, no HDF5.
 
         Parameters
@@ -136,7 +162,7 @@ class Deflate:
         raw = np.ascontiguousarray(rows, dtype=dtype).reshape(-1).view(np.uint8)
         if self.shuffle and dtype.itemsize > 1:
             raw = np.ascontiguousarray(raw.reshape(-1, dtype.itemsize).T).reshape(-1)
-        return zlib.compress(raw.data, self.level)
+        return _compress(raw.data, self.level)
 
 
 class ChunkPool:
