@@ -75,6 +75,22 @@ def test_convert_audio_folder_detected_and_bad_file(tmp_path: Path) -> None:
         assert [Path(s["path"]).name for s in skipped] == ["2.wav"]
 
 
+def test_convert_audio_in_worker_processes_writes_the_same_file_content(tmp_path: Path) -> None:
+    """--workers 2 --processes decodes in processes; the file holds what threads write (same fingerprint, §8.3)."""
+    root = tmp_path / "wavs"
+    _audio_tree(root)
+    (root / "train" / "clean" / "2.wav").write_bytes(b"RIFF truncated")
+    threads, processes = tmp_path / "threads.h5", tmp_path / "processes.h5"
+    common = ("--quiet", "--on-error", "skip", "--workers", "2")
+    assert run_cli("convert", str(root), str(threads), *common)[0] == 0
+    assert run_cli("convert", str(root), str(processes), *common, "--processes")[0] == 0
+    with h5ml.open(threads) as a, h5ml.open(processes) as b:
+        assert a.fingerprint == b.fingerprint and list(b["train"]["id"][:]) == ["1", "10"]
+        assert [Path(s["path"]).name for s in json.loads(b.metadata.extra[SKIPPED_ATTR])] == ["2.wav"]
+    code, _, err = run_cli("convert", str(tmp_path / "threads.h5"), str(tmp_path / "x.h5"), "--processes")
+    assert code == 2 and "processes" in err and "Traceback" not in err
+
+
 def test_convert_image_folder_with_split_ratios(tmp_path: Path) -> None:
     """ROOT/<class>/<file> with --split train=0.5,test=0.5 --size: dense images, every class in both splits."""
     rng = np.random.default_rng(1)

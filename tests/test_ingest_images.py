@@ -173,12 +173,15 @@ def test_dense_png_round_trip_is_exact(split_tree: tuple[Path, dict[str, Array]]
         assert f.attrs["license"] == "NOASSERTION" and f.attrs["source"] == str(root)
 
 
-def test_workers_two_give_the_same_file_content(split_tree: tuple[Path, dict[str, Array]], tmp_path: Path) -> None:
-    """Two decoding processes write the same samples, in the same order, as one (same fingerprint, §8.3)."""
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_workers_two_give_the_same_file_content(
+    split_tree: tuple[Path, dict[str, Array]], tmp_path: Path, processes: bool
+) -> None:
+    """Two decoding threads or processes write the same samples, in the same order, as one (same fingerprint, §8.3)."""
     root, _ = split_tree
     one, two = tmp_path / "one.h5", tmp_path / "two.h5"
     convert_image_folder(root, one, mode="dense", size=(48, 40), resize="crop")
-    convert_image_folder(root, two, mode="dense", size=(48, 40), resize="crop", workers=2)
+    convert_image_folder(root, two, mode="dense", size=(48, 40), resize="crop", workers=2, processes=processes)
     for split in ("train", "test"):
         a, b = read_split(one, split), read_split(two, split)
         assert a["id"] == b["id"] and a["label"] == b["label"]

@@ -367,7 +367,13 @@ def dump_command(streams: _Streams, file: str, split: str | None, feature: str |
     "--workers",
     type=click.IntRange(1),
     default=None,
-    help="Decoding threads (default 1); the decoders release the GIL.",
+    help="Decoding threads (default 1); the decoders release the GIL. HDF5 sources read in processes.",
+)
+@click.option(
+    "--processes",
+    is_flag=True,
+    default=None,
+    help="Audio, images: decode in --workers processes (concurrent.futures) instead of threads.",
 )
 @click.option(
     "--on-error",

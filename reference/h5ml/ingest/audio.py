@@ -618,6 +618,7 @@ def convert_audio_folder(
     shuffle: bool = False,
     seed: int | None = None,
     workers: int = 1,
+    processes: bool = False,
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
@@ -655,7 +656,12 @@ def convert_audio_folder(
         of its naturally sorted ids and record ``shuffle_seed`` (§7.6).
         ``seed`` also seeds ``split_ratios`` (0 when None).
     workers
-        Processes that check and decode files; ``<= 1`` works in this process.
+        Threads (or processes, with ``processes``) that check and decode
+        files; ``<= 1`` works in this thread. The decoders release the GIL,
+        so threads use every core without pickling samples.
+    processes
+        Decode in a pool of worker processes (:mod:`concurrent.futures`,
+        ``forkserver`` where available) instead of threads.
     on_error
         ``"stop"`` raises on the first bad sample; ``"skip"`` leaves it out
         and records its files in the output's ``h5ml-ingest:skipped``
@@ -709,7 +715,7 @@ def convert_audio_folder(
     splits = _drop(splits, problems, skipped)
 
     probed: list[tuple[SourceItem, Mapping[str, Any] | BaseException]] = list(
-        ordered_map(_probe_item, [i for items in splits.values() for i in items], workers)
+        ordered_map(_probe_item, [i for items in splits.values() for i in items], workers, processes=processes)
     )
     unreadable: list[_Problem] = []
     infos: dict[str, list[tuple[SourceItem, str, _Info]]] = {}
@@ -779,6 +785,7 @@ def convert_audio_folder(
         shuffle=shuffle,
         seed=seed,
         workers=workers,
+        processes=processes,
         on_error=on_error,
         progress=progress,
         skipped=skipped,

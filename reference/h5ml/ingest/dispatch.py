@@ -41,9 +41,21 @@ _SCAN_LIMIT: Final = 2000
 #: Options each kind takes besides the shared ones (metadata, compression, shuffle, seed, overwrite).
 OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
     "arrays": frozenset({"label", "class_names", "split", "feature", "level"}),
-    "audio": frozenset({"sample_rate", "mono", "split_ratios", "workers", "on_error", "progress"}),
+    "audio": frozenset({"sample_rate", "mono", "split_ratios", "workers", "processes", "on_error", "progress"}),
     "images": frozenset(
-        {"mode", "size", "resize", "color", "resample", "layout", "split_ratios", "workers", "on_error", "progress"}
+        {
+            "mode",
+            "size",
+            "resize",
+            "color",
+            "resample",
+            "layout",
+            "split_ratios",
+            "workers",
+            "processes",
+            "on_error",
+            "progress",
+        }
     ),
     "hdf5": frozenset({"layout", "label", "workers", "on_error", "progress"}),
     "table": frozenset(

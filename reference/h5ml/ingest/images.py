@@ -180,6 +180,7 @@ def convert_image_folder(
     shuffle: bool = False,
     seed: int | None = None,
     workers: int = 1,
+    processes: bool = False,
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
@@ -231,7 +232,12 @@ def convert_image_folder(
         Store each split in a seeded random order, the seed recorded (§7.6).
         ``seed`` (default 0) also seeds ``split_ratios``.
     workers
-        Decoding processes; ``<= 1`` decodes in this process.
+        Threads (or processes, with ``processes``) that decode files;
+        ``<= 1`` decodes in this thread. Pillow releases the GIL while it
+        decodes, so threads use every core without pickling samples.
+    processes
+        Decode in a pool of worker processes (:mod:`concurrent.futures`,
+        ``forkserver`` where available) instead of threads.
     on_error
         ``"stop"`` (default): the first bad file raises
         :class:`h5ml.IngestError` and the output is left as it was.
@@ -313,6 +319,7 @@ def convert_image_folder(
         shuffle=shuffle,
         seed=seed,
         workers=workers,
+        processes=processes,
         on_error=on_error,
         progress=progress,
         skipped=skipped,

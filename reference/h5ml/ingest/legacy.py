@@ -465,7 +465,9 @@ def convert_hdf5_per_sample(
     shuffle, seed
         Store each split in a seeded random order (§7.6), as :func:`h5ml.ingest.ingest`.
     workers
-        Processes reading samples; each opens the file by path.
+        Worker processes reading samples (:mod:`concurrent.futures`); each
+        opens the file by path. Processes, not threads: h5py lets one thread
+        at a time into HDF5. ``<= 1`` reads in this process.
     on_error
         ``"stop"``: a sample missing one of its split's features, of a type
         h5ml cannot store, or unreadable raises :class:`h5ml.IngestError`
@@ -557,6 +559,7 @@ def convert_hdf5_per_sample(
             shuffle=shuffle,
             seed=seed,
             workers=workers,
+            processes=workers > 1,
             on_error=on_error,
             progress=progress,
             skipped=skipped,
