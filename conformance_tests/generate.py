@@ -6,6 +6,7 @@ Usage::
     python conformance_tests/generate.py                 # build every recipe of recipes/*.json
     python conformance_tests/generate.py recipes/root.json   # only the recipes of one file
     python conformance_tests/generate.py --check         # verify the committed suite, build nothing
+    python conformance_tests/generate.py --check recipes/foreign.json   # only the fixtures of one file
 
 A *recipe* (see README.md, "Recipes") describes one fixture: its root
 attributes, splits and features with their values, extra HDF5 objects, edits
@@ -30,9 +31,15 @@ and ``SHA256SUMS``.
   foreign files (HDF5 files of other formats, made once by their own libraries
   with ``foreign/make_foreign.py`` and never rebuilt here) are compared with
   the user block, objects, datatypes, values and attributes their recipe lists;
+- every chunk of a dataset whose storage says ``expect_filtered`` is stored
+  with filter mask 0: HDF5 applied every filter of its pipeline (it skips an
+  optional filter, such as LZF, for a chunk the filter does not shrink);
 - ``manifest.json`` and ``expected/*.json`` equal what the recipes produce;
 - the generator's own fingerprint code reproduces the worked examples of
   SPEC §8.2.3 and Appendix A.
+
+Given recipe files, ``--check`` checks only their fixtures (SHA-256 and
+content) and the self-test, not the manifest or the expected documents.
 
 Exit status: 0 on success, 1 when a check fails, 2 for a usage or recipe error.
 """
@@ -121,8 +128,10 @@ def numeric_array(spec: Any, dtype: np.dtype[Any]) -> np.ndarray:
     """The array a recipe's numeric value spec describes, in ``dtype``.
 
     ``spec`` is a (nested) JSON list, a scalar, or a generator object:
-    ``{"fill": v, "shape": [...]}`` or ``{"arange": {"start": a, "step": s}, "shape": [...]}``
-    (element ``i`` in C order is ``a + i * s``, computed in float64 or int64, then cast).
+    ``{"fill": v, "shape": [...]}``, ``{"arange": {"start": a, "step": s}, "shape": [...]}``
+    (element ``i`` in C order is ``a + i * s``, computed in float64 or int64, then cast) or
+    ``{"tile": [v0, v1, ...], "shape": [...]}`` (element ``i`` in C order is ``v[i % len(v)]``:
+    data that compresses).
     """
     if isinstance(spec, dict):
         if "shape" not in spec:
@@ -130,6 +139,11 @@ def numeric_array(spec: Any, dtype: np.dtype[Any]) -> np.ndarray:
         shape = tuple(int(s) for s in spec["shape"])
         if "fill" in spec:
             return np.full(shape, _scalar(spec["fill"], dtype.kind), dtype=dtype)
+        if "tile" in spec:
+            if not isinstance(spec["tile"], list) or not spec["tile"]:
+                raise RecipeError(f"generator {spec}: 'tile' is a non-empty list of values")
+            pattern = np.array([_scalar(v, dtype.kind) for v in spec["tile"]], dtype=dtype)
+            return np.resize(pattern, shape)
         if "arange" in spec:
             start, step = spec["arange"].get("start", 0), spec["arange"].get("step", 1)
             count = math.prod(shape)
@@ -1209,6 +1223,42 @@ def _chunk_spans(f: h5py.File, path: str) -> list[tuple[int, int]]:
     return spans
 
 
+def filter_mask_problems(f: h5py.File, node: NodePlan) -> list[str]:
+    """Why a dataset whose storage says ``expect_filtered`` does not have every chunk filtered (empty: it does).
+
+    HDF5 skips an optional filter (LZF and the other non-core filters are set
+    with ``H5Z_FLAG_OPTIONAL``) for a chunk the filter does not shrink, stores
+    that chunk as it is and records the skip in the chunk's filter mask (bit
+    ``i``: filter ``i`` of the pipeline not applied). A reader then decodes the
+    chunk without that filter, so a fixture meant to show that a filter is
+    decoded must have every chunk stored with filter mask 0.
+    """
+    if node.storage.get("layout", "chunked") != "chunked" or not node.storage.get("filters"):
+        return [f"{node.path}: 'expect_filtered' needs a chunked dataset with filters"]
+    dset = f[node.path]
+    plist = dset.id.get_create_plist()
+    pipeline = [plist.get_filter(i) for i in range(plist.get_nfilters())]
+    count = dset.id.get_num_chunks()
+    if count == 0:
+        return [f"{node.path}: no chunk is stored, so no filter was applied; 'expect_filtered' needs written data"]
+    problems = []
+    for i in range(count):
+        info = dset.id.get_chunk_info(i)
+        if info.filter_mask:
+            skipped = [
+                f"{fid} ({name.decode('ascii', 'replace') or '?'})"
+                for bit, (fid, _flags, _values, name) in enumerate(pipeline)
+                if info.filter_mask >> bit & 1
+            ]
+            problems.append(
+                f"{node.path}: chunk {i} (at {tuple(info.chunk_offset)}) has filter mask {info.filter_mask:#x}: "
+                f"filter {', '.join(skipped) or '?'} was skipped and the chunk is stored as it is, but the storage "
+                "says 'expect_filtered'; give the dataset data that every filter shrinks (HDF5 skips an optional "
+                'filter that does not), such as a repeating pattern ({"tile": [...], "shape": [...]})'
+            )
+    return problems
+
+
 def raw_bytes(recipe: dict[str, Any], source: Callable[[str], Path]) -> bytes:
     """The bytes of a ``raw`` recipe; ``source(id)`` gives the built fixture of another recipe."""
     raw = recipe["raw"]
@@ -1596,6 +1646,7 @@ def build(recipes: list[dict[str, Any]], all_recipes: list[dict[str, Any]]) -> N
                     plan = suite.plan(recipe)
                     assert plan is not None
                     write_plan(plan, scratch)
+                    _require_filtered(plan, scratch)
                 except RecipeError as exc:
                     raise RecipeError(f"{recipe['id']}: {exc}") from exc
             os.replace(scratch, target)
@@ -1618,6 +1669,17 @@ def build(recipes: list[dict[str, Any]], all_recipes: list[dict[str, Any]]) -> N
         (EXPECTED_DIR / name).write_text(text, encoding="utf-8")
     MANIFEST_PATH.write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     SUMS_PATH.write_text(sums_text(all_recipes), encoding="utf-8")
+
+
+def _require_filtered(plan: FilePlan, path: Path) -> None:
+    """Refuse a built file in which a dataset whose storage says ``expect_filtered`` has a chunk stored unfiltered."""
+    nodes = [n for n in plan.nodes if n.kind == "dataset" and n.storage.get("expect_filtered")]
+    if not nodes or plan.driver:
+        return
+    with h5py.File(path, "r") as f:
+        problems = [p for node in nodes for p in filter_mask_problems(f, node)]
+    if problems:
+        raise RecipeError("; ".join(problems))
 
 
 def sums_text(recipes: list[dict[str, Any]]) -> str:
@@ -1718,9 +1780,12 @@ class _Checker:
     def fail(self, where: str, message: str) -> None:
         self.problems.append(f"{where}: {message}")
 
-    def check_all(self) -> list[str]:
+    def check_all(self, only: set[str] | None = None) -> list[str]:
+        """Check every fixture of the suite, or those of the recipe ids in ``only``."""
         by_id = {r["id"]: r for r in self.suite.recipes}
         for recipe in self.suite.recipes:
+            if only is not None and recipe["id"] not in only:
+                continue
             path = FIXTURES_DIR / fixture_name(recipe)
             if not path.is_file():
                 hint = f"; {_FOREIGN_HINT}" if is_foreign(recipe) else ""
@@ -1796,7 +1861,11 @@ class _Checker:
             if "shape" in spec and _shape_json(aid.shape) != spec["shape"]:
                 self.fail(rid, f"{where}@{name}: dataspace {_js(_shape_json(aid.shape))}, not {_js(spec['shape'])}")
             if "value" in spec:
-                self._compare_value(rid, f"{where}@{name}", lambda name=name: node.attrs[name], spec["value"])
+
+                def read(name: str = name) -> Any:
+                    return node.attrs[name]
+
+                self._compare_value(rid, f"{where}@{name}", read, spec["value"])
 
     def _check_foreign_dataset(self, rid: str, dset: h5py.Dataset, obj: dict[str, Any]) -> None:
         where = obj["path"]
@@ -1984,6 +2053,9 @@ class _Checker:
         ]
         if filters != want:
             self.fail(rid, f"{where}: filters {filters}, not {want}")
+        elif storage.get("expect_filtered"):
+            for problem in filter_mask_problems(dset.file, node):
+                self.fail(rid, problem)
         if plist.get_external_count() != len(storage.get("external", [])):
             self.fail(rid, f"{where}: external storage differs")
         if node.data is None or storage.get("external") or dset.size == 0:
@@ -2042,13 +2114,21 @@ def _same(got: np.ndarray, want: np.ndarray) -> bool:
     return got.tobytes() == want.astype(got.dtype, copy=False).tobytes()
 
 
-def check(recipes: list[dict[str, Any]]) -> list[str]:
-    """Every problem of the committed suite (empty when it is consistent)."""
+def check(recipes: list[dict[str, Any]], only: set[str] | None = None) -> list[str]:
+    """Every problem of the committed suite (empty when it is consistent).
+
+    With ``only`` (recipe ids), only those recipes' fixtures are checked:
+    their SHA-256 against SHA256SUMS and their content against the recipes;
+    fixtures no recipe builds, the manifest and the expected documents are
+    then left unchecked.
+    """
     problems = [f"generator self-test: {p}" for p in self_test()]
-    expected_files = {f"fixtures/{fixture_name(r)}" for r in recipes}
-    present = {f"fixtures/{p.name}" for p in FIXTURES_DIR.glob("*")} if FIXTURES_DIR.is_dir() else set()
-    for extra in sorted(present - expected_files):
-        problems.append(f"{extra}: no recipe builds it")
+    chosen = [r for r in recipes if only is None or r["id"] in only]
+    expected_files = {f"fixtures/{fixture_name(r)}" for r in chosen}
+    if only is None:
+        present = {f"fixtures/{p.name}" for p in FIXTURES_DIR.glob("*")} if FIXTURES_DIR.is_dir() else set()
+        for extra in sorted(present - expected_files):
+            problems.append(f"{extra}: no recipe builds it")
     listed: dict[str, str] = {}
     if SUMS_PATH.is_file():
         for line in SUMS_PATH.read_text(encoding="utf-8").splitlines():
@@ -2056,15 +2136,17 @@ def check(recipes: list[dict[str, Any]]) -> list[str]:
             listed[name] = digest
     else:
         problems.append("SHA256SUMS is missing")
-    if set(listed) != expected_files:
+    if only is None and set(listed) != expected_files:
         problems.append(f"SHA256SUMS lists {sorted(set(listed) ^ expected_files)} wrongly")
+    elif only is not None and expected_files - set(listed):
+        problems.append(f"SHA256SUMS does not list {sorted(expected_files - set(listed))}")
     for name in sorted(expected_files & set(listed)):
         path = HERE / name
         if path.is_file() and _digest(path) != listed[name]:
             problems.append(f"{name}: SHA-256 differs from SHA256SUMS")
     suite = Suite(recipes)
-    problems += _Checker(suite).check_all()
-    if problems:
+    problems += _Checker(suite).check_all(only)
+    if problems or only is not None:
         return problems
     manifest, documents = describe(suite)
     on_disk = json.loads(MANIFEST_PATH.read_text(encoding="utf-8")) if MANIFEST_PATH.is_file() else None
@@ -2098,26 +2180,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("recipes", nargs="*", type=Path, help="recipe files to build (default: recipes/*.json)")
-    parser.add_argument("--check", action="store_true", help="verify the committed suite; build nothing")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the committed suite, build nothing; with recipe files, only their fixtures (content and sums)",
+    )
     args = parser.parse_args(argv)
     try:
         all_recipes = load_recipes()
+        chosen_files = {p.resolve().name for p in args.recipes}
+        unknown = sorted(chosen_files - {r["_source"] for r in all_recipes})
+        if unknown:
+            parser.error(f"no recipe of {RECIPES_DIR} comes from {unknown}; give files of that folder")
         if args.check:
-            if args.recipes:
-                parser.error("--check verifies the whole suite; give no recipe file")
-            problems = check(all_recipes)
+            only = {r["id"] for r in all_recipes if r["_source"] in chosen_files} if chosen_files else None
+            problems = check(all_recipes, only)
             for problem in problems:
                 print(f"FAIL {problem}")
-            fixtures = len(all_recipes)
-            cases = sum(len(_cases_of(r)) for r in all_recipes)
-            print(f"{'FAILED' if problems else 'OK'}: {fixtures} fixtures, {cases} cases, {len(problems)} problem(s)")
+            if only is None:
+                fixtures = len(all_recipes)
+                cases = sum(len(_cases_of(r)) for r in all_recipes)
+                scope = f"{fixtures} fixtures, {cases} cases"
+            else:
+                scope = (
+                    f"{len(only)} fixtures of {', '.join(sorted(chosen_files))} "
+                    "(manifest.json and expected/ not checked: run --check without recipe files for those)"
+                )
+            print(f"{'FAILED' if problems else 'OK'}: {scope}, {len(problems)} problem(s)")
             return 1 if problems else 0
         problems = self_test()
         if problems:
             for problem in problems:
                 print(f"FAIL generator self-test: {problem}")
             return 1
-        chosen_files = {p.resolve().name for p in args.recipes}
         chosen = [r for r in all_recipes if not chosen_files or r["_source"] in chosen_files]
         build(chosen, all_recipes)
         print(f"built {len(chosen)} fixture(s); manifest has {sum(len(_cases_of(r)) for r in all_recipes)} cases")

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,161 @@ def test_generator_check_passes() -> None:
     proc = _python(str(SUITE / "generate.py"), "--check", timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.stdout.rstrip().endswith("0 problem(s)")
+
+
+def _foreign_copy(tmp_path: Path) -> Path:
+    """A copy of the suite's foreign part (generate.py, recipes/foreign.json, its fixtures, SHA256SUMS) to alter."""
+    suite = tmp_path / "suite"
+    (suite / "recipes").mkdir(parents=True)
+    (suite / "fixtures").mkdir()
+    shutil.copyfile(SUITE / "generate.py", suite / "generate.py")
+    shutil.copyfile(SUITE / "SHA256SUMS", suite / "SHA256SUMS")
+    shutil.copyfile(SUITE / "recipes" / "foreign.json", suite / "recipes" / "foreign.json")
+    for recipe in json.loads((SUITE / "recipes" / "foreign.json").read_text(encoding="utf-8"))["recipes"]:
+        shutil.copyfile(SUITE / "fixtures" / f"{recipe['id']}.h5", suite / "fixtures" / f"{recipe['id']}.h5")
+    return suite
+
+
+def _check_foreign(suite: Path) -> subprocess.CompletedProcess[str]:
+    """``generate.py --check recipes/foreign.json`` in the copy: only the five foreign fixtures are checked."""
+    return _python(str(suite / "generate.py"), "--check", str(suite / "recipes" / "foreign.json"), timeout=120)
+
+
+def _expected_object(doc: dict[str, Any], rid: str, path: str) -> dict[str, Any]:
+    """The object at ``path`` that foreign recipe ``rid`` expects (``raw.foreign.expect.objects``)."""
+    recipe = next(r for r in doc["recipes"] if r["id"] == rid)
+    found: dict[str, Any] = next(o for o in recipe["raw"]["foreign"]["expect"]["objects"] if o["path"] == path)
+    return found
+
+
+def _wrong_value(doc: dict[str, Any]) -> None:
+    _expected_object(doc, "foreign-matlab-v73", "/x")["values"][1][0] = 1.25  # the file holds 1.0
+
+
+def _wrong_members(doc: dict[str, Any]) -> None:
+    _expected_object(doc, "foreign-anndata", "/obs/cell_type")["members"].append("ordered")  # an attribute there
+
+
+def _absent_but_present(doc: dict[str, Any]) -> None:
+    _expected_object(doc, "foreign-netcdf4", "/")["attrs_absent"].append("Conventions")
+
+
+def _wrong_attribute(doc: dict[str, Any]) -> None:
+    _expected_object(doc, "foreign-pandas-table", "/measurements/table")["attrs"]["NROWS"] = 9
+
+
+def _wrong_userblock(doc: dict[str, Any]) -> None:
+    recipe = next(r for r in doc["recipes"] if r["id"] == "foreign-matlab-v73")
+    recipe["raw"]["foreign"]["expect"]["userblock"]["bytes"][1]["hex"] = "00000000000000000002" + "4d49"
+
+
+@pytest.mark.parametrize(
+    ("alter", "missing", "line"),
+    [
+        pytest.param(
+            _wrong_value,
+            None,
+            "FAIL foreign-matlab-v73: /x: value differs from the recipe at [1][0]: 1.0, not 1.25",
+            id="value",
+        ),
+        pytest.param(
+            _wrong_members,
+            None,
+            "FAIL foreign-anndata: /obs/cell_type: members ['categories', 'codes'], not ['categories', 'codes', 'ordered']",
+            id="members",
+        ),
+        pytest.param(
+            _absent_but_present,
+            None,
+            "FAIL foreign-netcdf4: /@Conventions: present, but the recipe says the file has no such attribute",
+            id="attribute-listed-absent",
+        ),
+        pytest.param(
+            _wrong_attribute,
+            None,
+            "FAIL foreign-pandas-table: /measurements/table@NROWS: value differs from the recipe at the top: 8, not 9",
+            id="attribute-value",
+        ),
+        pytest.param(
+            _wrong_userblock,
+            None,
+            "FAIL foreign-matlab-v73: user block bytes at 116: b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02IM', "
+            "not b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02MI'",
+            id="user-block",
+        ),
+        pytest.param(
+            None,
+            "foreign-keras-legacy",
+            "FAIL foreign-keras-legacy: fixture foreign-keras-legacy.h5 is missing; make it with "
+            "conformance_tests/foreign/make_foreign.py in a virtual environment with "
+            "conformance_tests/foreign/requirements.txt (see its docstring)",
+            id="missing-fixture",
+        ),
+    ],
+)
+def test_generator_check_reports_foreign_files_that_differ_from_their_recipe(
+    tmp_path: Path, alter: Callable[[dict[str, Any]], None] | None, missing: str | None, line: str
+) -> None:
+    """generate.py --check compares each foreign fixture with what its recipe lists (raw.foreign.expect): one
+    wrong expectation, or a missing file, is one problem, named with the fixture, the object and both values."""
+    suite = _foreign_copy(tmp_path)
+    recipes = suite / "recipes" / "foreign.json"
+    doc = json.loads(recipes.read_text(encoding="utf-8"))
+    if alter is not None:
+        alter(doc)
+        recipes.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+    if missing is not None:
+        (suite / "fixtures" / f"{missing}.h5").unlink()
+    proc = _check_foreign(suite)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [line, proc.stdout.splitlines()[-1]], proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("FAILED: 5 fixtures of foreign.json (")
+    assert proc.stdout.rstrip().endswith(", 1 problem(s)")
+
+
+def test_generator_check_of_the_unaltered_foreign_copy_passes(tmp_path: Path) -> None:
+    """The copy the tests above alter passes as it is, so each of their failures comes from the alteration alone."""
+    proc = _check_foreign(_foreign_copy(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("OK: 5 fixtures of foreign.json (manifest.json and expected/ not checked")
+
+
+def test_generator_refuses_a_filter_that_was_skipped(tmp_path: Path) -> None:
+    """A recipe whose storage says ``expect_filtered`` fails to build, and a fixture fails ``--check``, when HDF5
+    stored a chunk without its optional LZF filter (filter mask 1: 16 bytes that LZF does not shrink)."""
+    suite = tmp_path / "suite"
+    (suite / "recipes").mkdir(parents=True)
+    shutil.copyfile(SUITE / "generate.py", suite / "generate.py")
+    shutil.copyfile(ROOT / "SPEC.md", tmp_path / "SPEC.md")  # the manifest's registry comes from it
+    storage: dict[str, Any] = {"filters": ["lzf"]}
+    feature = {"encoding": "dense", "dtype": "<f4", "values": [[1.0, 2.0], [3.0, 4.0]], "storage": storage}
+    recipe = {
+        "id": "lzf-raw-chunk",
+        "description": "LZF on data it does not shrink.",
+        "root": {"attrs": {"required_filters": [32000]}},
+        "splits": {"train": {"features": {"x": feature}}},
+        "cases": [{"valid": True, "level": "filter-32000", "clause": "§3.5", "description": "LZF declared."}],
+    }
+    recipes = suite / "recipes" / "lzf.json"
+
+    def write_recipes() -> None:
+        recipes.write_text(json.dumps({"description": "one recipe", "recipes": [recipe]}), encoding="utf-8")
+
+    write_recipes()
+    built = _python(str(suite / "generate.py"), str(recipes), timeout=120)
+    assert built.returncode == 0, built.stdout + built.stderr
+    storage["expect_filtered"] = True
+    write_recipes()
+    problem = (
+        "/train/x: chunk 0 (at (0, 0)) has filter mask 0x1: filter 32000 (lzf) was skipped and the chunk is stored "
+        "as it is, but the storage says 'expect_filtered'; give the dataset data that every filter shrinks"
+    )
+    checked = _python(str(suite / "generate.py"), "--check", str(recipes), timeout=120)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert checked.stdout.startswith(f"FAIL lzf-raw-chunk: {problem}"), checked.stdout
+    rebuilt = _python(str(suite / "generate.py"), str(recipes), timeout=120)
+    assert rebuilt.returncode == 2, rebuilt.stdout + rebuilt.stderr
+    assert rebuilt.stderr.startswith(f"recipe error: lzf-raw-chunk: {problem}"), rebuilt.stderr
 
 
 def test_manifest_follows_its_schema() -> None:

@@ -429,6 +429,49 @@ def test_class_names(tmp_path: Path, names: list[str], message: str) -> None:
     assert message in issue.message
 
 
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_class_names_not_utf8_are_e134_not_e144(tmp_path: Path, deep: bool) -> None:
+    """§3.4, §6.5: a class name whose bytes are not UTF-8 is E134, found with the feature's structure (so in
+    shallow validation too), and never E144, which is for sample data."""
+    splits = default_splits()
+    splits["train"]["label"].arrays["class_names"] = ["cat", b"d\xf6g", "bird"]  # Latin-1, not UTF-8
+    report = validate(write_h5ml(tmp_path / "c.h5", splits), deep=deep)
+    errors = [i for i in report.issues if i.severity is Severity.ERROR]
+    assert [(i.code, i.path) for i in errors] == [("E134", "/train/label/class_names")]
+    assert errors[0].message == "class name 1 of /train/label/class_names is not valid UTF-8: b'd\\xf6g'"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(1.0, ("E107", "is 1.0, stored as float64"), id="float64-one"),
+        pytest.param(np.float32(0.0), ("E107", "is 0.0, stored as float32"), id="float32-zero"),
+        pytest.param("1", ("E107", "is '1', stored as a string"), id="string-one"),
+        pytest.param(np.bool_(True), ("E107", "is True, stored as an HDF5 enum boolean"), id="boolean"),
+        pytest.param(np.int8(0), ("E106", "is 0, not 1"), id="int8-zero"),
+        pytest.param(np.uint16(1), None, id="uint16-one"),
+    ],
+)
+def test_completion_marker_type_is_e107_and_value_e106(
+    tmp_path: Path, value: Any, expected: tuple[str, str] | None
+) -> None:
+    """§4.2, §4.4: a marker that is not an integer breaks the type §4.2 gives it (E107, not E106, even a float 1.0);
+    an integer other than 1 is an incomplete file (E106, not E107); 1 of any integer type is the marker."""
+
+    def mutate(f: h5py.File) -> None:
+        del f.attrs["complete"]
+        f.attrs["complete"] = value
+
+    report = validate(_edited(tmp_path, mutate))
+    errors = [i for i in report.issues if i.severity is Severity.ERROR]
+    if expected is None:
+        assert report.issues == ()
+        return
+    code, words = expected
+    assert [(i.code, i.path) for i in errors] == [(code, "/")], [str(i) for i in report.issues]
+    assert f"the completion marker 'complete' {words}" in errors[0].message
+
+
 def test_unknown_things_are_info(tmp_path: Path) -> None:
     """§1.4, §5.5: unknown attributes and objects at every level are info, never errors."""
 

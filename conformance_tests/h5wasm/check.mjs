@@ -476,8 +476,9 @@ function readOrMark(read) {
 
 /**
  * Opens `fixture` with h5wasm and builds the Appendix B document of the file:
- * every root attribute, and for each split (a root member whose name does
- * not start with "_") its num_samples and decoded features.
+ * every root attribute, and for each split (a root group or dataset whose
+ * name does not start with "_"; a committed datatype is no split) its
+ * num_samples and decoded features.
  */
 function decodeFile(fixture) {
   const file = new h5wasm.File(fixture, "r");
@@ -490,6 +491,7 @@ function decodeFile(fixture) {
     for (const splitName of file.keys()) {
       if (splitName.startsWith("_")) continue; // reserved (§5.4)
       const split = file.get(splitName);
+      if (!(split instanceof h5wasm.Group) && !(split instanceof h5wasm.Dataset)) continue; // not a split (§5.1, §5.5)
       if (!(split instanceof h5wasm.Group)) throw new DecodeError(`/${splitName}: a split must be a group`);
       const numSamples = Number(readAttribute(split, "num_samples"));
       const features = {};

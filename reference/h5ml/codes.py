@@ -147,7 +147,13 @@ _TABLE: Final = [
         "§5.3",
         "A feature's number of samples differs from its split's 'num_samples'.",
     ),
-    Code("E123", "split_not_group", _E, "§5.1", "A root-level object that is not reserved is not a group."),
+    Code(
+        "E123",
+        "split_not_group",
+        _E,
+        "§5.1",
+        "A dataset at the root whose name is not reserved: a split must be a group.",
+    ),
     # -- encodings ---------------------------------------------------------
     Code("E130", "encoding_missing", _E, "§6.1", "A feature lacks the 'encoding' or 'encoding_version' attribute."),
     Code("E131", "encoding_unknown", _E, "§6.1", "A feature's encoding is not one this version defines."),

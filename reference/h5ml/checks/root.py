@@ -17,7 +17,14 @@ import h5py
 
 from h5ml import spec
 from h5ml.attrs import MISSING, to_json_value
-from h5ml.checks.attributes import check_attributes, check_fingerprint_attr, is_int, is_version, read_value
+from h5ml.checks.attributes import (
+    UNREADABLE,
+    check_attributes,
+    check_fingerprint_attr,
+    is_int,
+    is_version,
+    read_value,
+)
 from h5ml.checks.issue import Issue
 from h5ml.checks.state import LIBRARY_ERRORS, FileState
 from h5ml.checks.storage import classify
@@ -44,7 +51,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     Issue
         E102 (not h5ml), E103 (bad version), E104 (other MAJOR), I302 (newer
         MINOR), I300/E116 per attribute, E108 (required attribute missing),
-        E106 (not complete), E107 (schema), E105 (unknown extension), W203 (no
+        E106 (marker missing or an integer other than 1), E107 (schema, a
+        marker that is not an integer), E105 (unknown extension), W203 (no
         license), W204 (no description), W202/E161 (file fingerprint).
 
     Returns
@@ -117,13 +125,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             f"{state.path} has no completion marker (root attribute 'complete' = 1): its writer "
             "did not finish, so data may be missing; write the file again",
         )
-    elif "complete" in values and not (is_int(values["complete"]) and values["complete"] == 1):
-        yield Issue.of(
-            "E106",
-            "/",
-            f"the completion marker 'complete' is {values['complete']!r}, not the integer 1: the "
-            "file is not marked complete; write the file again",
-        )
+    elif "complete" in values:
+        yield from _check_marker(f, values["complete"])
     doc: dict[str, Any] = {}
     for name in f.attrs:
         try:
@@ -163,6 +166,36 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         "/", values, "file", "'h5ml.write' writes it, §8.3 says how to compute it", present="fingerprint" in f.attrs
     )
     return True
+
+
+def _check_marker(f: h5py.File, value: Any) -> Iterator[Issue]:
+    """E106 for a scalar completion marker that is an integer other than 1, E107 for one that is no integer (§4.4).
+
+    The marker's type belongs to the metadata schema of §4.2 (``complete`` is
+    an integer), its value to the completeness check of §4.4: a float 1.0 or a
+    string ``"1"`` is E107 alone, an integer 0 or 2 is E106 alone (§4.4 says
+    so). A datatype outside the storage profile is left to E113.
+    """
+    if is_int(value):
+        if value != 1:
+            yield Issue.of(
+                "E106",
+                "/",
+                f"the completion marker 'complete' is {value!r}, not 1: the file is not marked complete, so its "
+                "writer may not have finished it; write the file again",
+            )
+        return
+    kind, detail = classify(f.attrs.get_id("complete").get_type())
+    if kind == "forbidden":
+        return
+    found = "cannot be decoded" if value is UNREADABLE else f"is {value!r}"
+    yield Issue.of(
+        "E107",
+        "/",
+        f"the completion marker 'complete' {found}, stored as {detail}: §4.2 gives 'complete' an integer type, "
+        "so this is not the marker of §4.4; store the integer 1 as a scalar of an integer type (h5ml.write "
+        "writes int64)",
+    )
 
 
 def _found(value: Any) -> str:
