@@ -208,6 +208,10 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
             yield from _check_file(state, f)
         except LIBRARY_ERRORS as exc:
             yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
+        except KeyError as exc:  # h5py's error for some damaged object headers ("Unable to ... open object")
+            if not str(exc).strip("'\"").startswith("Unable to"):
+                raise  # not HDF5's: a defect of the validator, not of the file
+            yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
 
 
 def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:
