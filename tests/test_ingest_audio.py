@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -246,6 +247,15 @@ def test_two_rates_need_sample_rate(speech: dict[str, dict[str, Path]], tmp_path
                     np.testing.assert_array_equal(stored, expected)
         assert ds["train"]["noisy"].sample_rate == ds["test"]["clean"].sample_rate == 16000.0
     _assert_strictly_valid(out)
+
+    before = out.read_bytes()
+    for absurd in (1e-9, 22050 * 300):  # the files are at 22050 and 16000 Hz
+        # soxr never finishes raising 1 Hz to 1 MHz, and takes seconds per clip lowering 768 kHz to 1 Hz
+        with pytest.raises(
+            ValueError, match=re.escape("more than 256x; choose a rate between 86.1328 and 4.096e+06 Hz")
+        ):
+            convert_audio_folder(root, out, sample_rate=absurd, overwrite=True)
+    assert out.read_bytes() == before
 
 
 @needs_tools

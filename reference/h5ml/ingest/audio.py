@@ -127,6 +127,7 @@ __all__ = [
     "AUDIO_EXTENSIONS",
     "ID_FEATURE",
     "INPUT_NAMES",
+    "MAX_RESAMPLE_FACTOR",
     "TARGET_NAMES",
     "common_dtype",
     "convert_audio_folder",
@@ -226,6 +227,35 @@ class _Info:
     samplerate: int
     channels: int
     subtype: str
+
+
+#: The largest factor by which ``sample_rate`` may raise or lower a file's rate. Beyond it soxr takes
+#: seconds per clip (lowering) or does not finish (raising 1 Hz to 1 MHz), and no audio task needs it.
+MAX_RESAMPLE_FACTOR: Final = 256
+
+
+def _check_resampling(infos: Mapping[str, list[tuple[SourceItem, str, _Info]]], sample_rate: float | None) -> None:
+    """Refuse a ``sample_rate`` more than :data:`MAX_RESAMPLE_FACTOR` times above or below a file's rate.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such file, its rate, and the rates that would do.
+    """
+    if sample_rate is None:
+        return
+    rates = [info.samplerate for entries in infos.values() for _, _, info in entries]
+    if not rates:
+        return
+    low, high = max(rates) / MAX_RESAMPLE_FACTOR, min(rates) * MAX_RESAMPLE_FACTOR
+    for entries in infos.values():
+        for _, path, info in entries:
+            if not info.samplerate * MAX_RESAMPLE_FACTOR >= sample_rate >= info.samplerate / MAX_RESAMPLE_FACTOR:
+                raise ValueError(
+                    f"{path}: resampling its {info.samplerate} Hz to sample_rate={sample_rate:g} Hz changes the rate "
+                    f"by more than {MAX_RESAMPLE_FACTOR}x; choose a rate between {low:g} and {high:g} Hz, within "
+                    f"{MAX_RESAMPLE_FACTOR}x of every file's rate (--sample-rate R)"
+                )
 
 
 def _visible(folder: Path) -> list[Path]:
@@ -697,7 +727,8 @@ def convert_audio_folder(
     FileExistsError, IsADirectoryError
         As :func:`h5ml.ingest.pipeline.check_output`.
     ValueError
-        If ``sample_rate`` is not a finite number > 0, ``on_error`` is not
+        If ``sample_rate`` is not a finite number > 0 or changes a file's
+        rate by more than :data:`MAX_RESAMPLE_FACTOR` times, ``on_error`` is not
         ``"stop"`` or ``"skip"``, ``split_ratios`` are invalid or given for
         a folder that has splits.
     """
@@ -735,6 +766,7 @@ def convert_audio_folder(
         _raise_first(unreadable, out)
     bad = {(p.split, p.sample_id) for p in unreadable}
     infos = {f: [e for e in files if (e[0].split, e[0].sample_id) not in bad] for f, files in infos.items()}
+    _check_resampling(infos, sample_rate)
     mismatched = _mismatches(infos, sample_rate, mono)
     if on_error == "stop":
         _raise_first(mismatched, out)
