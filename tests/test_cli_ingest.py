@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,3 +177,86 @@ def test_merge_refuses_shared_sample_ids(tmp_path: Path) -> None:
     with h5ml.open(out) as ds:
         assert ds["train"]["id"][:].tolist() == ["1", "2", "10", "2", "10"]
     _no_warnings(out)
+
+
+def test_progress_bars_render(tmp_path: Path) -> None:
+    """--progress draws rich bars (samples/s, time left) for convert and merge, from the first sample on."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,x\n2,y\n3,z\n", encoding="utf-8")
+    root = tmp_path / "wavs"
+    _audio_tree(root)
+    h5ml_cli = [sys.executable, "-c", "from h5ml.cli import main; main()"]
+    for args in (
+        ["convert", str(table), str(tmp_path / "t.h5"), "--progress"],
+        ["convert", str(table), str(tmp_path / "t2.h5"), "--progress"],
+        ["convert", str(root), str(tmp_path / "a.h5"), "--progress", "--workers", "2"],
+        ["merge", str(tmp_path / "t.h5"), str(tmp_path / "t2.h5"), "-o", str(tmp_path / "m.h5"), "--progress"],
+    ):
+        done = subprocess.run(
+            [*h5ml_cli, *args], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "120"}
+        )
+        assert done.returncode == 0, done.stderr
+        assert "samples/s" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_sigterm_stops_a_conversion_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM to `h5ml convert --processes`: exit 130, no temporary file, no worker process left behind (§4.4)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    rng = np.random.default_rng(3)
+    root = tmp_path / "long"
+    for feature in ("noisy", "clean"):
+        (root / "train" / feature).mkdir(parents=True)
+    for i in range(150):
+        clip = rng.integers(-9000, 9000, 48000, dtype=np.int16)
+        for feature in ("noisy", "clean"):
+            sf.write(root / "train" / feature / f"{i}.wav", clip, 16000, subtype="PCM_16")
+    out = tmp_path / "out.h5"
+    args = ["convert", str(root), str(out), "--workers", "2", "--processes", "--sample-rate", "44100", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from h5ml.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        children: list[Any] = []
+        while time.monotonic() < deadline and not (children and list(tmp_path.glob(".out.h5.h5ml-tmp-*"))):
+            children = psutil.Process(proc.pid).children(recursive=True)
+            time.sleep(0.05)
+        assert children and list(tmp_path.glob(".out.h5.h5ml-tmp-*")), "the conversion did not start its workers"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "h5ml: interrupted" in err and "Traceback" not in err, err
+    assert not out.exists() and not list(tmp_path.glob(".out.h5.h5ml-tmp-*"))
+    _, alive = psutil.wait_procs(children, timeout=30)
+    assert alive == [], [p.cmdline() for p in alive]
+
+
+def test_compression_none_and_quiet_apply_to_every_command(tmp_path: Path) -> None:
+    """subset and merge take --compression none; --quiet works for .npz sources too (no bar to hide)."""
+    arrays = tmp_path / "a.npz"
+    np.savez(arrays, x_train=np.arange(12.0).reshape(6, 2), y_train=np.arange(6))
+    first, second = tmp_path / "1.h5", tmp_path / "2.h5"
+    assert run_cli("convert", str(arrays), str(first), "--quiet", "--compression", "gzip") == (0, "", "")
+    assert run_cli("convert", str(arrays), str(second), "--quiet", "--no-progress")[0] == 0
+    code, _, err = run_cli("subset", str(first), str(tmp_path / "s.h5"), "--compression", "none", "--samples", "0:3")
+    assert code == 0, err
+    code, _, err = run_cli("merge", str(first), str(second), "-o", str(tmp_path / "m.h5"), "--compression", "none")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "s.h5") as s, h5ml.open(tmp_path / "m.h5") as m:
+        assert s["train"]["x"].compression is None and m["train"]["x"].compression is None
+        assert len(s["train"]) == 3 and len(m["train"]) == 12
+        assert m["train"]["x"][:].tolist() == np.concatenate([np.arange(12.0).reshape(6, 2)] * 2).tolist()

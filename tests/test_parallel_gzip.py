@@ -28,6 +28,7 @@ import pytest
 
 import h5ml
 from h5ml.batches import Batch
+from h5ml.errors import WriterError
 from h5ml.layout import infer_layout
 from h5ml.sinks import ChunkPool, Deflate, FeatureSink
 from h5ml.values import FeatureSpec
@@ -441,3 +442,38 @@ def test_chunks_are_deflated_by_zlib_ng_and_the_standard_zlib_is_the_fallback(mo
     assert (compress, name) == (zlib.compress, "zlib")
     assert unfiltered(ours, 2, shuffled=True) == x.tobytes()
     assert zlib.decompress(compress(x.tobytes(), 4)) == x.tobytes()
+
+
+def test_a_chunk_that_cannot_be_stored_discards_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_stray_threads: None
+) -> None:
+    """§4.4: storing a chunk fails (a full disk) in the background: that append or a later one raises, the writer
+    discards the file, and every later call, close included, raises instead of finishing a file that lacks samples."""
+    target = tmp_path / "full.h5"
+    target.write_bytes(b"previous")
+    original = ChunkPool._store_oldest
+    stored = [0]
+
+    def disk_full_at_third(self: ChunkPool) -> None:
+        stored[0] += 1
+        if stored[0] == 3:
+            raise OSError(28, "No space left on device (injected)")
+        original(self)
+
+    monkeypatch.setattr(ChunkPool, "_store_oldest", disk_full_at_third)
+    rng = np.random.default_rng(SEED)
+    failures: list[tuple[int, str, str]] = []
+    with pytest.raises(WriterError, match=r"writing samples failed earlier .*No space left.*target is unchanged"):
+        with Writer(target, METADATA, compression="gzip") as w:
+            w.add_split("train", expected_samples=40_000)
+            for i in range(10):  # 4 MiB a batch: each is written at once (1 MiB chunks)
+                try:
+                    w.append("train", {"x": np.round(rng.standard_normal((4000, 256)), 1).astype("f4")})
+                except (OSError, WriterError) as exc:  # the caller goes on as if only this batch was lost
+                    failures.append((i, type(exc).__name__, str(exc)))
+            first = failures[0][0]
+            assert failures[0][1:] == ("OSError", "[Errno 28] No space left on device (injected)")
+            assert [(i, kind) for i, kind, _ in failures[1:]] == [(i, "WriterError") for i in range(first + 1, 10)]
+        # leaving the block closes the writer: it refuses to finish the file
+    assert target.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full.h5"]

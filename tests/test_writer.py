@@ -1269,3 +1269,34 @@ def test_options_given_in_append_mode_override_the_file_features(tmp_path: Path)
         w.append("test", {"x": np.ones((2, 4), np.int64)})
     with h5py.File(target, "r") as f:
         assert isinstance(f["test/x"], h5py.Dataset) and f["test/x"].attrs["role"] == "input"
+
+
+def test_append_mode_refuses_a_file_that_is_not_hdf5(tmp_path: Path) -> None:
+    """§4.4: mode='a' on a file HDF5 cannot open is a WriterError naming it; the file is untouched, no temp file."""
+    target = tmp_path / "notes.h5"
+    target.write_bytes(b"not an HDF5 file at all")
+    with pytest.raises(WriterError, match=r"notes\.h5: HDF5 cannot open it to append .*not an HDF5 file"):
+        Writer(target, mode="a")
+    assert target.read_bytes() == b"not an HDF5 file at all" and [p.name for p in tmp_path.iterdir()] == ["notes.h5"]
+
+
+def test_another_encoding_in_append_mode_keeps_only_the_descriptive_attributes(tmp_path: Path) -> None:
+    """§6.1, §6.6: a new split's feature given another encoding than the file's drops its media type and dtype."""
+    target = write(
+        tmp_path / "e.h5",
+        {"train": {"image": [b"\x89PNG a", b"\x89PNG bb"]}},
+        features={"image": {"media_type": "image/png", "role": "input"}},
+    )
+    with Writer(target, mode="a", features={"image": {"encoding": "dense"}}) as w:
+        w.append("test", {"image": np.ones((2, 3), np.float32)})
+    with h5py.File(target, "r") as f:
+        image = f["test/image"]
+        assert image.dtype == np.float32 and image.attrs["encoding"] == "dense" and image.attrs["role"] == "input"
+        assert "media_type" not in image.attrs
+
+
+def test_an_empty_media_type_is_refused_as_the_validator_does(tmp_path: Path) -> None:
+    """§6.6: media_type '' is not a type/subtype (E117): the writer refuses it instead of storing the default."""
+    with pytest.raises(WriterError, match="media_type"):
+        write(tmp_path / "m.h5", {"train": {"b": [b"x"]}}, features={"b": {"media_type": ""}})
+    assert not (tmp_path / "m.h5").exists()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -478,6 +479,8 @@ def _convert(streams: _Streams, source: str, output: str, kind: str, opts: dict[
     overwrite = opts.pop("overwrite")
     if quiet:
         opts["progress"] = False
+    if chosen == "arrays":  # one pass over arrays in memory: no progress bar to show or hide
+        opts["progress"] = None
     if split is not None:
         if "=" in split:
             opts["split_ratios"] = parse_ratios(split)
@@ -614,7 +617,7 @@ def subset_command(
         splits=list(splits) or None,
         features=list(features) or None,
         samples=_sample_selection(samples),
-        compression=compression,  # type: ignore[arg-type]
+        compression=None if compression == "none" else compression,  # type: ignore[arg-type]
         progress=progress,
         overwrite=overwrite,
     )
@@ -659,7 +662,7 @@ def merge_command(
         report = edit.merge(
             list(sources),
             output,
-            compression=compression,  # type: ignore[arg-type]
+            compression=None if compression == "none" else compression,  # type: ignore[arg-type]
             progress=progress,
             overwrite=overwrite,
             id_feature=id_feature,
@@ -773,8 +776,14 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM: stop as Ctrl-C does, so that a writer discards its temporary file and worker processes end."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> None:
-    """Console-script entry point ``h5ml``: exit with the code :func:`run` returns."""
+    """Console-script entry point ``h5ml``: exit with the code :func:`run` returns (SIGTERM stops it as SIGINT does)."""
+    signal.signal(signal.SIGTERM, _terminated)
     code = run(sys.argv[1:], sys.stdout, sys.stderr)
     try:
         sys.stdout.flush()

@@ -510,7 +510,7 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
     if layout.logical_bool:
         attrs["logical_dtype"] = "bool"
     if layout.encoding == "bytes":
-        media = fspec.media_type or DEFAULT_MEDIA_TYPE
+        media = DEFAULT_MEDIA_TYPE if fspec.media_type is None else fspec.media_type
         problem = spec.media_type_problem(media)
         if problem is not None:
             raise WriterError(

@@ -126,12 +126,20 @@ def _fsync(path: Path) -> None:
 
 
 def _discard(h5file: h5py.File, temp: Path, pool: ChunkPool, feeder: ThreadPoolExecutor) -> None:
-    """Stop the writer's threads, close and delete an unfinished temporary file (also the finalizer)."""
+    """Stop the writer's threads, close and delete an unfinished temporary file (also the finalizer).
+
+    Errors while cleaning up are dropped: the file is being discarded because
+    something else failed (a full disk makes closing it fail too), and that
+    first error is the one the caller must see.
+    """
     try:
-        pool.close(abort=True)
-        feeder.shutdown(wait=True, cancel_futures=True)
-        if h5file.id.valid:
-            h5file.close()
+        with contextlib.suppress(Exception):
+            pool.close(abort=True)
+        with contextlib.suppress(Exception):
+            feeder.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(Exception):
+            if h5file.id.valid:
+                h5file.close()
     finally:
         temp.unlink(missing_ok=True)
 
@@ -385,12 +393,23 @@ class Writer:
         #: Append mode: the options of the file's features by name, for the same feature of a new split.
         self._inherited: dict[str, FeatureSpec] = {}
         self._closed = False
+        #: What made storing samples fail: the file is discarded and every later call raises.
+        self._failure: BaseException | None = None
         append = mode == "a" and self.target_path.exists()
         try:
             if append:
                 shutil.copyfile(self.target_path, self.temp_path)
             h5mode = "r+" if append else "w-"
             self._file = h5py.File(self.temp_path, h5mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES)
+        except OSError as exc:
+            self.temp_path.unlink(missing_ok=True)
+            if not append or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
+                raise
+            raise WriterError(
+                f"{where}: HDF5 cannot open it to append ({exc}); it is not an HDF5 file, or it is damaged. "
+                "Check it with 'h5ml validate', or write a new file with mode='w'",
+                path=where,
+            ) from exc
         except BaseException:
             self.temp_path.unlink(missing_ok=True)
             raise
@@ -534,8 +553,24 @@ class Writer:
     # -- building ----------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._failure is not None:
+            raise self._failed_error()
         if self._closed:
             raise WriterError(f"{self.path}: the writer is closed", path=str(self.path))
+
+    def _failed_error(self) -> WriterError:
+        failure = self._failure
+        return WriterError(
+            f"{self.path}: writing samples failed earlier ({type(failure).__name__}: {failure}); the file cannot be "
+            "finished, so the writer discarded it and the target is unchanged. Write the file again",
+            path=str(self.path),
+        )
+
+    def _fail(self, exc: BaseException) -> None:
+        """Samples could not be stored (a full disk, a failed chunk, ...): discard the file; every later call fails."""
+        self._failure = exc
+        self._closed = True
+        self._finalizer()
 
     def add_split(
         self,
@@ -688,7 +723,7 @@ class Writer:
                 path=path,
                 hdf5_path=hdf5_path,
             )
-        fspec = self._inherited_spec(name).merged(configured.merged(declared))
+        fspec = self._inherited_spec(name, configured.merged(declared))
         with _located(path, hdf5_path):
             layout = declared_layout(
                 encoding,
@@ -702,15 +737,27 @@ class Writer:
         self._split(split).features[name] = feature
         self._specs.mark_used(split, name)
 
-    def _inherited_spec(self, name: str) -> FeatureSpec:
-        """Append mode: the options of the file's feature ``name`` (the first split's that has it), else none.
+    def _inherited_spec(self, name: str, given: FeatureSpec) -> FeatureSpec:
+        """``given`` over the options of the file's feature ``name`` (append mode; the first split's that has it).
 
-        A new split's feature then gets the encoding, dtype, class names and
+        A new split's feature gets the encoding, dtype, class names and
         attributes of the feature of that name the file already has (§6.1),
         whatever its first batch looks like; ``features=`` and
-        :meth:`add_feature` override them field by field.
+        :meth:`add_feature` (``given``) override them field by field. When
+        ``given`` names another encoding, only the descriptive attributes
+        (role, description, units, sample rate) are taken from the file.
         """
-        return self._inherited.get(name, FeatureSpec())
+        inherited = self._inherited.get(name)
+        if inherited is None:
+            return given
+        if given.encoding is not None and given.encoding != inherited.encoding:
+            inherited = FeatureSpec(
+                role=inherited.role,
+                description=inherited.description,
+                units=inherited.units,
+                sample_rate=inherited.sample_rate,
+            )
+        return inherited.merged(given)
 
     def _new_feature(
         self, split: str, state: SplitSink | None, name: str, layout: Layout, fspec: FeatureSpec
@@ -767,6 +814,11 @@ class Writer:
         -----
         A failed append changes nothing: no split, feature or sample is
         added, so it can be retried with other values or other features.
+        The exception is a failure to store samples (a full disk, an error
+        while compressing a chunk, an interrupt), raised by this or a later
+        append: the writer then discards the file, the target stays as it
+        was, and every later call (``close`` included) raises
+        :class:`WriterError`.
         """
         self._check_open()
         where = str(self.path)
@@ -800,7 +852,7 @@ class Writer:
             )
         new: dict[str, FeatureSink] = {}
         for name in sorted(names - set(declared)):
-            fspec = self._inherited_spec(name).merged(self._specs.get(split, name))
+            fspec = self._inherited_spec(name, self._specs.get(split, name))
             with _located(where, f"/{split}/{name}"):
                 layout = infer_layout(batch[name], fspec, f"{where}:/{split}/{name}")
                 new[name] = self._new_feature(split, state, name, layout, fspec)
@@ -850,10 +902,13 @@ class Writer:
                 for feature in state.features.values():
                     if feature.pending:
                         feature.pending[-1] = feature.pending[-1].owned()
-        finally:
             wait(feeds)  # the caller may change its arrays once append returns
-        for feed in feeds:
-            feed.result()
+            for feed in feeds:
+                feed.result()
+        except BaseException as exc:  # the samples are half stored: the file cannot be finished
+            wait(feeds)
+            self._fail(exc)
+            raise
 
     def _check_split_specs(self, split: str, features: list[str]) -> None:
         """Refuse ``"split/feature"`` keys of ``features=`` that name none of a split's (now fixed) features."""
@@ -907,11 +962,15 @@ class Writer:
             If the writer is closed.
         """
         self._check_open()
-        for split in self._splits.values():
-            if any(f.pending for f in split.features.values()):
-                split.flush(final=False, compression_opts=self._compression_opts, pool=self._pool)
-        self._pool.finish()
-        self._file.flush()
+        try:
+            for split in self._splits.values():
+                if any(f.pending for f in split.features.values()):
+                    split.flush(final=False, compression_opts=self._compression_opts, pool=self._pool)
+            self._pool.finish()
+            self._file.flush()
+        except BaseException as exc:
+            self._fail(exc)
+            raise
 
     def _write_fingerprints(self) -> dict[tuple[str, str], str]:
         """Write the fingerprints and statistics of new and extended features (and fingerprints that are missing).
@@ -994,7 +1053,12 @@ class Writer:
         OSError, WriterError, EncodingError
             If finishing fails: the temporary file is deleted, the target is
             untouched and the error propagates. Closing twice does nothing.
+        WriterError
+            If storing samples failed earlier (see :meth:`append`): the file
+            was discarded.
         """
+        if self._failure is not None and not abort:
+            raise self._failed_error()
         if self._closed:
             return
         self._closed = True

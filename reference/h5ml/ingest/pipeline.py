@@ -302,10 +302,20 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
+        Task,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from rich.text import Text
+
+    class SpeedColumn(ProgressColumn):
+        """Samples per second; a dash until rich has measured a speed (``task.speed`` is None at first)."""
+
+        def render(self, task: Task) -> Text:
+            speed = task.speed
+            return Text(f"{'-' if speed is None else f'{speed:,.0f}':>8} samples/s")
 
     console = Console(stderr=True)
     if enabled is False or (enabled is None and not console.is_terminal):
@@ -314,7 +324,7 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.speed:>8.0f} samples/s" if total else ""),
+        SpeedColumn() if total else TextColumn(""),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
