@@ -171,7 +171,8 @@ def test_merge_refuses_shared_sample_ids(tmp_path: Path) -> None:
         f"at row 1 of {first} and row 0 of {second}; 2 sample(s) of {second} have ids that earlier files hold."
     )
     code, _, err = run_cli("merge", str(first), str(second), "-o", str(out), "--id-feature", "clean")
-    assert code == 0, err  # 'clean' holds clips, not ids: nothing is checked
+    assert code == 2 and "has no string or integer-scalar feature 'clean'" in err  # clips are not ids
+    assert not out.exists()
     code, _, err = run_cli("merge", str(first), str(second), "-o", str(out), "--allow-duplicate-ids", "--overwrite")
     assert code == 0, err
     with h5ml.open(out) as ds:

@@ -280,8 +280,8 @@ def test_merge_refuses_sample_ids_two_files_share(tmp_path: Path) -> None:
 
 
 def test_merge_id_feature_option(tmp_path: Path) -> None:
-    """id_feature names the id feature (strings or integer scalars, uint64 beyond 2**63 included); None, or a
-    feature that cannot hold ids (float), checks nothing."""
+    """id_feature names the id feature (strings or integer scalars, uint64 beyond 2**63 included); None checks
+    nothing, and so does the default 'id' where it is missing or cannot hold ids (float); another name must."""
     a = h5ml.write(tmp_path / "a.h5", {"train": {"key": np.array([-1, 5, 7], np.int64), "name": ["p", "q", "r"]}})
     b = h5ml.write(tmp_path / "b.h5", {"train": {"key": np.array([-2, 8, 7], np.int64), "name": ["s", "q", "t"]}})
     with pytest.raises(ValueError, match=r"the sample id 7 \(feature 'key'\) in both, at row 2 of .* and row 2 of"):
@@ -300,6 +300,14 @@ def test_merge_id_feature_option(tmp_path: Path) -> None:
     f1 = h5ml.write(tmp_path / "f1.h5", {"train": {"id": np.array([1.0, 2.0])}})
     f2 = h5ml.write(tmp_path / "f2.h5", {"train": {"id": np.array([1.0, 2.0])}})
     assert merge([f1, f2], tmp_path / "f.h5").samples == {"train": 4}
+    # another name than the default must be checkable: missing, or not an id feature, is an error
+    with pytest.raises(ValueError, match=r"split 'train' has no feature 'nosuch' to check sample ids with"):
+        merge([a, b], tmp_path / "x.h5", id_feature="nosuch")
+    g1 = h5ml.write(tmp_path / "g1.h5", {"train": {"score": np.array([1.0, 2.0])}})
+    g2 = h5ml.write(tmp_path / "g2.h5", {"train": {"score": np.array([1.0, 2.0])}})
+    with pytest.raises(ValueError, match=r"has no string or integer-scalar feature 'score'"):
+        merge([g1, g2], tmp_path / "g.h5", id_feature="score")
+    assert not (tmp_path / "x.h5").exists() and not (tmp_path / "g.h5").exists()
 
 
 def test_merge_confirms_equal_id_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

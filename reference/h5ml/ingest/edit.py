@@ -539,9 +539,10 @@ def merge(
     id_feature
         The feature that holds each sample's id: checked in every split that
         several files hold and that has it as a ``string`` feature or a
-        ``dense`` feature of integer scalars (other features of that name are
-        not ids, and are not checked). Default ``"id"``, the name the
-        converters use; None checks nothing.
+        ``dense`` feature of integer scalars. Default ``"id"``, the name the
+        converters use, checked where such a feature exists; any other name
+        must be such a feature in every split merged (else ValueError). None
+        checks nothing.
     allow_duplicate_ids
         Merge files whose splits share sample ids (the merged split then
         holds each such id more than once).
@@ -702,17 +703,27 @@ def _check_ids(name: str, members: Sequence[tuple[Path, Dataset]], id_feature: s
         The files (path as given, open file) that hold it, in merge order;
         their features agree (:func:`_merge_plan`).
     id_feature
-        The feature holding the ids; a split without it, or where it is not
-        an id feature (:func:`_is_id_feature`), is not checked.
+        The feature holding the ids. A split without it, or where it is not
+        an id feature (:func:`_is_id_feature`), is not checked when it is the
+        default :data:`ID_FEATURE`, and refused for any other name.
 
     Raises
     ------
     ValueError
         At the first row (in merge order) whose id an earlier file holds: the
-        message names both files, the split, the feature, the id and both rows.
+        message names both files, the split, the feature, the id and both rows;
+        or if ``id_feature`` is not :data:`ID_FEATURE` and cannot be checked.
     """
     first = members[0][1][name]
-    if len(members) < 2 or id_feature not in first.features or not _is_id_feature(first.feature(id_feature)):
+    usable = id_feature in first.features and _is_id_feature(first.feature(id_feature))
+    if not usable and id_feature != ID_FEATURE:  # a name given on purpose must be checkable
+        what = "has no feature" if id_feature not in first.features else "has no string or integer-scalar feature"
+        raise ValueError(
+            f"{members[0][0]}: split {name!r} {what} {id_feature!r} to check sample ids with; name a string or "
+            "integer id feature (id_feature=, --id-feature), or allow duplicates (allow_duplicate_ids=True, "
+            "--allow-duplicate-ids)"
+        )
+    if len(members) < 2 or not usable:
         return
     # Every id met so far, sorted by key (stable: equal keys keep merge order): key, file, row.
     known = np.zeros(0, dtype=np.int64)
