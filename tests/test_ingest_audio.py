@@ -366,6 +366,14 @@ def test_bad_files_stop_or_skip(speech: dict[str, dict[str, Path]], tmp_path: Pa
         convert_audio_folder(root, out, overwrite=True)
     assert caught.value.path == str(garbage) and str(garbage) in str(caught.value)
     assert out.read_bytes() == before
+
+    second = root / "train" / "noisy" / "3.wav"
+    second.write_bytes(np.random.default_rng(1).bytes(4000))
+    with pytest.raises(IngestError) as caught:  # the first bad file, and the others by name
+        convert_audio_folder(root, out, overwrite=True)
+    assert caught.value.path == str(second)
+    assert f"(1 other file(s) have problems of this kind: {garbage})" in str(caught.value)
+    assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.h5", "speech"]  # no temporary file left behind
 
 

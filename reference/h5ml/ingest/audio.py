@@ -514,7 +514,9 @@ def _raise_first(problems: Sequence[_Problem], output: Path) -> None:
     if not problems:
         return
     first = problems[0]
-    more = f" ({len(problems) - 1} more problem(s) of this kind follow)" if len(problems) > 1 else ""
+    others = [p.path for p in problems[1:]]
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    more = f" ({len(others)} other file(s) have problems of this kind: {shown})" if others else ""
     raise IngestError(
         f"{first.path}: {first.reason} (sample {first.sample_id!r} of split {first.split!r}){more}; nothing was "
         f"written to {output}. Fix the files, or leave such samples out with on_error='skip' (--on-error skip)",
