@@ -30,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
@@ -267,7 +268,10 @@ def ordered_map(
     with pool:
         try:
             for task in tasks:
-                pending.append((task, pool.submit(fn, task)))
+                try:
+                    pending.append((task, pool.submit(fn, task)))
+                except BrokenProcessPool as exc:
+                    raise _worker_died(task) from exc
                 if len(pending) >= limit:
                     yield _result(*pending.popleft())
             while pending:
@@ -277,9 +281,21 @@ def ordered_map(
                 future.cancel()
 
 
+def _worker_died(task: Any) -> IngestError:
+    """A worker process ended without a result (killed by a signal, out of memory): no task can go on."""
+    where = getattr(task, "first_path", None) or repr(task)
+    return IngestError(
+        f"a worker process ended abruptly (killed by a signal, or out of memory) while decoding {where} or a "
+        "neighbouring file; nothing was written. Convert again, with fewer --workers or without --processes",
+        path=str(where),
+    )
+
+
 def _result(task: Any, future: Future[Any]) -> tuple[Any, Any]:
     try:
         return task, future.result()
+    except BrokenProcessPool as exc:  # every later task fails too: not one bad file to skip
+        raise _worker_died(task) from exc
     except Exception as exc:
         return task, exc
 
