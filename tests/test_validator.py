@@ -1243,3 +1243,11 @@ def test_issue_order_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
     doc = json.loads(outputs[0])
     assert doc["summary"]["files"] == len(paths)
     assert sum(len(f["issues"]) for f in doc["files"]) > len(paths)
+
+
+def test_a_damaged_group_is_one_e101_however_many_checks_meet_it() -> None:
+    """§10.3: the split whose local heap is damaged fails in the layout and the storage checks: E101 once."""
+    fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "e101-damaged-group.h5"
+    report = validate(fixture, deep=True)
+    assert [(i.code, i.path) for i in report.issues] == [("E101", "/train-b")]
+    assert not report.readable

@@ -205,7 +205,13 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
         return
     with f:
         try:
-            yield from _check_file(state, f)
+            failed: set[str] = set()  # the paths already reported as E101: another check meets the same failure
+            for event in _check_file(state, f):
+                if isinstance(event, Issue) and event.code == "E101":
+                    if event.path in failed:
+                        continue
+                    failed.add(event.path)
+                yield event
         except LIBRARY_ERRORS as exc:
             yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
         except KeyError as exc:  # h5py's error for some damaged object headers ("Unable to ... open object")
