@@ -336,22 +336,12 @@ def _profile(pipeline: Pipeline, output: Path, top: int) -> str:
     return text.getvalue()
 
 
-def _audio(folder: Path, pairs: int, workers: int, repeats: int, seed: int) -> dict[str, Any]:
-    """Build the audio folder and race the converter against the tutorial script.
-
-    Returns ``rates``, ``sizes``, ``source_bytes``, ``build_s`` and ``h5ml`` (the converter's pipeline, to profile).
-    """
-    root = folder / "audio"
-    start = time.perf_counter()
-    source_bytes = audio_folder(root, pairs, seed)
-    build = time.perf_counter() - start
-
-    def h5ml_side(out: Path) -> int:
-        report = convert_audio_folder(root, out, compression="gzip", workers=workers, progress=False)
-        return report.total
-
-    pipelines: dict[str, Pipeline] = {"h5ml": h5ml_side, "tutorial": lambda out: tutorial_audio(root, out)}
-    rates, sizes, per_cpu = _race(pipelines, pairs, folder, repeats)
+def _converter_race(
+    h5ml_side: Pipeline, tutorial: Pipeline, n: int, folder: Path, repeats: int, source_bytes: int, build: float
+) -> dict[str, Any]:
+    """Race a converter against its tutorial script: ``rates``, ``sizes``, ``per_cpu``, ``source_bytes``,
+    ``build_s`` and ``h5ml`` (the converter's pipeline, to profile)."""
+    rates, sizes, per_cpu = _race({"h5ml": h5ml_side, "tutorial": tutorial}, n, folder, repeats)
     return {
         "rates": rates,
         "sizes": sizes,
@@ -362,8 +352,24 @@ def _audio(folder: Path, pairs: int, workers: int, repeats: int, seed: int) -> d
     }
 
 
+def _audio(folder: Path, pairs: int, workers: int, repeats: int, seed: int) -> dict[str, Any]:
+    """Build the audio folder and race the converter against the tutorial script (see :func:`_converter_race`)."""
+    root = folder / "audio"
+    start = time.perf_counter()
+    source_bytes = audio_folder(root, pairs, seed)
+    build = time.perf_counter() - start
+
+    def h5ml_side(out: Path) -> int:
+        report = convert_audio_folder(root, out, compression="gzip", workers=workers, progress=False)
+        return report.total
+
+    return _converter_race(
+        h5ml_side, lambda out: tutorial_audio(root, out), pairs, folder, repeats, source_bytes, build
+    )
+
+
 def _images(folder: Path, n: int, workers: int, repeats: int, seed: int) -> dict[str, Any]:
-    """Build the image folder and race the converter against the tutorial script (returns as :func:`_audio`)."""
+    """Build the image folder and race the converter against the tutorial script (see :func:`_converter_race`)."""
     root = folder / "images"
     start = time.perf_counter()
     source_bytes = image_folder(root, n, seed)
@@ -376,16 +382,7 @@ def _images(folder: Path, n: int, workers: int, repeats: int, seed: int) -> dict
         )
         return report.total
 
-    pipelines: dict[str, Pipeline] = {"h5ml": h5ml_side, "tutorial": lambda out: tutorial_images(root, out)}
-    rates, sizes, per_cpu = _race(pipelines, n, folder, repeats)
-    return {
-        "rates": rates,
-        "sizes": sizes,
-        "per_cpu": per_cpu,
-        "source_bytes": source_bytes,
-        "build_s": build,
-        "h5ml": h5ml_side,
-    }
+    return _converter_race(h5ml_side, lambda out: tutorial_images(root, out), n, folder, repeats, source_bytes, build)
 
 
 def _writer(folder: Path, rows: int, repeats: int, seed: int) -> dict[str, Any]:
