@@ -388,7 +388,7 @@ def _images(folder: Path, n: int, workers: int, repeats: int, seed: int) -> dict
 def _writer(folder: Path, rows: int, repeats: int, seed: int) -> dict[str, Any]:
     """Race ``h5ml.write`` against raw h5py (with and without fsync) on the same arrays, uncompressed and gzip.
 
-    Returns as :func:`_audio`, with ``h5ml`` a dict ``{"none": pipeline, "gzip": pipeline}``.
+    Returns as :func:`_converter_race`, with ``h5ml`` a dict ``{"none": pipeline, "gzip": pipeline}``.
     """
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
