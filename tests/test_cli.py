@@ -427,6 +427,8 @@ def test_unexpected_exception_is_one_line_unless_debug(tmp_path: Path, monkeypat
     exit_code, _, err = run_cli("--debug", "inspect", str(path))
     assert exit_code == 2
     assert "Traceback" in err and err.endswith("h5ml: error: RuntimeError: boom second line\n")
+    exit_code, _, err = run_cli("inspect", "--debug", str(path))  # after the command it is not h5ml's option
+    assert (exit_code, err) == (2, "h5ml: error: No such option '--debug' (see 'h5ml inspect --help')\n")
     monkeypatch.setenv(cli.DEBUG_ENV, "1")
     exit_code, _, err = run_cli("inspect", str(path))
     assert exit_code == 2 and "Traceback" in err

@@ -261,3 +261,24 @@ def test_compression_none_and_quiet_apply_to_every_command(tmp_path: Path) -> No
         assert s["train"]["x"].compression is None and m["train"]["x"].compression is None
         assert len(s["train"]) == 3 and len(m["train"]) == 12
         assert m["train"]["x"][:].tolist() == np.concatenate([np.arange(12.0).reshape(6, 2)] * 2).tolist()
+
+
+def test_options_of_another_source_kind_and_missing_extras_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An option the source kind does not take is named as the CLI spells it; a missing extra says what to install."""
+    import sys
+
+    from h5ml.ingest import dispatch
+
+    arrays = tmp_path / "a.npz"
+    np.savez(arrays, x=np.arange(6.0), y=np.arange(6))
+    code, _, err = run_cli("convert", str(arrays), str(tmp_path / "a.h5"), "--split", "train=0.5,test=0.5")
+    assert code == 2 and "split_ratios (--split) do(es) not apply to a source of kind 'arrays'" in err
+    root = tmp_path / "wavs"
+    _audio_tree(root)
+    monkeypatch.setitem(sys.modules, "soundfile", None)  # as if h5ml[audio] were not installed
+    monkeypatch.delitem(sys.modules, "h5ml.ingest.audio", raising=False)
+    with pytest.raises(ModuleNotFoundError, match=r"needs the package 'soundfile'.*pip install 'h5ml\[audio\]'"):
+        dispatch.convert("audio", root, tmp_path / "w.h5")
+    assert not (tmp_path / "w.h5").exists()

@@ -318,3 +318,17 @@ def test_seed_alone_turns_shuffle_on(tmp_path: Path) -> None:
         assert ds["train"].shuffle_seed == 5
         order = np.random.default_rng(5).permutation(30)
         np.testing.assert_array_equal(ds["train"]["x"][:], arrays["x_train"][order])
+
+
+def test_converted_arrays_pass_strict_validation(tmp_path: Path) -> None:
+    """§4.2: an .npz conversion states a license (NOASSERTION unless given) and a description: no W203/W204."""
+    source = tmp_path / "arrays.npz"
+    np.savez(source, x_train=np.arange(12.0).reshape(6, 2), y_train=np.array([0, 1, 2, 0, 1, 2]))
+    out = convert_npz(source, tmp_path / "a.h5", label="y")
+    report = h5ml.validate(out, deep=True)
+    assert report.valid_strict, [(i.code, i.message) for i in report.issues]
+    with h5ml.open(out) as ds:
+        assert ds.metadata.license == "NOASSERTION" and ds.metadata.description.startswith("Converted from NumPy")
+    given = convert_npz(source, tmp_path / "b.h5", license="CC-BY-4.0", description="Six samples.", overwrite=True)
+    with h5ml.open(given) as ds:
+        assert (ds.metadata.license, ds.metadata.description) == ("CC-BY-4.0", "Six samples.")

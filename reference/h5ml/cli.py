@@ -14,6 +14,7 @@ error, or any other failure; 130 interrupted.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -753,7 +754,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     args = list(sys.argv[1:] if argv is None else argv)
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
-    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0") or "--debug" in args
+    leading = list(itertools.takewhile(lambda arg: arg.startswith("-"), args))  # options before the command
+    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0") or "--debug" in leading
     streams = _Streams(out, err)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -585,11 +585,14 @@ def _write(
         role = "target" if feature == label else _DEFAULT_ROLES.get(feature)
         if role is not None:
             features_meta[feature] = {"role": role}
-    metadata: dict[str, Any] = {"name": source.stem if name is None else name, "source": source.name}
+    from h5ml.ingest.pipeline import conversion_metadata
+
+    root: dict[str, Any] = {"name": Path(output).stem if name is None else name}
     if description is not None:
-        metadata["description"] = description
+        root["description"] = description
     if license is not None:
-        metadata["license"] = license
+        root["license"] = license
+    metadata = conversion_metadata("NumPy arrays", source.name, root)  # license NOASSERTION unless given (§4.2)
     _check_output(output, overwrite, source)
     options: dict[str, Any] = {"compression": compression, "shuffle": shuffle, "seed": seed, "features": features_meta}
     if level is not None:
@@ -639,8 +642,11 @@ def convert_npz(
     seed
         The shuffle seed; ``None`` lets the writer choose (and record) one.
     name, description, license
-        Root metadata (§4.2). ``name`` defaults to the source's stem; the
-        root attribute ``source`` records the source file name.
+        Root metadata (§4.2). ``name`` defaults to the output's stem (as for
+        every converter); ``description`` to one naming the source, and
+        ``license`` to ``"NOASSERTION"`` (none stated), so that the file
+        passes ``validate --strict``; the root attribute ``source`` records
+        the source file name.
     label
         A feature name to store as categorical (§6.5) with role ``target``;
         its arrays must hold integer codes in ``[-1, K)``. Default: the

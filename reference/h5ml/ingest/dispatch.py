@@ -170,9 +170,37 @@ def convert(
     given = {key: value for key, value in options.items() if value is not None}
     extra = sorted(set(given) - OPTIONS[kind])
     if extra:
-        names = ", ".join("--" + key.replace("_", "-") for key in extra)
+        names = ", ".join(f"{key} ({_CLI_NAMES.get(key, '--' + key.replace('_', '-'))})" for key in extra)
         raise ValueError(f"{names} do(es) not apply to a source of kind {kind!r} ({source})")
-    shared: dict[str, Any] = {"compression": compression, "shuffle": shuffle, "seed": seed, "overwrite": overwrite}
+    try:
+        shared = {"compression": compression, "shuffle": shuffle, "seed": seed, "overwrite": overwrite}
+        return _convert(kind, source, output, metadata, shared, given)
+    except ModuleNotFoundError as exc:  # an optional dependency of this kind of source
+        extra_name = _EXTRAS.get(kind)
+        if extra_name is None or exc.name is None or exc.name.startswith("h5ml"):
+            raise
+        raise ModuleNotFoundError(
+            f"converting a source of kind {kind!r} needs the package {exc.name!r}, which is not installed: "
+            f"pip install 'h5ml[{extra_name}]'",
+            name=exc.name,
+        ) from exc
+
+
+#: CLI spellings of the options whose name differs from their keyword.
+_CLI_NAMES: Final = {"split_ratios": "--split"}
+#: The pyproject extra that installs what each kind of source needs.
+_EXTRAS: Final = {"audio": "audio", "images": "images", "table": "tables", "hf": "hf"}
+
+
+def _convert(
+    kind: SourceKind,
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    metadata: Mapping[str, Any] | None,
+    shared: dict[str, Any],
+    given: dict[str, Any],
+) -> Any:
+    """Call the converter of ``kind`` (imported here: each needs its own optional packages)."""
     if kind == "arrays":
         return _arrays(source, output, metadata or {}, shared, given)
     shared["metadata"] = metadata
