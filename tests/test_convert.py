@@ -332,3 +332,40 @@ def test_converted_arrays_pass_strict_validation(tmp_path: Path) -> None:
     given = convert_npz(source, tmp_path / "b.h5", license="CC-BY-4.0", description="Six samples.", overwrite=True)
     with h5ml.open(given) as ds:
         assert (ds.metadata.license, ds.metadata.description) == ("CC-BY-4.0", "Six samples.")
+
+
+def test_the_tutorials_scalar_metadata_becomes_description_and_classes(tmp_path: Path) -> None:
+    """§4.2, §6.5: an .npz with the scalars description and nb_classes, as the tutorial stores them beside
+    x_train/y_train/x_valid/y_valid: the description is kept and y is categorical with classes "0".."K-1"."""
+    rng = np.random.default_rng(5)
+    source = tmp_path / "tutorial.npz"
+    arrays = {
+        "x_train": rng.random((8, 4)).astype(np.float32),
+        "y_train": np.array([0, 1, 2, 1, 0, 2, 2, 1]),
+        "x_valid": rng.random((3, 4)).astype(np.float32),
+        "y_valid": np.array([2, 0, 1]),
+    }
+    np.savez(source, description=np.array("Eight toy samples."), nb_classes=np.array(3), **arrays)  # type: ignore[arg-type]
+    out = convert_npz(source, tmp_path / "t.h5")
+    with h5ml.open(out) as ds:
+        assert ds.metadata.description == "Eight toy samples."
+        assert sorted(ds.splits) == ["train", "validation"]
+        y = ds["train"]["y"]
+        assert y.encoding == "categorical" and list(y.class_names) == ["0", "1", "2"]
+        assert ds["validation"]["y"][:].tolist() == [2, 0, 1]
+        np.testing.assert_array_equal(ds["train"]["x"][:], arrays["x_train"])
+    assert h5ml.validate(out, deep=True).valid_strict
+
+    bad = {
+        "no label": ({"nb_classes": np.array(3), "x_train": np.zeros((2, 2))}, "gives 3 classes but has no array y"),
+        "not whole": ({"num_classes": np.array(2.5), **arrays}, "is not a whole number of classes"),
+        "disagree": ({"nb_classes": np.array(3), "n_classes": np.array(4), **arrays}, "disagree on the number"),
+        "number": ({"description": np.array(7), **arrays}, "'description' is a int64 number, not text"),
+        "other": ({"version": np.array(2), **arrays}, "Scalars named 'description' or nb_classes"),
+    }
+    for case, (content, message) in bad.items():
+        path = tmp_path / f"{case}.npz"
+        np.savez(path, **content)  # type: ignore[arg-type]
+        with pytest.raises(h5ml.H5MLError, match=message):
+            convert_npz(path, tmp_path / f"{case}.h5")
+        assert not (tmp_path / f"{case}.h5").exists()

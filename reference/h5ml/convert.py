@@ -73,6 +73,7 @@ from h5ml.errors import EncodingError
 from h5ml.values import Categorical, FeatureSpec
 
 __all__ = [
+    "CLASS_COUNT_NAMES",
     "CLASS_NAMES_SUFFIX",
     "MEDIA_TYPE_SUFFIX",
     "OFFSETS_SUFFIX",
@@ -97,6 +98,12 @@ SPLIT_SUFFIXES: Final[Mapping[str, str]] = {
 
 #: Split of arrays whose name has no recognised suffix.
 DEFAULT_SPLIT: Final = "train"
+
+#: Names under which the tutorials store a number of classes: a scalar array of an .npz, a root attribute of
+#: an HDF5 file. With a number K, ``y`` becomes categorical with class names "0" .. "K-1" (§6.5).
+CLASS_COUNT_NAMES: Final = ("nb_classes", "num_classes", "n_classes")
+#: The scalar array of an .npz that holds the dataset's description (§4.2), as the tutorials store it.
+DESCRIPTION_NAME: Final = "description"
 
 #: Suffix of the array holding the class names of categorical feature ``<feature>`` (§6.5), as ``h5ml export`` writes it.
 CLASS_NAMES_SUFFIX: Final = "_class_names"
@@ -197,9 +204,58 @@ def _check_array(source: Path, array_name: str, array: np.ndarray) -> None:
         )
     if array.ndim == 0:
         raise EncodingError(
-            f"{source}: array {array_name!r} is a scalar; every feature needs a first (sample) axis (§5.3)",
+            f"{source}: array {array_name!r} is a scalar; every feature needs a first (sample) axis (§5.3). Scalars "
+            f"named {DESCRIPTION_NAME!r} or {' / '.join(CLASS_COUNT_NAMES)} are read as the description and the "
+            "number of classes; give other metadata with --description, --class-names or h5ml.Writer.update_metadata",
             path=str(source),
         )
+
+
+def _archive_metadata(source: Path, arrays: dict[str, np.ndarray]) -> tuple[str | None, int | None]:
+    """Take the tutorials' scalar metadata out of ``arrays``: the description and a number of classes (§4.2, §6.5).
+
+    Returns
+    -------
+    tuple
+        The description (a 0-d string array named ``description``) and the
+        number of classes (a 0-d whole number >= 1 named one of
+        :data:`CLASS_COUNT_NAMES`), each None when absent.
+
+    Raises
+    ------
+    EncodingError
+        If such a scalar has another type, or two class counts disagree.
+    """
+    description: str | None = None
+    value = arrays.get(DESCRIPTION_NAME)
+    if value is not None and value.ndim == 0:
+        if value.dtype.kind not in "US":
+            raise EncodingError(
+                f"{source}: the scalar {DESCRIPTION_NAME!r} is a {value.dtype} number, not text; store a string",
+                path=str(source),
+            )
+        item = value.item()
+        description = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+        del arrays[DESCRIPTION_NAME]
+    counts: dict[str, int] = {}
+    for name in CLASS_COUNT_NAMES:
+        value = arrays.get(name)
+        if value is None or value.ndim != 0:
+            continue
+        number = value.item() if value.dtype.kind in "iuf" else None
+        if not isinstance(number, (int, float)) or number != math.floor(number) or number < 1:
+            raise EncodingError(
+                f"{source}: the scalar {name!r} = {value.item()!r} is not a whole number of classes >= 1; fix it "
+                "or remove it",
+                path=str(source),
+            )
+        counts[name] = int(number)
+        del arrays[name]
+    if len(set(counts.values())) > 1:
+        raise EncodingError(
+            f"{source}: the scalars {counts} disagree on the number of classes; keep one", path=str(source)
+        )
+    return description, next(iter(counts.values()), None)
 
 
 #: One split's features: feature -> (the array it came from, its samples: an array, or a list for ragged and bytes).
@@ -626,7 +682,12 @@ def convert_npz(
         split must have the same first-axis length (the samples, §5.3), and
         companion arrays (``_offsets``, ``_shapes``, ``_media_type``,
         ``_class_names``, as ``h5ml export`` writes them) give ragged, bytes
-        and categorical features. Arrays are loaded without pickle support.
+        and categorical features. The tutorials' scalars are metadata: a
+        string ``description`` is the description (unless ``description`` is
+        given), and a whole number ``nb_classes`` (or ``num_classes``,
+        ``n_classes``) K makes ``y`` (or ``label``) categorical with class
+        names ``"0" .. "K-1"`` (unless ``class_names`` is given). Arrays are
+        loaded without pickle support.
     output
         The h5ml file to create.
     compression
@@ -704,6 +765,18 @@ def convert_npz(
         if isinstance(exc, FileNotFoundError):
             raise
         raise EncodingError(f"{source}: the .npz archive cannot be read ({exc})", path=str(source)) from None
+    found_description, class_count = _archive_metadata(source, arrays)  # removes those scalars from arrays
+    if description is None:
+        description = found_description
+    if class_count is not None and class_names is None:
+        if label is None and not any(split_array_name(a)[1] == "y" for a in arrays):
+            raise EncodingError(
+                f"{source}: the archive gives {class_count} classes but has no array y_<split> to label; name the "
+                "label feature (label=, --label FEATURE)",
+                path=str(source),
+            )
+        label = "y" if label is None else label
+        class_names = [str(code) for code in range(class_count)]
     if not arrays:
         raise EncodingError(f"{source}: the archive holds no arrays; nothing to convert", path=str(source))
     companions = _companions(source, list(arrays))

@@ -69,7 +69,7 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.convert import SPLIT_SUFFIXES, split_array_name
+from h5ml.convert import CLASS_COUNT_NAMES, SPLIT_SUFFIXES, split_array_name
 from h5ml.errors import IngestError
 from h5ml.ingest.pipeline import (
     ID_FEATURE,
@@ -102,7 +102,7 @@ __all__ = [
 #: The layouts :func:`detect_layout` recognises.
 Layout = Literal["per-sample", "arrays"]
 #: Root attributes that may give the number of classes of ``y`` (arrays layout); all given must agree.
-CLASS_COUNT_ATTRS: Final = ("nb_classes", "num_classes", "n_classes")
+CLASS_COUNT_ATTRS: Final = CLASS_COUNT_NAMES
 #: Feature name of the samples of a ``<split>/<id>`` group (one feature per split).
 SINGLE_FEATURE: Final = "data"
 #: Bytes of one array read at once (arrays layout), rounded to whole HDF5 chunks.
