@@ -44,7 +44,7 @@ def issue_codes(path: Path) -> list[str]:
         ("label_test", ("test", "label")),
         ("my_feature_training", ("train", "my_feature")),
         ("images", ("train", "images")),
-        ("x_eval", ("train", "x_eval")),
+        ("x_eval", ("test", "x")),  # eval: the alias SPEC §5.1 gives test
         ("_test", ("train", "_test")),
     ],
 )

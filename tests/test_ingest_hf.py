@@ -434,6 +434,8 @@ def test_split_names_and_media_types() -> None:
     assert media_type_of(png(0)[:16]) == "image/png"
     assert media_type_of(wav(2)[:16]) == "audio/wav"
     assert media_type_of(b"\xff\xd8\xff\xe0rest") == "image/jpeg"
+    assert media_type_of(b"II+\x00\x08\x00\x00\x00") == "image/tiff"  # BigTIFF, as the image converter sniffs it
+    assert media_type_of(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
     assert media_type_of(b"fLaC\x00") == "audio/flac"
     assert media_type_of(None, "x/y/photo.jpg") == "image/jpeg"
     assert media_type_of(b"????????????", None) is None

@@ -85,14 +85,11 @@ __all__ = [
 ]
 
 #: Array-name suffixes recognised by :func:`split_array_name`, and the standard split each maps to (§5.1).
+#: The converters of every source kind map split names with it.
 SPLIT_SUFFIXES: Final[Mapping[str, str]] = {
-    "train": "train",
+    **{name: name for name in spec.STANDARD_SPLITS},
+    **spec.SPLIT_ALIASES,
     "training": "train",
-    "validation": "validation",
-    "valid": "validation",
-    "val": "validation",
-    "dev": "validation",
-    "test": "test",
     "testing": "test",
 }
 

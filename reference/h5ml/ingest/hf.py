@@ -80,7 +80,9 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
+from h5ml.convert import SPLIT_SUFFIXES
 from h5ml.errors import IngestError
+from h5ml.imagecodec import IMAGE_MEDIA_TYPES, sniff_image_format
 from h5ml.ingest.pipeline import (
     SKIPPED_ATTR,
     IngestReport,
@@ -123,19 +125,11 @@ DEFAULT_SPLIT_RATIOS: Final[Mapping[str, float]] = {"train": 0.8, "test": 0.2}
 #: Batches in flight per worker process (bounds memory).
 _IN_FLIGHT_PER_WORKER: Final = 2
 #: Source split names mapped to the standard ones (§5.1; the aliases of ``spec.SPLIT_ALIASES`` and more).
-_SPLIT_NAMES: Final[Mapping[str, str]] = {**spec.SPLIT_ALIASES, "training": "train", "testing": "test"}
-#: File signatures (offset, magic bytes, media type), checked in order.
+_SPLIT_NAMES: Final[Mapping[str, str]] = SPLIT_SUFFIXES
+#: Audio file signatures (offset, magic bytes, media type), checked in order (images: h5ml.imagecodec).
 _SIGNATURES: Final[tuple[tuple[int, bytes, str], ...]] = (
-    (0, b"\x89PNG\r\n\x1a\n", "image/png"),
-    (0, b"\xff\xd8\xff", "image/jpeg"),
-    (0, b"GIF87a", "image/gif"),
-    (0, b"GIF89a", "image/gif"),
-    (8, b"WEBP", "image/webp"),
     (8, b"WAVE", "audio/wav"),
     (8, b"AIFF", "audio/aiff"),
-    (0, b"BM", "image/bmp"),
-    (0, b"II*\x00", "image/tiff"),
-    (0, b"MM\x00*", "image/tiff"),
     (0, b"fLaC", "audio/flac"),
     (0, b"OggS", "audio/ogg"),
     (0, b"ID3", "audio/mpeg"),
@@ -194,6 +188,9 @@ def media_type_of(head: bytes | None, path: str | None = None) -> str | None:
         :mod:`mimetypes` gives the name, or None when neither tells.
     """
     if head:
+        image = sniff_image_format(head)
+        if image is not None:
+            return IMAGE_MEDIA_TYPES[image]
         for offset, magic, media in _SIGNATURES:
             if head[offset : offset + len(magic)] == magic and (offset == 0 or head[:4] in (b"RIFF", b"FORM")):
                 return media

@@ -12,9 +12,10 @@ has at least one folder, no folder of ROOT holds an image file directly, and
 every folder of ROOT holds sub-folders; otherwise as "classes". (A
 class-only tree whose class folders hold nothing but sub-folders, such as
 ``cat/indoor/1.png``, therefore reads as splits: pass ``layout="classes"``
-for it.) Split folders ``val``, ``valid``, ``dev`` and ``eval`` are stored
-under the standard name :data:`h5ml.spec.SPLIT_ALIASES` gives them
-(``validation``; ``test`` for ``eval``), so the file passes ``validate
+for it.) Split folders ``val``, ``valid``, ``dev``, ``eval``, ``training``
+and ``testing`` are stored under the standard name
+:data:`h5ml.convert.SPLIT_SUFFIXES` gives them (``validation``; ``test`` for
+``eval`` and ``testing``; ``train``), so the file passes ``validate
 --strict`` (W207); other split folders keep their names (two folders for one
 split are refused). Without a split level,
 ``split_ratios`` cuts the samples into splits, stratified on the class (the
@@ -91,6 +92,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
+from h5ml.convert import SPLIT_SUFFIXES
 from h5ml.errors import EncodingError, IngestError
 from h5ml.imagecodec import (
     COLORS,
@@ -465,7 +467,7 @@ def _scan(root: Path, layout: str) -> tuple[list[_Found], list[Skipped], list[st
     if layout == "splits":
         names: dict[str, Path] = {}
         for folder in top_dirs:
-            name = spec.SPLIT_ALIASES.get(folder.name, folder.name)
+            name = SPLIT_SUFFIXES.get(folder.name, folder.name)
             _unusable_name(name, "split", folder, "rename the folder, or pass layout='classes' if it is a class")
             if name in names:
                 raise IngestError(
