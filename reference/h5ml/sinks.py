@@ -205,11 +205,6 @@ class ChunkPool:
         #: Rows waiting for the rest of their chunk, by dataset: (dataset, first row, rows).
         self._carry: dict[str, tuple[h5py.Dataset, int, np.ndarray]] = {}
 
-    @property
-    def pending(self) -> int:
-        """Chunks compressed or being compressed, not stored yet, plus datasets with a carry."""
-        return len(self._window) + len(self._carry)
-
     def write_rows(self, ds: h5py.Dataset, start: int, data: np.ndarray, deflate: Deflate) -> None:
         """Write ``data`` to ``ds`` from row ``start``: whole chunks compressed in the threads, the rest kept or via HDF5.
 

@@ -959,7 +959,10 @@ class Writer:
         Raises
         ------
         WriterError
-            If the writer is closed.
+            If the writer is closed, or storing samples failed earlier.
+        OSError
+            If storing samples fails now (a full disk): the writer then
+            discards the file (see :meth:`append`).
         """
         self._check_open()
         try:
