@@ -787,6 +787,7 @@ def main() -> None:
     """Console-script entry point ``h5ml``: exit with the code :func:`run` returns (SIGTERM stops it as SIGINT does)."""
     signal.signal(signal.SIGTERM, _terminated)
     code = run(sys.argv[1:], sys.stdout, sys.stderr)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the work is done: a late SIGTERM just ends the process
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -26,7 +26,7 @@ import numpy as np
 
 from h5ml.source import SplitSource
 
-__all__ = ["Prefetcher", "read_arrays"]
+__all__ = ["Prefetcher", "read_arrays", "stop_pool"]
 
 #: This process's open sources, by their settings: a worker opens each file once.
 _SOURCES: dict[tuple[Any, ...], SplitSource] = {}
@@ -52,7 +52,7 @@ def read_arrays(
     return arrays if transform is None else transform(arrays)
 
 
-def _shutdown(pool: Executor) -> None:
+def stop_pool(pool: Executor) -> None:
     """Stop a pool: cancel what is pending and end its worker processes (never wait on one).
 
     Measured here: a forkserver worker of a process running torch and keras
@@ -101,7 +101,7 @@ class Prefetcher:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
             else:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
-            self._finalizer = weakref.finalize(self, _shutdown, self._pool)
+            self._finalizer = weakref.finalize(self, stop_pool, self._pool)
             # Run it when the interpreter starts to exit, before concurrent.futures and multiprocessing join
             # the workers (their exit hooks run after this one).
             threading._register_atexit(self._finalizer)  # type: ignore[attr-defined]
@@ -145,5 +145,5 @@ class Prefetcher:
             future.cancel()
         self._pending.clear()
         if self._pool is not None:
-            self._finalizer()  # runs _shutdown once; later calls (at exit) do nothing
+            self._finalizer()  # runs stop_pool once; later calls (at exit) do nothing
             self._pool = None

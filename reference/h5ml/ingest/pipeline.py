@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 import numpy as np
 
 from h5ml.errors import IngestError
+from h5ml.prefetch import stop_pool
 from h5ml.values import FeatureSpec
 from h5ml.writer import Writer
 
@@ -265,20 +266,20 @@ def ordered_map(
         if processes
         else ThreadPoolExecutor(max_workers=workers, thread_name_prefix="h5ml-ingest")
     )
-    with pool:
-        try:
-            for task in tasks:
-                try:
-                    pending.append((task, pool.submit(fn, task)))
-                except BrokenProcessPool as exc:
-                    raise _worker_died(task) from exc
-                if len(pending) >= limit:
-                    yield _result(*pending.popleft())
-            while pending:
+    try:
+        for task in tasks:
+            try:
+                pending.append((task, pool.submit(fn, task)))
+            except BrokenProcessPool as exc:
+                raise _worker_died(task) from exc
+            if len(pending) >= limit:
                 yield _result(*pending.popleft())
-        finally:
-            for _, future in pending:
-                future.cancel()
+        while pending:
+            yield _result(*pending.popleft())
+    except BaseException:  # an error, an interrupt (SIGINT, SIGTERM) or the caller stopped: end the workers now
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _worker_died(task: Any) -> IngestError:
