@@ -39,7 +39,7 @@ output file each run; the source files are in the page cache after the first):
     statistics, fsyncs the file and its folder and renames it;
   - ``h5py``: ``f.create_dataset(name, data=a, chunks=..., compression=c)``
     for each array, with the writer's chunk shapes
-    (:func:`h5ml.chunks.chunk_shape`) and filters (gzip level 4, byte shuffle
+    (:func:`h5ml.spec.chunks.chunk_shape`) and filters (gzip level 4, byte shuffle
     for multi-byte types), no fsync (the goal's baseline);
   - ``h5py+fsync``: the same, then an fsync of the file (for reference: the
     part of the gap that durability explains).
@@ -86,9 +86,9 @@ import soundfile
 from PIL import Image
 
 import h5ml
-from h5ml.chunks import chunk_shape
 from h5ml.ingest.audio import convert_audio_folder
 from h5ml.ingest.images import convert_image_folder
+from h5ml.spec.chunks import chunk_shape
 
 __all__ = [
     "audio_folder",

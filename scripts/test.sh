@@ -33,6 +33,7 @@ export PATH="$PWD/$venv/bin:$PATH"
 ruff check .
 ruff format --check .
 mypy
+lint-imports
 # Benchmarks run in CI only in their smoke mode: they must run, they measure nothing.
 for bench in benchmarks/bench_*.py; do
     python "$bench" --smoke >/dev/null

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
-from h5ml.codes import CODES
+from h5ml.spec.codes import CODES
 
 BEGIN, END = "<!-- registry:begin (generated from reference/h5ml/codes.py) -->", "<!-- registry:end -->"
 

@@ -19,7 +19,7 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.attrs import write_attr
+from h5ml.spec.attrs import write_attr
 
 __all__ = [
     "Bytes",

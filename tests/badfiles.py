@@ -3,7 +3,7 @@
 :func:`minimal_valid` writes a small file that follows SPEC.md in every point
 (every encoding: dense, dense bool, string, categorical, ragged with and
 without shapes, bytes; chunks per §7; fingerprints per §8 computed with
-:mod:`h5ml.fingerprint`). Each entry of :data:`CASES` builds a file with one
+:mod:`h5ml.model.fingerprint`). Each entry of :data:`CASES` builds a file with one
 defect and names the issue code it must give, the HDF5 path the issue must
 carry, and the other codes the same defect brings along.
 
@@ -25,9 +25,9 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.attrs import write_attr
-from h5ml.chunks import VLEN_ELEMENT_BYTES, chunk_shape
-from h5ml.fingerprint import file_fingerprint, fingerprint_feature
+from h5ml.model.fingerprint import file_fingerprint, fingerprint_feature
+from h5ml.spec.attrs import write_attr
+from h5ml.spec.chunks import VLEN_ELEMENT_BYTES, chunk_shape
 
 __all__ = [
     "CASES",
@@ -65,7 +65,7 @@ class FeatureData:
     dtypes: dict[str, Any] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
-        """The §8.2 fingerprint of this content, from :func:`h5ml.fingerprint.fingerprint_feature`."""
+        """The §8.2 fingerprint of this content, from :func:`h5ml.model.fingerprint.fingerprint_feature`."""
         a = self.arrays
         logical = bool if self.attrs.get("logical_dtype") == "bool" else None
         if self.encoding == "dense":

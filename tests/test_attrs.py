@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from h5ml.attrs import attrs_json, decode_str, read_attr, read_attrs, to_json_value, write_attr
+from h5ml.spec.attrs import attrs_json, decode_str, read_attr, read_attrs, to_json_value, write_attr
 
 
 def test_written_values_read_back_as_python_values(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Batches in stored form (h5ml.batches, §6): normalising user values against a layout, and joining batches."""
+"""Batches in stored form (h5ml.writer.batches, §6): normalising user values against a layout, and joining batches."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from h5ml.batches import Batch, concat, normalize, runs
-from h5ml.chunks import VLEN_ELEMENT_BYTES
 from h5ml.errors import EncodingError
-from h5ml.layout import Layout
-from h5ml.values import Categorical
+from h5ml.model.layout import Layout
+from h5ml.model.values import Categorical
+from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
+from h5ml.writer.batches import Batch, concat, normalize, runs
 
 WHERE = "f.h5:/train/x"
 I2, U1, F2, F4 = (np.dtype(t) for t in ("<i2", "|u1", "<f2", "<f4"))

@@ -1,4 +1,4 @@
-"""Chunk shapes and chunk-cache sizes of SPEC.md §7 (h5ml.chunks)."""
+"""Chunk shapes and chunk-cache sizes of SPEC.md §7 (h5ml.spec.chunks)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from h5ml import spec
-from h5ml.chunks import (
+from h5ml.spec.chunks import (
     READER_CACHE_CHUNKS,
     READER_CACHE_MIN_BYTES,
     SPLIT_SAMPLE_BYTES,

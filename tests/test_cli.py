@@ -1,4 +1,4 @@
-"""The ``h5ml`` command line, run in-process through ``h5ml.cli.run`` (exit codes, output, errors).
+"""The ``h5ml`` command line, run in-process through ``h5ml.tools.cli.run`` (exit codes, output, errors).
 
 Clauses: §9.1 (valid = no error; strict = no warning), §9.3 (the JSON report
 and its schema), §10.3 (files checked in a child process with a time limit).
@@ -22,9 +22,9 @@ import pytest
 
 import h5ml
 from badfiles import add_slow_split
-from h5ml import cli
-from h5ml.attrs import write_attr
-from h5ml.schemas import validator_for
+from h5ml.spec.attrs import write_attr
+from h5ml.spec.schemas import validator_for
+from h5ml.tools import cli
 
 # -- helpers -------------------------------------------------------------------
 
@@ -48,11 +48,11 @@ def write_valid(path: Path, *, license: str | None = "CC0-1.0", description: str
         {
             "train": {
                 "x": rng.normal(size=(40, 5)).astype(np.float32),
-                "label": h5ml.writer.Categorical(rng.integers(0, 3, 40), ["a", "b", "c"]),
+                "label": h5ml.writer.writer.Categorical(rng.integers(0, 3, 40), ["a", "b", "c"]),
             },
             "test": {
                 "x": rng.normal(size=(10, 5)).astype(np.float32),
-                "label": h5ml.writer.Categorical(rng.integers(0, 3, 10), ["a", "b", "c"]),
+                "label": h5ml.writer.writer.Categorical(rng.integers(0, 3, 10), ["a", "b", "c"]),
             },
         },
         metadata=metadata,
@@ -309,7 +309,7 @@ def test_inspect_text_lists_splits_features_and_storage(tmp_path: Path) -> None:
 
 
 def test_inspect_json_is_the_summary(tmp_path: Path) -> None:
-    from h5ml.summary import summarize
+    from h5ml.tools.summary import summarize
 
     path = write_valid(tmp_path / "v.h5")
     exit_code, out, _ = run_cli("inspect", "--format", "json", str(path))
@@ -414,12 +414,12 @@ def test_convert_command_writes_a_valid_file(tmp_path: Path) -> None:
 
 def test_unexpected_exception_is_one_line_unless_debug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Any exception ends as 'h5ml: error: ...' (exit 2); --debug or H5ML_DEBUG=1 adds the traceback."""
-    import h5ml.summary
+    import h5ml.tools.summary
 
     def boom(path: Any) -> Any:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(h5ml.summary, "summarize", boom)
+    monkeypatch.setattr(h5ml.tools.summary, "summarize", boom)
     path = write_valid(tmp_path / "v.h5")
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     exit_code, out, err = run_cli("inspect", str(path))

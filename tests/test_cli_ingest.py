@@ -1,6 +1,6 @@
 """The ingest commands of the command line: convert (every source kind), export, subset, merge (issue 5).
 
-Each runs ``h5ml.cli.run`` in this process on real files made here and checks
+Each runs ``h5ml.tools.cli.run`` in this process on real files made here and checks
 the written file, the printed summary, and that bad input gives one error line
 (exit 2, no traceback) and leaves the output as it was.
 """
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml import cli
 from h5ml.ingest import SKIPPED_ATTR
 from h5ml.ingest.dispatch import detect_kind
+from h5ml.tools import cli
 
 sf = pytest.importorskip("soundfile")
 Image = pytest.importorskip("PIL.Image")
@@ -189,7 +189,7 @@ def test_progress_bars_render(tmp_path: Path) -> None:
     table.write_text("a,b\n1,x\n2,y\n3,z\n", encoding="utf-8")
     root = tmp_path / "wavs"
     _audio_tree(root)
-    h5ml_cli = [sys.executable, "-c", "from h5ml.cli import main; main()"]
+    h5ml_cli = [sys.executable, "-c", "from h5ml.tools.cli import main; main()"]
     for args in (
         ["convert", str(table), str(tmp_path / "t.h5"), "--progress"],
         ["convert", str(table), str(tmp_path / "t2.h5"), "--progress"],
@@ -222,7 +222,7 @@ def test_sigterm_stops_a_conversion_as_ctrl_c_does(tmp_path: Path) -> None:
     out = tmp_path / "out.h5"
     args = ["convert", str(root), str(out), "--workers", "2", "--processes", "--sample-rate", "44100", "--quiet"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from h5ml.cli import main; main()", *args],
+        [sys.executable, "-c", "from h5ml.tools.cli import main; main()", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,4 +1,4 @@
-"""NumPy .npz/.npy to h5ml: :mod:`h5ml.convert` (names §5.1, roles §6.1, categorical §6.5, shuffle §7.6)."""
+"""NumPy .npz/.npy to h5ml: :mod:`h5ml.ingest.arrays` (names §5.1, roles §6.1, categorical §6.5, shuffle §7.6)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml import cli
-from h5ml.convert import convert_npy, convert_npz, split_array_name
 from h5ml.errors import EncodingError
-from h5ml.validator import validate
+from h5ml.ingest.arrays import convert_npy, convert_npz, split_array_name
+from h5ml.tools import cli
+from h5ml.validator.runner import validate
 
 
 def tutorial_npz(path: Path, *, n_train: int = 1000, n_valid: int = 200) -> dict[str, np.ndarray]:

@@ -1,4 +1,4 @@
-"""The scikit-learn digits demo: :mod:`h5ml.demo` and ``h5ml demo``."""
+"""The scikit-learn digits demo: :mod:`h5ml.tools.demo` and ``h5ml demo``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml import cli, demo
-from h5ml.validator import validate
+from h5ml.tools import cli, demo
+from h5ml.validator.runner import validate
 
 
 def test_demo_command_writes_validates_and_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,7 +95,7 @@ def test_train_digits_through_the_torch_adapter(tmp_path: Path) -> None:
     """Issue 3 demo: a seeded MLP trained through the adapter on the demo file beats 0.9 test accuracy (§6.5 labels)."""
     pytest.importorskip("sklearn")
     pytest.importorskip("torch")
-    from h5ml_torch import train
+    from h5ml_demo import torch_digits as train
 
     path = demo.build_digits(tmp_path / "d.h5")
     first = train.train_digits(path)

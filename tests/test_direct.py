@@ -1,4 +1,4 @@
-"""Tests of h5ml.direct: memory-mapped reads of unfiltered numeric datasets (§7.3, §6.2, §6.3, §6.6, case C01/C02)."""
+"""Tests of h5ml.reader.direct: memory-mapped reads of unfiltered numeric datasets (§7.3, §6.2, §6.3, §6.6, case C01/C02)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import h5ml
 from _files import Bytes, Dense, Ragged, write_file
-from h5ml.direct import DirectRows, direct_rows
+from h5ml.reader.direct import DirectRows, direct_rows
 
 N = 50
 #: Every index pattern of a batch read: ints, slices, unsorted arrays with duplicates, the last (partial) chunk.

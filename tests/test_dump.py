@@ -1,4 +1,4 @@
-"""The JSON mapping of decoded content (SPEC.md Appendix B): :mod:`h5ml.dump`."""
+"""The JSON mapping of decoded content (SPEC.md Appendix B): :mod:`h5ml.tools.dump`."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis.extra import numpy as hnp
 
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
-from h5ml.dump import from_json_values, json_values, to_json_document
 from h5ml.errors import FeatureNotFoundError, SplitNotFoundError
+from h5ml.tools.dump import from_json_values, json_values, to_json_document
 
 
 def strict_roundtrip(document: Any) -> Any:

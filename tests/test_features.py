@@ -1,7 +1,7 @@
-"""Feature readers (h5ml.features): the single-sample and step-1 slice fast path against the planned path (§6, C01).
+"""Feature readers (h5ml.reader.features): the single-sample and step-1 slice fast path against the planned path (§6, C01).
 
 An integer index and a slice with step 1 are read without a read plan (one
-read per dataset); everything else goes through :func:`h5ml.plan.plan_reads`.
+read per dataset); everything else goes through :func:`h5ml.reader.plan.plan_reads`.
 These tests check that both paths return the same values with the same types
 and dtypes for every encoding, storage variant and index kind, plain and gzip,
 and that the fast path really skips the planner.
@@ -22,9 +22,9 @@ import pytest
 
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
-from h5ml import features as features_module
-from h5ml import reader as reader_module
-from h5ml.reader import Dataset
+from h5ml.reader import dataset as reader_module
+from h5ml.reader import features as features_module
+from h5ml.reader.dataset import Dataset
 
 N = 60
 #: Every feature of the test file; the planned path and the fast path must agree on each.

@@ -1,4 +1,4 @@
-"""Content fingerprints of SPEC.md §8 (h5ml.fingerprint).
+"""Content fingerprints of SPEC.md §8 (h5ml.model.fingerprint).
 
 Expected values are computed here with hashlib over bytes built by hand from
 the canonical-bytes rule of §8.2, not with the module under test.
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from h5ml.errors import EncodingError
-from h5ml.fingerprint import FeatureHasher, canonical_dtype, file_fingerprint, fingerprint_feature
+from h5ml.model.fingerprint import FeatureHasher, canonical_dtype, file_fingerprint, fingerprint_feature
 
 
 def sha(data: bytes) -> bytes:

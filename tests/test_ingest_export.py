@@ -1,4 +1,4 @@
-"""Export to .npz and Parquet: :mod:`h5ml.ingest.export` (array names of h5ml.convert, encodings §6)."""
+"""Export to .npz and Parquet: :mod:`h5ml.ingest.export` (array names of h5ml.ingest.arrays, encodings §6)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.convert import convert_npz
 from h5ml.ingest import edit
+from h5ml.ingest.arrays import convert_npz
 from h5ml.ingest.export import export_npz, export_parquet
 
 pa = pytest.importorskip("pyarrow")

@@ -1,4 +1,4 @@
-"""Tests of h5ml.ingest.images (image folders) and h5ml.imagecodec, on real photographs (§6.2, §6.3, §6.5, §6.6).
+"""Tests of h5ml.ingest.images (image folders) and h5ml.reader.imagecodec, on real photographs (§6.2, §6.3, §6.5, §6.6).
 
 The images are the photographs bundled with scikit-learn (china.jpg,
 flower.jpg) and with scikit-image's wheel (astronaut, camera, coffee,
@@ -28,9 +28,9 @@ from PIL import Image
 
 import h5ml
 from h5ml.errors import EncodingError, IngestError
-from h5ml.imagecodec import decode_image, image_to_array, sniff_image_format
 from h5ml.ingest import SKIPPED_ATTR, natural_key
 from h5ml.ingest.images import convert_image_folder, parse_size
+from h5ml.reader.imagecodec import decode_image, image_to_array, sniff_image_format
 
 Array = npt.NDArray[np.uint8]
 #: The classes: one per source photograph (camera and coins are grayscale, saved as 8-bit L PNGs).
@@ -483,8 +483,8 @@ def test_names_that_are_not_utf8(tmp_path: Path) -> None:
 
 
 def test_pillow_is_imported_only_when_used() -> None:
-    """h5ml.imagecodec and h5ml.ingest.images import Pillow inside their functions, not when imported."""
-    code = "import sys, h5ml.imagecodec, h5ml.ingest.images; print('PIL' in sys.modules)"
+    """h5ml.reader.imagecodec and h5ml.ingest.images import Pillow inside their functions, not when imported."""
+    code = "import sys, h5ml.reader.imagecodec, h5ml.ingest.images; print('PIL' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -531,7 +531,7 @@ def test_invalid_options_and_folders(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------
-# h5ml.imagecodec
+# h5ml.reader.imagecodec
 
 
 def test_decode_image_colours_and_errors() -> None:

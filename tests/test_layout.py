@@ -1,4 +1,4 @@
-"""Feature layouts (h5ml.layout, §6): declared, inferred from values, read back from files, and attributes (§6.1)."""
+"""Feature layouts (h5ml.model.layout, §6): declared, inferred from values, read back from files, and attributes (§6.1)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from h5ml import spec
 from h5ml.errors import EncodingError, WriterError
-from h5ml.layout import (
+from h5ml.model.layout import (
     DEFAULT_MEDIA_TYPE,
     Layout,
     declared_layout,
@@ -20,8 +20,8 @@ from h5ml.layout import (
     main_dataset,
     stored_layout,
 )
-from h5ml.values import Categorical, FeatureSpec
-from h5ml.writer import write
+from h5ml.model.values import Categorical, FeatureSpec
+from h5ml.writer.writer import write
 
 WHERE = "f.h5:/train/x"
 F4, F8, U1, I1, I2 = (np.dtype(t) for t in ("<f4", "<f8", "|u1", "|i1", "<i2"))

@@ -1,4 +1,4 @@
-"""Tests of h5ml.metadata: the root-attribute schema and the typed model agree (SPEC §4.2, §4.6, §4.7)."""
+"""Tests of h5ml.model.metadata: the root-attribute schema and the typed model agree (SPEC §4.2, §4.6, §4.7)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import h5ml
-from h5ml import metadata, schemas, spec
-from h5ml.attrs import write_attr
+from h5ml import spec
 from h5ml.errors import H5MLError, MetadataError
-from h5ml.metadata import (
+from h5ml.model import metadata
+from h5ml.model.metadata import (
     ATTR_MESSAGE_OVERHEAD,
     HEADER_MESSAGE_BYTES,
     WRITER_SET_ATTRS,
@@ -31,6 +31,8 @@ from h5ml.metadata import (
     parse_root,
     validate_root,
 )
+from h5ml.spec import schemas
+from h5ml.spec.attrs import write_attr
 
 MINIMAL: dict[str, Any] = {
     "format": "h5ml",

@@ -1,11 +1,11 @@
-"""Tests of h5ml.padding: ragged samples padded to one batch array with lengths and a mask (§6.3, C05)."""
+"""Tests of h5ml.sampling.padding: ragged samples padded to one batch array with lengths and a mask (§6.3, C05)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from h5ml.padding import pad_ragged
+from h5ml.sampling.padding import pad_ragged
 
 
 def test_first_axis_varies_gives_lengths_and_a_2d_mask() -> None:

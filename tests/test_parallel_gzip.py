@@ -1,4 +1,4 @@
-"""Whole gzip chunks compressed in threads and stored directly (h5ml.sinks.ChunkPool; §3.5, §6.7, §7, §8).
+"""Whole gzip chunks compressed in threads and stored directly (h5ml.writer.sinks.ChunkPool; §3.5, §6.7, §7, §8).
 
 The writer byte-shuffles and deflates itself the chunks that one write fills
 completely, in a pool of threads, and stores them with ``H5Dwrite_chunk``;
@@ -27,12 +27,12 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.batches import Batch
 from h5ml.errors import WriterError
-from h5ml.layout import infer_layout
-from h5ml.sinks import ChunkPool, Deflate, FeatureSink
-from h5ml.values import FeatureSpec
-from h5ml.writer import Writer, write
+from h5ml.model.layout import infer_layout
+from h5ml.model.values import FeatureSpec
+from h5ml.writer.batches import Batch
+from h5ml.writer.sinks import ChunkPool, Deflate, FeatureSink
+from h5ml.writer.writer import Writer, write
 
 SEED = 2024
 H5DUMP = Path("/usr/bin/h5dump")
@@ -432,7 +432,7 @@ def test_a_given_pool_serves_every_flush_until_closed(tmp_path: Path, no_stray_t
 
 def test_chunks_are_deflated_by_zlib_ng_and_the_standard_zlib_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     """§3.5: zlib-ng (a dependency) compresses the chunks; without it the standard library's zlib does, same format."""
-    from h5ml import sinks
+    from h5ml.writer import sinks
 
     assert sinks.DEFLATE_IMPLEMENTATION == "zlib-ng"
     x = rows("int16", CHUNK_ROWS)

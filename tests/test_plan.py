@@ -1,4 +1,4 @@
-"""Read plans (h5ml.plan): unique sorted rows, the inverse permutation and the spans to read (case C01, §7)."""
+"""Read plans (h5ml.reader.plan): unique sorted rows, the inverse permutation and the spans to read (case C01, §7)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from h5ml.plan import ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
+from h5ml.reader.plan import ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
 
 
 def _execute(plan: ReadPlan, source: np.ndarray) -> Any:

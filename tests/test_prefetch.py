@@ -1,4 +1,4 @@
-"""Tests of h5ml.prefetch: batches read ahead by threads or processes, served by key (issue 4)."""
+"""Tests of h5ml.reader.prefetch: batches read ahead by threads or processes, served by key (issue 4)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.prefetch import Prefetcher, read_arrays
-from h5ml.source import SplitSource
+from h5ml.reader.prefetch import Prefetcher, read_arrays
+from h5ml.reader.source import SplitSource
 
 
 def tag_pid(arrays: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The reader (h5ml.reader, h5ml.features) on files written with plain h5py (tests/_files.py)."""
+"""The reader (h5ml.reader.dataset, h5ml.reader.features) on files written with plain h5py (tests/_files.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,7 @@ import pytest
 
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, apply_keys, read_after_fork, write_file
-from h5ml import direct as direct_module
-from h5ml import features as features_module
 from h5ml import spec
-from h5ml.chunks import cache_bytes_for
 from h5ml.errors import (
     EncodingError,
     FeatureNotFoundError,
@@ -31,10 +28,13 @@ from h5ml.errors import (
     UnsupportedFilterError,
     UnsupportedVersionError,
 )
-from h5ml.features import BytesFeature, CategoricalFeature, DenseFeature, RaggedFeature, StringFeature
-from h5ml.reader import DEFAULT_CACHE_BYTES, Dataset, Split
-from h5ml.reader import open as reader_open
-from h5ml.sandbox import run_with_timeout
+from h5ml.reader import direct as direct_module
+from h5ml.reader import features as features_module
+from h5ml.reader.dataset import DEFAULT_CACHE_BYTES, Dataset, Split
+from h5ml.reader.dataset import open as reader_open
+from h5ml.reader.features import BytesFeature, CategoricalFeature, DenseFeature, RaggedFeature, StringFeature
+from h5ml.spec.chunks import cache_bytes_for
+from h5ml.validator.sandbox import run_with_timeout
 
 N = 100
 C01_REQUESTS = [[5, 2, 9], [2, 5, 5, 9], np.array([3, 1])]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import h5ml
-from h5ml.writer import Categorical
+from h5ml.writer.writer import Categorical
 
 NUMERIC_DTYPES = [
     "int8",

@@ -1,4 +1,4 @@
-"""Tests of h5ml.sandbox: a function in a child process with a time limit (SPEC §10.3)."""
+"""Tests of h5ml.validator.sandbox: a function in a child process with a time limit (SPEC §10.3)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import h5py
 import pytest
 
 from h5ml.errors import H5MLError, ValidationTimeoutError
-from h5ml.sandbox import ChildDiedError, run_with_timeout, stream_with_timeout
+from h5ml.validator.sandbox import ChildDiedError, run_with_timeout, stream_with_timeout
 
 
 # Top-level functions: the child imports them by module and name.
@@ -204,7 +204,7 @@ def test_stream_keeps_the_items_sent_before_a_crash() -> None:
 
 def test_works_when_the_caller_was_read_from_stdin() -> None:
     """§10.3: the child never imports the caller's __main__, so a program read on stdin (``python -``) works."""
-    script = "import operator\nfrom h5ml.sandbox import run_with_timeout\nprint(run_with_timeout(operator.add, (2, 3), 120))\n"
+    script = "import operator\nfrom h5ml.validator.sandbox import run_with_timeout\nprint(run_with_timeout(operator.add, (2, 3), 120))\n"
     done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=240, check=False)
     assert (done.returncode, done.stdout) == (0, "5\n"), done.stderr
 

@@ -1,4 +1,4 @@
-"""Tests of h5ml.schemas and of the JSON Schema files in schema/ (SPEC §4.6, §9.3)."""
+"""Tests of h5ml.spec.schemas and of the JSON Schema files in schema/ (SPEC §4.6, §9.3)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import h5ml
-from h5ml import schemas, spec
-from h5ml.codes import CODES
+from h5ml import spec
+from h5ml.spec import schemas
+from h5ml.spec.codes import CODES
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = REPO / "schema"
@@ -42,7 +43,7 @@ def test_schema_id_matches_its_file_name(name: str, file_name: str) -> None:
 
 
 def test_every_schema_file_in_the_folder_is_known() -> None:
-    """§4.6: the schema folder holds exactly the schemas h5ml.schemas names."""
+    """§4.6: the schema folder holds exactly the schemas h5ml.spec.schemas names."""
     on_disk = sorted(p.name for p in SCHEMA_DIR.glob("*.json"))
     assert on_disk == sorted(schemas.SCHEMA_FILES.values())
 
@@ -376,8 +377,8 @@ def _run_isolated(code: str, python_path: Path, cwd: Path) -> subprocess.Complet
 
 
 _PROBE = """
-import json, h5ml, h5ml.schemas as s
-from h5ml.metadata import new_root_metadata, is_valid_root
+import json, h5ml, h5ml.spec.schemas as s
+from h5ml.model.metadata import new_root_metadata, is_valid_root
 doc = new_root_metadata("probe", license="MIT")
 doc["complete"] = 1
 print(json.dumps({"module": h5ml.__file__, "dir": str(s.schema_dir()), "valid": is_valid_root(doc),
@@ -423,7 +424,7 @@ def test_built_wheel_carries_and_finds_the_schemas(tmp_path: Path) -> None:
 
     # Without its _schema folder the installed package says where it looked.
     shutil.rmtree(unpacked / "h5ml" / "_schema")
-    missing = _run_isolated("import h5ml.schemas as s; s.schema_dir()", unpacked, work)
+    missing = _run_isolated("import h5ml.spec.schemas as s; s.schema_dir()", unpacked, work)
     assert missing.returncode != 0
     assert "FileNotFoundError" in missing.stderr
     assert str((unpacked / "h5ml" / "_schema").resolve()) in missing.stderr

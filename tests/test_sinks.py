@@ -1,4 +1,4 @@
-"""Feature and split sinks (h5ml.sinks): creating HDF5 objects, appending batches, reading them back (§5, §6, §7, §8).
+"""Feature and split sinks (h5ml.writer.sinks): creating HDF5 objects, appending batches, reading them back (§5, §6, §7, §8).
 
 Files are built with the sinks alone and read back with plain h5py.
 """
@@ -13,12 +13,12 @@ import h5py
 import numpy as np
 import pytest
 
-from h5ml.batches import Batch, normalize
 from h5ml.errors import WriterError
-from h5ml.fingerprint import fingerprint_feature
-from h5ml.layout import Layout, feature_attrs, infer_layout
-from h5ml.sinks import ChunkPool, FeatureSink, SplitSink
-from h5ml.values import Categorical, FeatureSpec
+from h5ml.model.fingerprint import fingerprint_feature
+from h5ml.model.layout import Layout, feature_attrs, infer_layout
+from h5ml.model.values import Categorical, FeatureSpec
+from h5ml.writer.batches import Batch, normalize
+from h5ml.writer.sinks import ChunkPool, FeatureSink, SplitSink
 
 SEED = 99
 N = 50

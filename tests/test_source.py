@@ -1,4 +1,4 @@
-"""Tests of h5ml.source.SplitSource: one split opened lazily per process, pickled by path (§5, case C02)."""
+"""Tests of h5ml.reader.source.SplitSource: one split opened lazily per process, pickled by path (§5, case C02)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.source import SplitSource
+from h5ml.reader.source import SplitSource
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from h5ml import codes, spec
+from h5ml import spec
+from h5ml.spec import codes
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Streaming statistics (h5ml.stats, §6.7): directly, and as the writer records them on features.
+"""Streaming statistics (h5ml.model.stats, §6.7): directly, and as the writer records them on features.
 
 The direct tests compare :class:`StreamingStats` with exact statistics (or
 numpy's, for large arrays) over the same values; the file tests read the
@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from h5ml.stats import INT_SUM_BLOCK, STATS_BLOCK, StreamingStats
-from h5ml.writer import Writer, write
+from h5ml.model.stats import INT_SUM_BLOCK, STATS_BLOCK, StreamingStats
+from h5ml.writer.writer import Writer, write
 
 SEED = 1234
 

@@ -1,4 +1,4 @@
-"""The data behind ``h5ml inspect``: :func:`h5ml.summary.summarize` (§4-§7 as stored)."""
+"""The data behind ``h5ml inspect``: :func:`h5ml.tools.summary.summarize` (§4-§7 as stored)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
 from h5ml.errors import IncompleteFileError, NotH5MLError
-from h5ml.summary import FilterSummary, summarize
+from h5ml.tools.summary import FilterSummary, summarize
 
 
 def storage(path: Path, hdf5_path: str) -> tuple[int, int, int]:
@@ -36,7 +36,7 @@ def written(tmp_path: Path) -> Path:
         {
             "train": {
                 "image": images,
-                "label": h5ml.writer.Categorical(rng.integers(0, 4, 300), ["w", "x", "y", "z"]),
+                "label": h5ml.writer.writer.Categorical(rng.integers(0, 4, 300), ["w", "x", "y", "z"]),
                 "clip": clips,
                 "caption": [f"caption {i}" for i in range(300)],
             }

@@ -257,13 +257,13 @@ def test_bucket_by_length_from_offsets_pads_less(tmp_path: Path, monkeypatch: py
     h5ml.write(path, {"train": {"clip": clips, "id": np.arange(200)}})
     data = H5MLDataset(path, "train")
     values_reads: list[Any] = []
-    original = h5ml.features.RaggedFeature.read
+    original = h5ml.reader.features.RaggedFeature.read
 
     def spy(self: Any, indices: Any) -> Any:
         values_reads.append(indices)
         return original(self, indices)
 
-    monkeypatch.setattr(h5ml.features.RaggedFeature, "read", spy)
+    monkeypatch.setattr(h5ml.reader.features.RaggedFeature, "read", spy)
     samplers = [
         H5MLBatchSampler(data, 8, shuffle="full", seed=1, rank=r, world_size=2, bucket_by="clip") for r in (0, 1)
     ]

@@ -1,4 +1,4 @@
-"""Tests of h5ml.validator: every registry code from a real file (SPEC §9), and the validator's guarantees."""
+"""Tests of h5ml.validator.runner: every registry code from a real file (SPEC §9), and the validator's guarantees."""
 
 from __future__ import annotations
 
@@ -29,13 +29,14 @@ from badfiles import (
     write_h5ml,
     write_then_die,
 )
-from h5ml import schemas, spec
-from h5ml.attrs import read_attr, write_attr
-from h5ml.checks.storage import unwritten_storage
-from h5ml.codes import CODES, Severity
-from h5ml.fingerprint import file_fingerprint
-from h5ml.sandbox import ChildDiedError, run_with_timeout
-from h5ml.validator import FileReport, Issue, Report, iter_issues, validate, validate_many
+from h5ml import spec
+from h5ml.model.fingerprint import file_fingerprint
+from h5ml.spec import schemas
+from h5ml.spec.attrs import read_attr, write_attr
+from h5ml.spec.codes import CODES, Severity
+from h5ml.validator.checks.storage import unwritten_storage
+from h5ml.validator.runner import FileReport, Issue, Report, iter_issues, validate, validate_many
+from h5ml.validator.sandbox import ChildDiedError, run_with_timeout
 
 #: Seconds a sandboxed validation of a small file may take (generous: it is a hang guard, not a speed goal).
 LIMIT = 120.0
@@ -235,7 +236,7 @@ def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
     grammar, :func:`h5ml.spec.media_type_problem`): the same string is given to the writer, then stored with
     plain h5py in an otherwise valid file and validated."""
     from h5ml.errors import WriterError
-    from h5ml.writer import write
+    from h5ml.writer.writer import write
 
     try:
         write(tmp_path / "w.h5", {"train": {"blob": [b"ab", b""]}}, features={"blob": {"media_type": media}})
@@ -853,7 +854,7 @@ def test_arguments_are_checked(tmp_path: Path) -> None:
 
 def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """§10.3: when the child process dies (the HDF5 library crashed), the issues it sent are kept, then E101."""
-    import h5ml.validator
+    import h5ml.validator.runner
 
     found = Issue.of("W203", "/", "no license")
 
@@ -861,7 +862,7 @@ def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         yield found, "1.0"
         raise ChildDiedError("the child process was killed by signal SIGSEGV", exitcode=-11)
 
-    monkeypatch.setattr(h5ml.validator, "stream_with_timeout", crash)
+    monkeypatch.setattr(h5ml.validator.runner, "stream_with_timeout", crash)
     report = validate(minimal_valid(tmp_path / "ok.h5"), timeout=LIMIT)
     assert report.codes == ["W203", "E101"]
     assert report.issues[0] == found
@@ -1225,7 +1226,7 @@ def test_issue_order_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
     paths.append(str(_edited(tmp_path, lambda f: (_damage_train(f), f.__setitem__("_h5ml", f["train"])), "a.h5")))
     code = (
         "import json, sys\n"
-        "from h5ml.validator import validate_many\n"
+        "from h5ml.validator.runner import validate_many\n"
         "print(json.dumps(validate_many(sys.argv[1:], deep=True).to_json()))\n"
     )
     outputs = [

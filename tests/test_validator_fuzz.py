@@ -63,7 +63,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from h5ml.schemas import validator_for
+from h5ml.spec.schemas import validator_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "conformance_tests"

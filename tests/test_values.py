@@ -1,4 +1,4 @@
-"""User-facing value types and in-memory columns (h5ml.values): Categorical, FeatureSpec, the features= table."""
+"""User-facing value types and in-memory columns (h5ml.model.values): Categorical, FeatureSpec, the features= table."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import h5ml.writer
+import h5ml.writer.writer
 from h5ml.errors import EncodingError, WriterError
-from h5ml.values import (
+from h5ml.model.values import (
     Categorical,
     FeatureSpec,
     SpecTable,
@@ -27,8 +27,8 @@ from h5ml.values import (
 
 
 def test_writer_re_exports_the_value_types() -> None:
-    """The documented import path h5ml.writer.Categorical / FeatureSpec names the same classes."""
-    assert h5ml.writer.Categorical is Categorical and h5ml.writer.FeatureSpec is FeatureSpec
+    """The documented import path h5ml.writer.writer.Categorical / FeatureSpec names the same classes."""
+    assert h5ml.writer.writer.Categorical is Categorical and h5ml.writer.writer.FeatureSpec is FeatureSpec
 
 
 def test_categorical_holds_codes_and_names() -> None:

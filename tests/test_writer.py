@@ -1,4 +1,4 @@
-"""The reference writer (h5ml.writer): layout §5, encodings §6, chunks §7, integrity §8, atomic finish §4.4.
+"""The reference writer (h5ml.writer.writer): layout §5, encodings §6, chunks §7, integrity §8, atomic finish §4.4.
 
 Files are read back with plain h5py (and Debian's h5dump), never with the
 h5ml reader, so these tests check the bytes on disk against SPEC.md.
@@ -27,10 +27,10 @@ from hypothesis.extra import numpy as hnp
 
 import h5ml
 from h5ml import spec
-from h5ml.chunks import cache_bytes_for
 from h5ml.errors import EncodingError, MetadataError, WriterError
-from h5ml.fingerprint import file_fingerprint, fingerprint_feature
-from h5ml.writer import Categorical, FeatureSpec, Writer, write
+from h5ml.model.fingerprint import file_fingerprint, fingerprint_feature
+from h5ml.spec.chunks import cache_bytes_for
+from h5ml.writer.writer import Categorical, FeatureSpec, Writer, write
 
 SEED = 1234
 H5DUMP = Path("/usr/bin/h5dump")
@@ -1194,7 +1194,7 @@ def test_dense_samples_with_a_zero_length_axis_round_trip(tmp_path: Path) -> Non
 
 def test_file_kinds_are_named() -> None:
     """§4.4: the refusal names what sits at the target (modes built here; no system file is touched)."""
-    from h5ml.writer import _file_kind
+    from h5ml.writer.writer import _file_kind
 
     kinds = {
         stat.S_IFCHR: "character device",

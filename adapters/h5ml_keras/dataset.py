@@ -1,6 +1,6 @@
 """One split of an h5ml file as a ``keras.utils.PyDataset`` for ``model.fit`` on any Keras 3 backend.
 
-The dataset holds a :class:`h5ml.source.SplitSource` (the file's path, opened
+The dataset holds a :class:`h5ml.reader.source.SplitSource` (the file's path, opened
 lazily in each process, never an inherited or pickled handle) and an
 :class:`h5ml.sampling.Sampler` (the same orders, shuffle modes, shards and
 resume states as the PyTorch adapter). Each ``dataset[i]`` reads batch ``i``
@@ -16,11 +16,11 @@ from typing import Any
 
 import keras
 
-from h5ml.padding import LENGTHS_SUFFIX, MASK_SUFFIX
-from h5ml.prefetch import Prefetcher
-from h5ml.reader import Dataset as H5Dataset
+from h5ml.reader.dataset import Dataset as H5Dataset
+from h5ml.reader.prefetch import Prefetcher
+from h5ml.reader.source import SplitSource
 from h5ml.sampling import Sampler, ShuffleMode
-from h5ml.source import SplitSource
+from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX
 
 __all__ = ["BatchTransform", "H5MLPyDataset", "Selection"]
 
@@ -102,14 +102,14 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
     decode_images, color
         ``bytes`` features holding encoded images to decode into uint8
         ``(B, H, W, C)`` arrays in the workers (names, or True for every
-        ``image/...`` media type; see :class:`h5ml.source.SplitSource`);
+        ``image/...`` media type; see :class:`h5ml.reader.source.SplitSource`);
         images of several sizes are padded, with ``<name>_lengths`` and
         ``<name>_mask``.
     workers, use_multiprocessing, max_queue_size
         As ``keras.utils.PyDataset``: read with ``workers`` threads, or
         processes with ``use_multiprocessing=True`` (each opens its own
         reader), up to ``max_queue_size`` batches ahead. The dataset reads
-        ahead itself (:class:`h5ml.prefetch.Prefetcher`) and tells Keras it
+        ahead itself (:class:`h5ml.reader.prefetch.Prefetcher`) and tells Keras it
         has one worker: batches are kept by (epoch, index), so none is served
         in another's place (Keras' own queue can serve batches prefetched
         before a model was built at the start of the first epoch).
@@ -252,7 +252,7 @@ class H5MLPyDataset(keras.utils.PyDataset):  # type: ignore[misc]
 
         With ``workers > 1`` or ``use_multiprocessing``, the next
         ``max_queue_size`` batches of the epoch's order are read ahead by a
-        :class:`h5ml.prefetch.Prefetcher` while the model trains.
+        :class:`h5ml.reader.prefetch.Prefetcher` while the model trains.
 
         Raises
         ------

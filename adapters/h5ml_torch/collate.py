@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from h5ml import padding
+from h5ml.sampling import padding
 from h5ml_torch.dataset import SampleBatch, to_torch
 
 __all__ = ["Collate", "collate", "pad_collate", "pad_ragged"]

@@ -5,7 +5,7 @@ forkserver, persistent or not) opens its own reader the first time it needs
 one: the dataset pickles as ``(path, split, features, transform)`` and a
 reader inherited through ``fork`` is replaced (case C02). Reading goes
 through the reference reader's public API only (:func:`h5ml.open`,
-:meth:`h5ml.reader.Split.read`).
+:meth:`h5ml.reader.dataset.Split.read`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from h5ml.source import SplitSource
+from h5ml.reader.source import SplitSource
 
 __all__ = ["H5MLDataset", "SampleBatch", "to_torch"]
 
@@ -63,7 +63,7 @@ class SampleBatch(Sequence[dict[str, Any]]):
     Parameters
     ----------
     columns
-        Feature name -> the reader's batch value (see :mod:`h5ml.features`),
+        Feature name -> the reader's batch value (see :mod:`h5ml.reader.features`),
         or None when a transform produced the samples.
     encodings
         Feature name -> encoding (§6): tells the collate which features are
@@ -129,7 +129,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         ``bytes`` features holding encoded images (PNG, JPEG, ...) to decode
         into uint8 ``(H, W, C)`` tensors in the workers (a list of names, or
         True for every ``image/...`` media type), and their channels; see
-        :class:`h5ml.source.SplitSource`. A batch of one image size is
+        :class:`h5ml.reader.source.SplitSource`. A batch of one image size is
         stacked; of several sizes, padded with ``<name>_lengths`` (shapes)
         and ``<name>_mask``.
 
@@ -140,7 +140,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
     int64 tensor (-1 = missing); string -> ``str``; ragged -> tensor of that
     sample; bytes -> ``bytes``. ``dataset.__getitems__(indices)``, the hook
     ``DataLoader`` calls with a whole batch, reads it with one
-    :meth:`h5ml.reader.Split.read` call (indices in any order, duplicates
+    :meth:`h5ml.reader.dataset.Split.read` call (indices in any order, duplicates
     allowed) and returns a :class:`SampleBatch`.
 
     Raises
@@ -181,7 +181,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         return out if self.transform is None else self.transform(out)
 
     def __getitems__(self, indices: Sequence[int]) -> SampleBatch:
-        """Read a batch with one :meth:`h5ml.reader.Split.read` call.
+        """Read a batch with one :meth:`h5ml.reader.dataset.Split.read` call.
 
         Parameters
         ----------

@@ -23,37 +23,37 @@ from h5ml.errors import __all__ as _errors_all
 _LAZY = {
     "write": "h5ml.writer",
     "Writer": "h5ml.writer",
-    "Categorical": "h5ml.values",
-    "FeatureSpec": "h5ml.values",
+    "Categorical": "h5ml.model.values",
+    "FeatureSpec": "h5ml.model.values",
     "open": "h5ml.reader",
     "Dataset": "h5ml.reader",
     "Split": "h5ml.reader",
-    "Feature": "h5ml.features",
+    "Feature": "h5ml.reader",
     "validate": "h5ml.validator",
     "iter_issues": "h5ml.validator",
     "Issue": "h5ml.validator",
     "Report": "h5ml.validator",
     "FileReport": "h5ml.validator",
-    "RootMetadata": "h5ml.metadata",
-    "CODES": "h5ml.codes",
-    "Severity": "h5ml.codes",
+    "RootMetadata": "h5ml.model.metadata",
+    "CODES": "h5ml.spec.codes",
+    "Severity": "h5ml.spec.codes",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from h5ml.codes import CODES as CODES
-    from h5ml.codes import Severity as Severity
-    from h5ml.features import Feature as Feature
-    from h5ml.metadata import RootMetadata as RootMetadata
+    from h5ml.model.metadata import RootMetadata as RootMetadata
+    from h5ml.model.values import Categorical as Categorical
+    from h5ml.model.values import FeatureSpec as FeatureSpec
     from h5ml.reader import Dataset as Dataset
+    from h5ml.reader import Feature as Feature
     from h5ml.reader import Split as Split
     from h5ml.reader import open as open
+    from h5ml.spec.codes import CODES as CODES
+    from h5ml.spec.codes import Severity as Severity
     from h5ml.validator import FileReport as FileReport
     from h5ml.validator import Issue as Issue
     from h5ml.validator import Report as Report
     from h5ml.validator import iter_issues as iter_issues
     from h5ml.validator import validate as validate
-    from h5ml.values import Categorical as Categorical
-    from h5ml.values import FeatureSpec as FeatureSpec
     from h5ml.writer import Writer as Writer
     from h5ml.writer import write as write
 
@@ -61,7 +61,7 @@ __all__ = ["__version__", *_errors_all, *_LAZY]
 
 
 #: Subpackages reachable as attributes (``h5ml.ingest.convert_audio_folder``), imported on first use.
-_SUBMODULES = frozenset({"ingest", "sampling", "source", "padding", "prefetch", "imagecodec"})
+_SUBMODULES = frozenset({"ingest", "model", "reader", "sampling", "spec", "tools", "validator", "writer"})
 
 
 def __getattr__(name: str) -> Any:

@@ -139,7 +139,7 @@ class ValidationTimeoutError(H5MLError, TimeoutError):
 class ChildDiedError(H5MLError, ChildProcessError):
     """The child process died before sending a result: a crash, a signal, ``os._exit`` (§10.3).
 
-    Raised by :func:`h5ml.sandbox.run_with_timeout`.
+    Raised by :func:`h5ml.validator.sandbox.run_with_timeout`.
 
     Parameters
     ----------

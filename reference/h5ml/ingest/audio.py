@@ -121,7 +121,7 @@ from h5ml.ingest.pipeline import (
     ordered_map,
 )
 from h5ml.ingest.splitting import assign_splits
-from h5ml.values import FeatureSpec
+from h5ml.model.values import FeatureSpec
 
 __all__ = [
     "AUDIO_EXTENSIONS",

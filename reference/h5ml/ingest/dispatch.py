@@ -9,7 +9,7 @@ datasets) are needed only by the sources that use them.
 =================  ==========================================================
 kind               source
 =================  ==========================================================
-``arrays``         a ``.npz`` or ``.npy`` file (:mod:`h5ml.convert`)
+``arrays``         a ``.npz`` or ``.npy`` file (:mod:`h5ml.ingest.arrays`)
 ``audio``          a folder of ``.wav``/``.flac``/``.ogg`` files (:mod:`h5ml.ingest.audio`)
 ``images``         an ImageFolder tree of images (:mod:`h5ml.ingest.images`)
 ``hdf5``           an HDF5 file in a tutorial's layout (:mod:`h5ml.ingest.legacy`)
@@ -232,7 +232,7 @@ def _arrays(
     shared: dict[str, Any],
     given: dict[str, Any],
 ) -> Path:
-    from h5ml import convert as arrays
+    from h5ml.ingest import arrays as arrays
 
     options = {
         **shared,

@@ -53,13 +53,13 @@ from typing import Any, Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.features import Feature
 from h5ml.ingest.pipeline import ID_FEATURE, IngestReport, check_output, progress_bar
-from h5ml.plan import normalize_indices
-from h5ml.reader import Dataset, Split
-from h5ml.reader import open as open_dataset
-from h5ml.values import utf8_nbytes
-from h5ml.writer import Writer
+from h5ml.model.values import utf8_nbytes
+from h5ml.reader.dataset import Dataset, Split
+from h5ml.reader.dataset import open as open_dataset
+from h5ml.reader.features import Feature
+from h5ml.reader.plan import normalize_indices
+from h5ml.writer.writer import Writer
 
 __all__ = [
     "BATCH_BYTES",

@@ -11,7 +11,7 @@ complete: a failed export leaves the output path as it was.
 ``.npz``: array names
 ---------------------
 One archive holds every exported split. Array names follow the convention
-that :func:`h5ml.convert.convert_npz` reads back (``<feature>_<split>``, the
+that :func:`h5ml.ingest.arrays.convert_npz` reads back (``<feature>_<split>``, the
 split name as stored):
 
 =============  =========================================  ======================================
@@ -37,9 +37,9 @@ bytes          ``<feature>_<split>``                      uint8 (M,), all sample
                                                           bytes from ragged uint8
 =============  =========================================  ======================================
 
-The suffixes are those of :mod:`h5ml.convert` (``OFFSETS_SUFFIX``,
+The suffixes are those of :mod:`h5ml.ingest.arrays` (``OFFSETS_SUFFIX``,
 ``SHAPES_SUFFIX``, ``MEDIA_TYPE_SUFFIX``, ``CLASS_NAMES_SUFFIX``), and
-:func:`h5ml.convert.convert_npz` reads the companion arrays back: a file
+:func:`h5ml.ingest.arrays.convert_npz` reads the companion arrays back: a file
 whose splits are ``train``, ``validation`` and ``test`` (the split names
 ``convert_npz`` recognises) round-trips with the same splits, features,
 encodings, dtypes, sample shapes, values, class names and media types.
@@ -83,14 +83,14 @@ from typing import IO, Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.convert import CLASS_NAMES_SUFFIX, MEDIA_TYPE_SUFFIX, OFFSETS_SUFFIX, SHAPES_SUFFIX
-from h5ml.features import Feature
 from h5ml.ingest import edit
+from h5ml.ingest.arrays import CLASS_NAMES_SUFFIX, MEDIA_TYPE_SUFFIX, OFFSETS_SUFFIX, SHAPES_SUFFIX
 from h5ml.ingest.edit import SampleBatches
 from h5ml.ingest.pipeline import check_output
-from h5ml.layout import DEFAULT_MEDIA_TYPE
-from h5ml.reader import Dataset, Split
-from h5ml.reader import open as open_dataset
+from h5ml.model.layout import DEFAULT_MEDIA_TYPE
+from h5ml.reader.dataset import Dataset, Split
+from h5ml.reader.dataset import open as open_dataset
+from h5ml.reader.features import Feature
 
 __all__ = ["OFFSETS_WINDOW", "export_npz", "export_parquet", "npz_array_names"]
 

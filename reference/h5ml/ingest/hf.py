@@ -80,9 +80,8 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
-from h5ml.convert import SPLIT_SUFFIXES
 from h5ml.errors import IngestError
-from h5ml.imagecodec import IMAGE_MEDIA_TYPES, sniff_image_format
+from h5ml.ingest.arrays import SPLIT_SUFFIXES
 from h5ml.ingest.pipeline import (
     SKIPPED_ATTR,
     IngestReport,
@@ -94,8 +93,9 @@ from h5ml.ingest.pipeline import (
     progress_bar,
 )
 from h5ml.ingest.splitting import assign_splits
-from h5ml.values import FeatureSpec, SpecTable, text_problem
-from h5ml.writer import Writer
+from h5ml.model.values import FeatureSpec, SpecTable, text_problem
+from h5ml.reader.imagecodec import IMAGE_MEDIA_TYPES, sniff_image_format
+from h5ml.writer.writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -126,7 +126,7 @@ DEFAULT_SPLIT_RATIOS: Final[Mapping[str, float]] = {"train": 0.8, "test": 0.2}
 _IN_FLIGHT_PER_WORKER: Final = 2
 #: Source split names mapped to the standard ones (§5.1; the aliases of ``spec.SPLIT_ALIASES`` and more).
 _SPLIT_NAMES: Final[Mapping[str, str]] = SPLIT_SUFFIXES
-#: Audio file signatures (offset, magic bytes, media type), checked in order (images: h5ml.imagecodec).
+#: Audio file signatures (offset, magic bytes, media type), checked in order (images: h5ml.reader.imagecodec).
 _SIGNATURES: Final[tuple[tuple[int, bytes, str], ...]] = (
     (8, b"WAVE", "audio/wav"),
     (8, b"AIFF", "audio/aiff"),

@@ -14,7 +14,7 @@ class-only tree whose class folders hold nothing but sub-folders, such as
 ``cat/indoor/1.png``, therefore reads as splits: pass ``layout="classes"``
 for it.) Split folders ``val``, ``valid``, ``dev``, ``eval``, ``training``
 and ``testing`` are stored under the standard name
-:data:`h5ml.convert.SPLIT_SUFFIXES` gives them (``validation``; ``test`` for
+:data:`h5ml.ingest.arrays.SPLIT_SUFFIXES` gives them (``validation``; ``test`` for
 ``eval`` and ``testing``; ``train``), so the file passes ``validate
 --strict`` (W207); other split folders keep their names (two folders for one
 split are refused). Without a split level,
@@ -68,9 +68,9 @@ or shuffled with a recorded seed (``shuffle``, §7.6).
   ``image/webp`` when every file has that format (told by the file's
   signature, not its extension); when formats are mixed no media type is
   given and the writer records the SPEC default ``application/octet-stream``
-  (§6.6). Decode samples with :func:`h5ml.imagecodec.decode_image`.
+  (§6.6). Decode samples with :func:`h5ml.reader.imagecodec.decode_image`.
 
-Decoding uses Pillow (:mod:`h5ml.imagecodec`: 8-bit images only, the first
+Decoding uses Pillow (:mod:`h5ml.reader.imagecodec`: 8-bit images only, the first
 frame of a multi-frame file, EXIF orientation not applied). A file that does
 not decode whole (truncated, corrupt, not an image at all despite its
 extension, 16-bit pixels in dense or ragged mode) stops the conversion with
@@ -92,18 +92,8 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
-from h5ml.convert import SPLIT_SUFFIXES
 from h5ml.errors import EncodingError, IngestError
-from h5ml.imagecodec import (
-    COLORS,
-    IMAGE_FORMATS,
-    IMAGE_MEDIA_TYPES,
-    SNIFF_BYTES,
-    convert_image,
-    image_to_array,
-    pillow_reason,
-    sniff_image_format,
-)
+from h5ml.ingest.arrays import SPLIT_SUFFIXES
 from h5ml.ingest.pipeline import (
     ID_FEATURE,
     DecodeError,
@@ -117,7 +107,17 @@ from h5ml.ingest.pipeline import (
     natural_key,
 )
 from h5ml.ingest.splitting import assign_splits
-from h5ml.values import FeatureSpec, text_problem
+from h5ml.model.values import FeatureSpec, text_problem
+from h5ml.reader.imagecodec import (
+    COLORS,
+    IMAGE_FORMATS,
+    IMAGE_MEDIA_TYPES,
+    SNIFF_BYTES,
+    convert_image,
+    image_to_array,
+    pillow_reason,
+    sniff_image_format,
+)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -213,7 +213,7 @@ def convert_image_folder(
         ``"RGB"`` (C = 3, the default), ``"RGBA"`` (4), ``"L"`` (1), ``"LA"``
         (2), or ``"keep"`` (each file's own channels; ragged only, as dense
         samples share one C). Not used by ``"bytes"``: give it to
-        :func:`h5ml.imagecodec.decode_image` when reading.
+        :func:`h5ml.reader.imagecodec.decode_image` when reading.
     resample
         Pillow's filter for resizing: ``"nearest"``, ``"bilinear"`` (the
         default), ``"bicubic"`` or ``"lanczos"``.
@@ -592,7 +592,7 @@ def _features(
             encoding="bytes",
             role="input",
             media_type=media_type,
-            description="The image files as they were; decode a sample with h5ml.imagecodec.decode_image.",
+            description="The image files as they were; decode a sample with h5ml.reader.imagecodec.decode_image.",
         )
     return {
         "image": image,

@@ -12,10 +12,10 @@ One dataset per sample, named by the sample's id, in groups::
     /test_data/1, ...                     /test_label/1, ...
 
 A root group's name is parsed as ``<split>_<feature>`` (``train_data``), or
-``<feature>_<split>`` (``data_train``, :func:`h5ml.convert.split_array_name`),
-with the split names and aliases of :data:`h5ml.convert.SPLIT_SUFFIXES`
+``<feature>_<split>`` (``data_train``, :func:`h5ml.ingest.arrays.split_array_name`),
+with the split names and aliases of :data:`h5ml.ingest.arrays.SPLIT_SUFFIXES`
 (``valid`` -> ``validation``, ...); a name without a split goes to split
-``train`` as a feature of its whole name, as :mod:`h5ml.convert` does. Two
+``train`` as a feature of its whole name, as :mod:`h5ml.ingest.arrays` does. Two
 nestings are read as well: ``<split>/<feature>/<id>``, and ``<split>/<id>``
 (a group named by a split holding the samples of its one feature,
 :data:`SINGLE_FEATURE`). The features of one split are matched by id; the
@@ -32,7 +32,7 @@ Samples are read one dataset at a time through :func:`h5ml.ingest.ingest`
 Arrays layout
 -------------
 Top-level datasets ``x_train, y_train, x_valid, y_valid, x_test, y_test``
-(any names :func:`h5ml.convert.split_array_name` maps), first axis the
+(any names :func:`h5ml.ingest.arrays.split_array_name` maps), first axis the
 samples, with optional root attributes ``description`` and a number of
 classes (:data:`CLASS_COUNT_ATTRS`). With a number of classes K, ``y``
 (shape ``(N,)`` or ``(N, 1)``, integers, or floats holding whole numbers) is
@@ -69,8 +69,8 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.convert import CLASS_COUNT_NAMES, SPLIT_SUFFIXES, split_array_name
 from h5ml.errors import IngestError
+from h5ml.ingest.arrays import CLASS_COUNT_NAMES, SPLIT_SUFFIXES, split_array_name
 from h5ml.ingest.pipeline import (
     ID_FEATURE,
     DecodeError,
@@ -84,7 +84,7 @@ from h5ml.ingest.pipeline import (
     natural_key,
 )
 from h5ml.ingest.samples import ROLE_NAMES
-from h5ml.values import FeatureSpec
+from h5ml.model.values import FeatureSpec
 
 __all__ = [
     "BLOCK_BYTES",
@@ -131,7 +131,7 @@ def parse_group_name(name: str) -> tuple[str, str]:
         ``<split>_<feature>`` -> ``(split, feature)`` with the split's standard
         name (``"valid_label"`` -> ``("validation", "label")``); a split name
         alone -> ``(split, SINGLE_FEATURE)``; otherwise as
-        :func:`h5ml.convert.split_array_name` (``"data_test"`` ->
+        :func:`h5ml.ingest.arrays.split_array_name` (``"data_test"`` ->
         ``("test", "data")``, ``"images"`` -> ``("train", "images")``).
     """
     if name in SPLIT_SUFFIXES:

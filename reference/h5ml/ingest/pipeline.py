@@ -38,9 +38,10 @@ from typing import Any, Final, Literal, TypeVar
 import numpy as np
 
 from h5ml.errors import IngestError
-from h5ml.prefetch import stop_pool
-from h5ml.values import FeatureSpec
-from h5ml.writer import Writer
+from h5ml.ingest.progress import progress_bar
+from h5ml.model.values import FeatureSpec
+from h5ml.reader.prefetch import stop_pool
+from h5ml.writer.writer import Writer
 
 __all__ = [
     "ID_FEATURE",
@@ -305,50 +306,6 @@ def _describe(item: SourceItem, exc: BaseException) -> Skipped:
     if isinstance(exc, DecodeError):
         return Skipped(exc.path, exc.reason)
     return Skipped(item.first_path, f"{type(exc).__name__}: {exc}")
-
-
-def progress_bar(enabled: bool | None, total: int) -> Any:
-    """Return a started rich progress bar on stderr (samples, samples/s, time left), or None.
-
-    None when ``enabled`` is False, or None and stderr is not a terminal
-    (``--quiet``, pipes, CI logs). Add tasks with ``bar.add_task(description,
-    total=n)``, advance them, and ``bar.stop()`` at the end.
-    """
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class SpeedColumn(ProgressColumn):
-        """Samples per second; a dash until rich has measured a speed (``task.speed`` is None at first)."""
-
-        def render(self, task: Task) -> Text:
-            speed = task.speed
-            return Text(f"{'-' if speed is None else f'{speed:,.0f}':>8} samples/s")
-
-    console = Console(stderr=True)
-    if enabled is False or (enabled is None and not console.is_terminal):
-        return None
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        SpeedColumn() if total else TextColumn(""),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
-    bar.start()
-    return bar
 
 
 def ingest(

@@ -31,8 +31,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from h5ml.convert import _DEFAULT_ROLES as _CONVERT_ROLES
 from h5ml.errors import EncodingError, IngestError, WriterError
+from h5ml.ingest.arrays import _DEFAULT_ROLES as _CONVERT_ROLES
 from h5ml.ingest.pipeline import (
     SKIPPED_ATTR,
     IngestReport,
@@ -42,8 +42,8 @@ from h5ml.ingest.pipeline import (
     conversion_metadata,
     progress_bar,
 )
-from h5ml.metadata import WRITER_SET_ATTRS
-from h5ml.values import Categorical, FeatureSpec, SpecTable
+from h5ml.model.metadata import WRITER_SET_ATTRS
+from h5ml.model.values import Categorical, FeatureSpec, SpecTable
 
 __all__ = [
     "DEFAULT_BATCH_BYTES",
@@ -361,7 +361,7 @@ def convert_samples(
     h5ml.WriterError, h5ml.MetadataError
         If ``features`` or ``metadata`` is invalid.
     """
-    from h5ml.writer import Writer
+    from h5ml.writer.writer import Writer
 
     if on_error not in ("stop", "skip"):
         raise ValueError(f"on_error must be 'stop' or 'skip', got {on_error!r}")
@@ -487,8 +487,8 @@ def convert_arrays(
         As :func:`h5ml.write` (invalid names, values without an encoding,
         invalid metadata). ``output`` is left as it was.
     """
-    from h5ml.values import column_length
-    from h5ml.writer import write
+    from h5ml.model.values import column_length
+    from h5ml.writer.writer import write
 
     out = check_output(output, overwrite)
     start = time.perf_counter()
@@ -599,8 +599,8 @@ def copy_shuffled(
     h5ml.H5MLError
         If the source cannot be read (as :func:`h5ml.open`).
     """
-    from h5ml.reader import open as open_h5ml
-    from h5ml.writer import Writer
+    from h5ml.reader.dataset import open as open_h5ml
+    from h5ml.writer.writer import Writer
 
     out = check_output(output, overwrite, [Path(source)])
     counts: dict[str, int] = {}

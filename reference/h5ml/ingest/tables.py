@@ -25,7 +25,7 @@ Parquet dictionary columns                  categorical (pandas ``category`` col
 
 The label column gets role ``target``, the others ``input``. Splits (§5.1):
 a ``split_column`` whose values name each row's split (``train``, ``test``,
-... with the aliases of :data:`h5ml.convert.SPLIT_SUFFIXES`: ``valid`` ->
+... with the aliases of :data:`h5ml.ingest.arrays.SPLIT_SUFFIXES`: ``valid`` ->
 ``validation``; the column itself is not stored); or ``split_ratios``
 (``{"train": 0.8, "test": 0.2}``), stratified on a categorical label with
 :func:`h5ml.ingest.splitting.assign_splits`; or neither: every row in
@@ -66,8 +66,8 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
-from h5ml.convert import SPLIT_SUFFIXES
 from h5ml.errors import EncodingError, IngestError, WriterError
+from h5ml.ingest.arrays import SPLIT_SUFFIXES
 from h5ml.ingest.pipeline import (
     SKIPPED_ATTR,
     IngestReport,
@@ -80,7 +80,7 @@ from h5ml.ingest.pipeline import (
 )
 from h5ml.ingest.samples import copy_shuffled
 from h5ml.ingest.splitting import assign_splits
-from h5ml.values import Categorical, FeatureSpec
+from h5ml.model.values import Categorical, FeatureSpec
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "MAX_LABEL_CLASSES", "TABLE_FORMATS", "TableFormat", "convert_table"]
 
@@ -816,7 +816,7 @@ def _write(
     bar: Any,
 ) -> None:
     """Pass 2: convert each chunk and append its rows to their splits."""
-    from h5ml.writer import Writer
+    from h5ml.writer.writer import Writer
 
     names = [c.name for c in plan.columns]
     specs = {c.name: c.spec() for c in plan.columns}

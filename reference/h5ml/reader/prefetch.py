@@ -1,0 +1,149 @@
+"""Read batches ahead in worker threads or processes, and hand them out by key, in any order.
+
+A training loop asks for batch ``(epoch, i)``; :class:`Prefetcher` has
+already submitted the next few batches of the epoch's order to a pool, so the
+reads overlap the training step. Results are kept by key, never by arrival
+order: a batch is never served in another batch's place, whatever order the
+loop asks in, and batches of another epoch are dropped. Worker processes
+(``forkserver`` where available, else ``spawn``; a script that uses them
+needs the ``if __name__ == "__main__":`` guard) read with their own reader:
+they open each file once (a :class:`h5ml.reader.source.SplitSource` per process),
+never an inherited or pickled handle. Framework-free: the Keras adapter uses
+it, any numpy-fed loop can.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from h5ml.reader.source import SplitSource
+
+__all__ = ["Prefetcher", "read_arrays", "stop_pool"]
+
+#: This process's open sources, by their settings: a worker opens each file once.
+_SOURCES: dict[tuple[Any, ...], SplitSource] = {}
+
+
+def read_arrays(
+    source: SplitSource,
+    indices: Sequence[int] | np.ndarray,
+    pad_value: float = 0,
+    transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Read one batch as numpy arrays with this process's reader of ``source`` (:meth:`SplitSource.read_arrays`).
+
+    A worker process receives a fresh copy of ``source`` with every task;
+    the first copy per file and settings is kept and reused, so the file is
+    opened once per process. ``transform`` (``dict -> dict``) runs here, in
+    the worker.
+    """
+    state = source.__getstate__()
+    key = tuple((name, state[name]) for name in sorted(state))
+    mine = _SOURCES.setdefault(key, source)
+    arrays = mine.read_arrays(indices, pad_value)
+    return arrays if transform is None else transform(arrays)
+
+
+def stop_pool(pool: Executor) -> None:
+    """Stop a pool: cancel what is pending and end its worker processes (never wait on one).
+
+    Measured here: a forkserver worker of a process running torch and keras
+    sometimes never exits after its last task, and the interpreter's exit then
+    waits on it forever. Workers hold nothing to save, so they are terminated.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
+
+
+class Prefetcher:
+    """Batches read ahead by a pool, served by key (see the module docstring).
+
+    Parameters
+    ----------
+    workers
+        Threads or processes reading at once, >= 1.
+    processes
+        Worker processes instead of threads (each opens its own reader).
+    depth
+        Batches submitted ahead of the one asked for, >= 1 (bounds memory).
+    """
+
+    def __init__(self, workers: int, processes: bool, depth: int) -> None:
+        if workers < 1 or depth < 1:
+            raise ValueError(f"workers and depth must be >= 1, got {workers} and {depth}")
+        self.workers = workers
+        self.processes = processes
+        self.depth = depth
+        self._pool: Executor | None = None
+        self._pending: OrderedDict[Hashable, Future[dict[str, Any]]] = OrderedDict()
+
+    def _executor(self) -> Executor:
+        if self._pool is None:
+            if self.processes:
+                # forkserver (else spawn), never fork: a worker forked from a process that runs torch or keras
+                # threads can hang (measured here: a forked worker never exited). Scripts that start worker
+                # processes need the usual `if __name__ == "__main__":` guard.
+                methods = multiprocessing.get_all_start_methods()
+                context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            else:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
+            self._finalizer = weakref.finalize(self, stop_pool, self._pool)
+            # Run it when the interpreter starts to exit, before concurrent.futures and multiprocessing join
+            # the workers (their exit hooks run after this one).
+            threading._register_atexit(self._finalizer)  # type: ignore[attr-defined]
+        return self._pool
+
+    def get(self, key: Hashable, ahead: Sequence[tuple[Hashable, Callable[[], tuple[Any, ...]]]]) -> dict[str, Any]:
+        """Return the batch of ``key``, after submitting the batches of ``ahead`` not yet submitted.
+
+        Parameters
+        ----------
+        key
+            The batch wanted, e.g. ``(epoch, i)``; it must be the first entry of ``ahead``.
+        ahead
+            ``(key, arguments)`` for the wanted batch and the next ones in the
+            expected order (at most ``depth`` are used); ``arguments()`` gives
+            the arguments of :func:`read_arrays` for that batch.
+
+        Raises
+        ------
+        Exception
+            Whatever :func:`read_arrays` raised for that batch.
+        """
+        pool = self._executor()
+        for k, arguments in ahead[: self.depth + 1]:
+            if k not in self._pending:
+                self._pending[k] = pool.submit(read_arrays, *arguments())
+        future = self._pending.pop(key)
+        while len(self._pending) > 2 * self.depth:  # asked out of order: forget the oldest guesses
+            _, stale = self._pending.popitem(last=False)
+            stale.cancel()
+        return future.result()
+
+    def forget(self, keep: Callable[[Hashable], bool]) -> None:
+        """Cancel and drop the pending batches whose key ``keep`` rejects (e.g. another epoch's)."""
+        for k in [k for k in self._pending if not keep(k)]:
+            self._pending.pop(k).cancel()
+
+    def close(self) -> None:
+        """Stop the pool (pending batches are cancelled); a later :meth:`get` starts a new one."""
+        for future in self._pending.values():
+            future.cancel()
+        self._pending.clear()
+        if self._pool is not None:
+            self._finalizer()  # runs stop_pool once; later calls (at exit) do nothing
+            self._pool = None

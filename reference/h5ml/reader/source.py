@@ -1,0 +1,325 @@
+"""One split of a file, opened lazily in each process: what every framework adapter reads through (§5, §6).
+
+Training frameworks copy their dataset objects into worker processes: by
+``fork`` (the child inherits the parent's open HDF5 file, which must not be
+used there) or by pickling (``spawn``, ``forkserver``; an h5py object cannot
+be pickled, case C02). A :class:`SplitSource` therefore holds the file's path,
+the split name and the features to read, and opens its own reader with
+:func:`h5ml.open` the first time it is used in each process. It pickles as
+those three values. The PyTorch and Keras adapters build on it, so that the
+rule lives in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from h5ml.reader.dataset import Dataset, Split, open
+
+__all__ = ["SplitSource"]
+
+
+class SplitSource:
+    """A picklable reference to one split of an h5ml file, opened once per process (§5, C02).
+
+    Parameters
+    ----------
+    path
+        The h5ml file. Only the absolute path is stored.
+    split
+        The split name (§5.1), e.g. ``"train"``.
+    features
+        Feature names to read, in this order; None for every readable feature.
+    decode_images
+        ``bytes`` features (§6.6) to decode into uint8 pixel arrays ``(H, W,
+        C)`` with :func:`h5ml.reader.imagecodec.decode_image` (Pillow): a list of
+        names, or True for every read ``bytes`` feature whose ``media_type``
+        is ``image/...``. Their encoding is then reported as ``"image"``.
+    color
+        Channels of decoded images: ``"RGB"`` (default), ``"RGBA"``, ``"L"``,
+        ``"LA"`` or ``"keep"``.
+
+    Raises
+    ------
+    FileNotFoundError, h5ml.H5MLError
+        As :func:`h5ml.open`, when the file is first opened in a process
+        (not at construction); :class:`h5ml.FeatureNotFoundError` for an
+        unknown feature.
+    KeyError
+        For an unknown split (the message lists the file's splits).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        split: str,
+        features: Sequence[str] | None = None,
+        *,
+        decode_images: bool | Sequence[str] = False,
+        color: str = "RGB",
+    ) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        self.split = split
+        self.features: tuple[str, ...] | None = None if features is None else tuple(features)
+        self.decode_images: bool | tuple[str, ...] = (
+            decode_images if isinstance(decode_images, bool) else tuple(decode_images)
+        )
+        self.color = color
+        self._forget()
+
+    def _forget(self) -> None:
+        self._pid: int | None = None
+        self._file: Dataset | None = None
+        self._split: Split | None = None
+        self._names: tuple[str, ...] = ()
+        self._encodings: dict[str, str] = {}
+        self._decoded: frozenset[str] = frozenset()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "split": self.split,
+            "features": self.features,
+            "decode_images": self.decode_images,
+            "color": self.color,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.path = state["path"]
+        self.split = state["split"]
+        self.features = state["features"]
+        self.decode_images = state.get("decode_images", False)
+        self.color = state.get("color", "RGB")
+        self._forget()
+
+    def reader(self) -> Split:
+        """Return this process's open split, opening the file on first use in each process.
+
+        Returns
+        -------
+        h5ml.reader.dataset.Split
+            The split, from a reader owned by the calling process (a reader
+            inherited through ``fork`` is left to the parent, never used).
+
+        Raises
+        ------
+        KeyError
+            If the file has no split of that name (the message lists them).
+        FileNotFoundError, h5ml.H5MLError
+            As :func:`h5ml.open`.
+        """
+        pid = os.getpid()
+        if self._split is None or self._pid != pid:
+            self._file = None  # never close a handle inherited through fork: the parent owns it
+            opened = open(self.path)
+            if self.split not in opened:
+                names = ", ".join(repr(s) for s in opened) or "none"
+                opened.close()
+                raise KeyError(f"{self.path}: no split {self.split!r}; available splits: {names}")
+            split = opened[self.split]
+            names_all = tuple(split.features) if self.features is None else self.features
+            encodings = {name: split.feature(name).encoding for name in names_all}
+            self._decoded = self._images_to_decode(split, encodings)
+            self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
+            self._names, self._file, self._split, self._pid = names_all, opened, split, pid
+        return self._split
+
+    def _images_to_decode(self, split: Split, encodings: dict[str, str]) -> frozenset[str]:
+        if self.decode_images is True:
+            return frozenset(
+                name
+                for name, encoding in encodings.items()
+                if encoding == "bytes" and (split.feature(name).media_type or "").startswith("image/")
+            )
+        if self.decode_images is False:
+            return frozenset()
+        wrong = [name for name in self.decode_images if encodings.get(name) != "bytes"]
+        if wrong:
+            raise ValueError(
+                f"{self.path}: decode_images names {wrong}, which are not bytes features (§6.6) of split "
+                f"{self.split!r} (read features: {', '.join(encodings)}); only encoded files can be decoded"
+            )
+        return frozenset(self.decode_images)
+
+    @property
+    def num_samples(self) -> int:
+        """The split's sample count N (§5.3)."""
+        return self.reader().num_samples
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        """The features each sample holds, in order."""
+        self.reader()
+        return self._names
+
+    @property
+    def encodings(self) -> dict[str, str]:
+        """Feature name -> encoding (§6): ``dense``, ``string``, ``categorical``, ``ragged`` or ``bytes``."""
+        self.reader()
+        return dict(self._encodings)
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The file's fingerprint (§8.3), or None when it has none."""
+        return self.reader().dataset.fingerprint
+
+    def roles(self) -> dict[str, str | None]:
+        """Feature name -> its ``role`` attribute (§6.1: ``input``, ``target``, ...), None when unset."""
+        split = self.reader()
+        return {name: split.feature(name).role for name in self._names}
+
+    def chunk_rows(self) -> int | None:
+        """Samples per chunk of the first dense feature read (§7.1), else of the first chunked feature.
+
+        Returns
+        -------
+        int or None
+            None when no read feature is chunked.
+        """
+        split = self.reader()
+        features = [split.feature(name) for name in self._names]
+        ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
+        for feature in ordered:
+            if feature.chunk_rows is not None:
+                return int(feature.chunk_rows)
+        return None
+
+    def class_names(self, feature: str) -> list[str]:
+        """Return the class names of a categorical feature (§6.5): code ``k`` means ``class_names[k]``.
+
+        Raises
+        ------
+        ValueError
+            If the feature is not categorical.
+        h5ml.FeatureNotFoundError
+            If the split has no such feature.
+        """
+        feat = self.reader().feature(feature)
+        names = feat.class_names
+        if names is None:
+            raise ValueError(
+                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not categorical; "
+                "it has no class names"
+            )
+        return list(names)
+
+    def lengths(self, feature: str) -> npt.NDArray[np.int64]:
+        """Return every sample's length of a ragged or bytes feature, from its offsets alone (§6.3).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (N,): rows of ``values`` per sample (elements when the
+            feature has ``shapes``; bytes for a bytes feature).
+
+        Raises
+        ------
+        h5ml.FeatureNotFoundError
+            If the split has no feature ``feature``.
+        TypeError
+            If ``feature`` is not ragged or bytes (it has no lengths).
+        """
+        feat = self.reader().feature(feature)
+        lengths = getattr(feat, "lengths", None)
+        if lengths is None:
+            raise TypeError(
+                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
+                "it has no per-sample lengths to bucket by"
+            )
+        return np.asarray(lengths(), dtype=np.int64)
+
+    def read(self, indices: Any) -> dict[str, Any]:
+        """Read samples of the chosen features with one :meth:`h5ml.reader.dataset.Split.read` call (§6).
+
+        Parameters
+        ----------
+        indices
+            An int, a slice, or sample indices in any order with duplicates.
+
+        Returns
+        -------
+        dict
+            Feature name -> the reader's value (see :mod:`h5ml.reader.features`).
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-N, N)``.
+        """
+        split = self.reader()
+        values = split.read(indices, self._names)
+        for name in self._decoded:
+            values[name] = self._decode(name, values[name])
+        return values
+
+    def read_arrays(self, indices: Any, pad_value: float = 0) -> dict[str, Any]:
+        """Read samples with one reader call and return the batch as numpy arrays, one per key (§6).
+
+        For frameworks fed numpy arrays (Keras, JAX): every value is one array
+        whose first axis is the batch.
+
+        Parameters
+        ----------
+        indices
+            Sample indices in any order, duplicates allowed (a sequence or 1-D integer array).
+        pad_value
+            Value written in the padding of ragged features and images of several sizes.
+
+        Returns
+        -------
+        dict
+            Key -> numpy array of first axis R: dense features in their stored
+            dtype ``(R, *sample_shape)``; categorical codes int64 ``(R,)``;
+            strings a ``str`` array ``(R,)``; bytes an object array ``(R,)``;
+            ragged features padded ``(R, L, ...)`` (:func:`h5ml.sampling.padding.pad_ragged`)
+            plus ``<name>_lengths`` and ``<name>_mask``; decoded images
+            ``(R, H, W, C)`` uint8, padded with lengths and mask when their sizes differ.
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-N, N)``.
+        """
+        from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
+
+        columns = self.read(np.asarray(indices, dtype=np.int64).reshape(-1))
+        arrays: dict[str, Any] = {}
+        for name, values in columns.items():
+            encoding = self._encodings[name]
+            if encoding == "ragged":
+                arrays[name], arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = pad_ragged(values, pad_value)
+            elif encoding == "image":
+                batch, lengths, mask = stack_or_pad(values, pad_value)
+                arrays[name] = batch
+                if lengths is not None and mask is not None:
+                    arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = lengths, mask
+            elif encoding == "string":
+                arrays[name] = np.array(list(values), dtype=np.str_)
+            elif encoding == "bytes":
+                arrays[name] = np.array([*values, b""], dtype=object)[:-1]  # 1-D, even when all have one length
+            else:
+                arrays[name] = values
+        return arrays
+
+    def _decode(self, name: str, value: Any) -> Any:
+        """Decode one feature's encoded images: one ``bytes`` (a single sample) or a list of them."""
+        from h5ml.reader.imagecodec import decode_image
+
+        where = f"{self.path}: /{self.split}/{name}"
+        if isinstance(value, bytes):
+            return decode_image(value, self.color, where=where)
+        return [decode_image(v, self.color, where=f"{where} (item {i} of the batch)") for i, v in enumerate(value)]
+
+    def close(self) -> None:
+        """Close this process's reader (it reopens on the next read)."""
+        if self._file is not None and self._pid == os.getpid():
+            self._file.close()
+        self._forget()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"

@@ -1,0 +1,328 @@
+"""What ``h5ml inspect`` shows: a JSON-able summary of a file's splits, features and storage.
+
+:func:`summarize` reads the structure through the reader (:func:`h5ml.open`:
+encodings, logical dtypes, sample shapes, class names, feature attributes) and
+the storage through h5py (chunk shapes, filters, bytes on disk), and returns
+plain dataclasses; the command line only renders them.
+
+Sizes: ``stored_bytes`` is what the feature's datasets take in the file
+(``H5Dget_storage_size``, summed over the components of a group encoding);
+``logical_bytes`` is what their fixed-size elements take in memory
+(elements x item size). Variable-length strings keep their text in the
+file's global heap, which neither figure counts, so a string feature (and the
+``class_names`` of a categorical) has no ``logical_bytes`` share and no
+compression ratio of its own: ``compression_ratio`` is ``logical / stored``
+over the fixed-size components only, None when they store nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from h5ml import spec
+from h5ml.tools.dump import attribute_json, dtype_name
+
+__all__ = ["FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "summarize"]
+
+#: HDF5's identifier of the deflate (gzip) filter, whose first parameter is the level (§3.5).
+_DEFLATE_ID = 1
+
+
+@dataclass(frozen=True)
+class FilterSummary:
+    """One HDF5 filter of a dataset's pipeline (§3.5).
+
+    Attributes
+    ----------
+    id
+        The HDF5 filter identifier (1 deflate, 2 shuffle, 3 fletcher32, ...).
+    name
+        ``spec.CORE_FILTERS`` name for core filters, else the name HDF5
+        records (or ``"filter <id>"``).
+    level
+        The deflate level 0-9; None for other filters.
+    """
+
+    id: int
+    name: str
+    level: int | None = None
+
+    def label(self) -> str:
+        """Return ``name`` with the level in parentheses when there is one, e.g. ``deflate(4)``."""
+        return self.name if self.level is None else f"{self.name}({self.level})"
+
+
+@dataclass(frozen=True)
+class FeatureSummary:
+    """One feature of one split (§6).
+
+    Attributes
+    ----------
+    name, encoding
+        The feature name (§5.2) and its encoding (§6.1).
+    dtype
+        The Appendix B type name: numpy name of the values, ``str``, ``bytes``, or the codes' type.
+    num_samples
+        Samples stored (the first axis, §5.3).
+    shape
+        ``[num_samples, *sample_shape]`` when every axis has a fixed length
+        (dense, string, categorical); None for ragged and bytes.
+    inner_shape
+        Ragged without ``shapes``: the fixed axes after the varying one; else ``[]``.
+    length_min, length_max
+        Ragged and bytes: the smallest and largest per-sample length along
+        the varying axis (element count for ragged with ``shapes``, bytes for
+        bytes); None otherwise or when there are no samples.
+    shape_min, shape_max
+        Ragged with ``shapes`` (§6.3): per-axis minimum and maximum of the sample shapes.
+    chunks
+        Chunk shape of the main dataset (values / codes / the dataset itself), None when contiguous (§7).
+    filters
+        The main dataset's filter pipeline, in order (§3.5).
+    stored_bytes
+        Bytes on disk of every dataset of the feature.
+    logical_bytes
+        In-memory bytes of its fixed-size components (see the module docstring).
+    compression_ratio
+        ``logical_bytes / stored bytes`` of the fixed-size components, or None.
+    role, description, units, media_type
+        Feature attributes (§6.1, §6.6), None when absent.
+    num_classes
+        Number of class names of a categorical feature (§6.5), else None.
+    sample_rate
+        Samples per second (Hz) of the feature's values (§6.1), None when absent.
+    """
+
+    name: str
+    encoding: str
+    dtype: str
+    num_samples: int
+    shape: list[int] | None
+    inner_shape: list[int]
+    length_min: int | None
+    length_max: int | None
+    shape_min: list[int] | None
+    shape_max: list[int] | None
+    chunks: list[int] | None
+    filters: list[FilterSummary]
+    stored_bytes: int
+    logical_bytes: int | None
+    compression_ratio: float | None
+    role: str | None
+    description: str | None
+    units: str | None
+    media_type: str | None
+    num_classes: int | None
+    sample_rate: float | None = None
+
+    @property
+    def compression(self) -> str | None:
+        """The filter pipeline as text, such as ``"shuffle + deflate(4)"``; None without filters."""
+        return " + ".join(f.label() for f in self.filters) or None
+
+
+@dataclass(frozen=True)
+class SplitSummary:
+    """One split (§5.1, §5.3).
+
+    Attributes
+    ----------
+    name, num_samples
+        The split name and its ``num_samples``.
+    description, shuffle_seed
+        Optional split attributes (§5.3, §7.6), None when absent.
+    features
+        Its features, in file order.
+    """
+
+    name: str
+    num_samples: int
+    description: str | None
+    shuffle_seed: int | None
+    features: list[FeatureSummary] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """A whole file: where it is, its format version, root metadata and splits (§4, §5).
+
+    Attributes
+    ----------
+    path
+        The file path as given.
+    file_bytes
+        Size of the file in bytes.
+    format_version
+        The root ``format_version`` (``"1.0"``).
+    metadata
+        Every root attribute as a JSON value (§4.6; non-finite floats as strings).
+    splits
+        The splits, in file order.
+    """
+
+    path: str
+    file_bytes: int
+    format_version: str
+    metadata: dict[str, Any]
+    splits: list[SplitSummary]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the summary as JSON-able nested dicts and lists (features gain a ``compression`` text)."""
+        document = dataclasses.asdict(self)
+        for split_doc, split in zip(document["splits"], self.splits, strict=True):
+            for feature_doc, feature in zip(split_doc["features"], split.features, strict=True):
+                feature_doc["compression"] = feature.compression
+        return document
+
+
+def _filters(dset: h5py.Dataset) -> list[FilterSummary]:
+    if dset.chunks is None:
+        return []
+    dcpl = dset.id.get_create_plist()
+    found = []
+    for i in range(dcpl.get_nfilters()):
+        filter_id, _flags, values, raw_name = dcpl.get_filter(i)
+        name = spec.CORE_FILTERS.get(filter_id)
+        if name is None:
+            text = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
+            name = text or f"filter {filter_id}"
+        level = int(values[0]) if filter_id == _DEFLATE_ID and len(values) else None
+        found.append(FilterSummary(int(filter_id), name, level))
+    return found
+
+
+def _components(node: Any) -> list[h5py.Dataset]:
+    if isinstance(node, h5py.Dataset):
+        return [node]
+    return [node[k] for k in node if isinstance(node.get(k), h5py.Dataset)]
+
+
+def _sizes(node: Any) -> tuple[int, int | None, float | None]:
+    """Return (stored bytes of all components, logical bytes and ratio of the fixed-size ones)."""
+    stored_all = 0
+    logical: int | None = None
+    stored_fixed = 0
+    for dset in _components(node):
+        stored = int(dset.id.get_storage_size())
+        stored_all += stored
+        if dset.dtype.kind == "O":  # variable-length strings: the text lives in the global heap
+            continue
+        logical = (logical or 0) + int(math.prod(dset.shape)) * int(dset.dtype.itemsize)
+        stored_fixed += stored
+    ratio = logical / stored_fixed if logical is not None and stored_fixed > 0 else None
+    return stored_all, logical, ratio
+
+
+def _main_dataset(encoding: str, node: Any) -> h5py.Dataset:
+    if isinstance(node, h5py.Dataset):
+        return node
+    return node["codes"] if encoding == "categorical" else node["values"]
+
+
+def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
+    node = ds.h5_node(f"/{split}/{feature.name}")
+    main = _main_dataset(feature.encoding, node)
+    n = int(feature.num_samples)
+    shape: list[int] | None = None
+    inner: list[int] = []
+    length_min = length_max = None
+    shape_min = shape_max = None
+    if feature.encoding in ("ragged", "bytes"):
+        lengths = np.asarray(feature.lengths())
+        if lengths.size:
+            length_min, length_max = int(lengths.min()), int(lengths.max())
+        if feature.encoding == "ragged" and "shapes" in node:
+            shapes = np.asarray(node["shapes"][()], dtype=np.int64)
+            if shapes.size:
+                shape_min = [int(v) for v in shapes.min(axis=0)]
+                shape_max = [int(v) for v in shapes.max(axis=0)]
+        elif feature.encoding == "ragged":
+            inner = [int(d) for d in main.shape[1:]]
+    else:
+        shape = [n, *(int(d) for d in feature.sample_shape)]
+    stored, logical, ratio = _sizes(node)
+    class_names = feature.class_names
+    return FeatureSummary(
+        name=feature.name,
+        encoding=feature.encoding,
+        dtype=dtype_name(ds, feature),
+        num_samples=n,
+        shape=shape,
+        inner_shape=inner,
+        length_min=length_min,
+        length_max=length_max,
+        shape_min=shape_min,
+        shape_max=shape_max,
+        chunks=None if main.chunks is None else [int(c) for c in main.chunks],
+        filters=_filters(main),
+        stored_bytes=stored,
+        logical_bytes=logical,
+        compression_ratio=ratio,
+        role=feature.role,
+        description=feature.description,
+        units=feature.units,
+        media_type=feature.media_type,
+        num_classes=None if class_names is None else len(class_names),
+        sample_rate=feature.sample_rate,
+    )
+
+
+def _optional_int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
+
+
+def summarize(path: str | os.PathLike[str]) -> FileSummary:
+    """Summarize an h5ml file for ``h5ml inspect`` (§4-§7).
+
+    Parameters
+    ----------
+    path
+        The file; opened with :func:`h5ml.open`, so a file the reader refuses
+        is refused here too.
+
+    Returns
+    -------
+    FileSummary
+        Splits and features in file order, with storage figures (see the
+        module docstring) and every root attribute.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    H5MLError
+        Whatever :func:`h5ml.open` raises (not h5ml, incomplete, newer MAJOR,
+        forbidden storage, ...), or a feature the reader cannot open.
+    """
+    from h5ml.reader.dataset import open as open_dataset
+
+    with open_dataset(path) as ds:
+        splits = []
+        for split_name, split in ds.splits.items():
+            split_attrs = split.attrs
+            description = split_attrs.get("description")
+            splits.append(
+                SplitSummary(
+                    name=split_name,
+                    num_samples=int(split.num_samples),
+                    description=None if description is None else str(description),
+                    shuffle_seed=_optional_int(split_attrs.get("shuffle_seed")),
+                    features=[_feature(ds, split_name, feature) for feature in split.features.values()],
+                )
+            )
+        major, minor = ds.format_version
+        return FileSummary(
+            path=os.fspath(path),
+            file_bytes=Path(path).stat().st_size,
+            format_version=f"{major}.{minor}",
+            metadata={key: attribute_json(value) for key, value in ds.attrs.items()},
+            splits=splits,
+        )

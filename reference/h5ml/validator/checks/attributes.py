@@ -1,0 +1,252 @@
+"""Checks of attributes shared by the root, splits and features (§1.4, §3.7, §5.3, §6.1, §8.1).
+
+- :func:`check_attributes`: I300 for attributes h5ml does not define, E116 for
+  single values stored in a non-scalar dataspace; returns the values read.
+- :func:`check_rules`: E117 for values that break their rule
+  (:data:`SPLIT_ATTR_RULES`, :data:`FEATURE_ATTR_RULES`).
+- :func:`check_fingerprint_attr`: E161 for a malformed ``fingerprint``, W202
+  for a missing one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Generator, Iterator
+from typing import Any, Final, TypeAlias
+
+from h5ml import spec
+from h5ml.model.fingerprint import FINGERPRINT_PATTERN
+from h5ml.spec.attrs import read_attr
+from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.state import LIBRARY_ERRORS
+
+__all__ = [
+    "FEATURE_ATTR_RULES",
+    "SPLIT_ATTR_RULES",
+    "UNREADABLE",
+    "Rules",
+    "check_attributes",
+    "check_fingerprint_attr",
+    "check_rules",
+    "is_int",
+    "is_version",
+    "read_value",
+]
+
+
+class _Unreadable:
+    """An attribute value that could not be read or decoded."""
+
+    def __repr__(self) -> str:
+        return "<unreadable value>"
+
+
+#: The value :func:`read_value` gives for an attribute that cannot be read or decoded.
+UNREADABLE: Final = _Unreadable()
+
+
+def is_int(value: Any) -> bool:
+    """Tell whether ``value`` is an integer and not a bool.
+
+    Parameters
+    ----------
+    value
+        An attribute value as :func:`read_value` gives it.
+
+    Returns
+    -------
+    bool
+        True for an ``int`` that is not a ``bool``.
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def is_version(value: Any) -> bool:
+    """Tell whether ``value`` is a ``MAJOR.MINOR`` version string (§1.2).
+
+    Parameters
+    ----------
+    value
+        An attribute value as :func:`read_value` gives it.
+
+    Returns
+    -------
+    bool
+        True when :func:`h5ml.spec.parse_version` accepts it.
+    """
+    try:
+        spec.parse_version(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_media_type(value: Any) -> bool:
+    return spec.media_type_problem(value) is None
+
+
+#: Attribute name -> (rule its value must pass, what the rule expects, for the message).
+Rules: TypeAlias = dict[str, tuple[Callable[[Any], bool], str]]
+
+#: §6.1 feature attributes other than encoding/fingerprint: rule and what it expects (E117).
+FEATURE_ATTR_RULES: Final[Rules] = {
+    "encoding_version": (is_version, "a MAJOR.MINOR string such as '1.0'"),
+    "description": (_is_str, "a string"),
+    "units": (_is_str, "a string"),
+    "role": (lambda v: isinstance(v, str) and v in spec.ROLES, f"one of {', '.join(spec.ROLES)}"),
+    "sample_rate": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive finite number (Hz)"),
+    "logical_dtype": (lambda v: v == "bool", "'bool'"),
+    "stats_count": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
+    "stats_min": (_is_number, "a number"),
+    "stats_max": (_is_number, "a number"),
+    "stats_mean": (_is_number, "a number"),
+    "stats_std": (_is_number, "a number"),
+    "media_type": (
+        _is_media_type,
+        "an IANA media type type/subtype with optional '; name=value' parameters, such as 'image/png' or "
+        "'text/plain; charset=utf-8' (RFC 6838, §6.6)",
+    ),
+}
+#: §5.3 split attributes other than num_samples (E117).
+SPLIT_ATTR_RULES: Final[Rules] = {
+    "description": (_is_str, "a string"),
+    "shuffle_seed": (lambda v: is_int(v) and 0 <= v < 2**63, "an integer in [0, 2**63)"),
+}
+
+
+def read_value(obj: Any, name: str) -> Any:
+    """Read one attribute with :func:`h5ml.spec.attrs.read_attr`, never raising (§3.4).
+
+    Parameters
+    ----------
+    obj
+        The h5py object that carries the attribute.
+    name
+        The attribute's name.
+
+    Returns
+    -------
+    object
+        The value as :func:`h5ml.spec.attrs.read_attr` decodes it, or :data:`UNREADABLE`
+        when the library or the decoding fails.
+    """
+    try:
+        return read_attr(obj, name)
+    except (*LIBRARY_ERRORS, TypeError, ValueError):
+        return UNREADABLE
+
+
+def check_attributes(
+    obj: Any, path: str, known: Collection[str], singles: Collection[str]
+) -> Generator[Issue, None, dict[str, Any]]:
+    """I300 for unknown attributes, E116 for non-scalar single values (§1.4, §3.7).
+
+    Parameters
+    ----------
+    obj
+        The h5py object whose attributes are checked.
+    path
+        Its HDF5 path.
+    known
+        The attribute names h5ml defines on this object.
+    singles
+        The known names that hold a single value (stored in a scalar dataspace).
+
+    Yields
+    ------
+    Issue
+        I300 per unknown attribute, E116 per single value of another shape.
+
+    Returns
+    -------
+    dict
+        The values of the known attributes that are present and scalar
+        (:data:`UNREADABLE` for a value that cannot be decoded).
+    """
+    values: dict[str, Any] = {}
+    for name in obj.attrs:
+        if name not in known:
+            yield Issue.of(
+                "I300",
+                path,
+                f"attribute {name!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; readers ignore it",
+            )
+            continue
+        if name in singles and obj.attrs.get_id(name).shape != ():
+            shape = obj.attrs.get_id(name).shape
+            yield Issue.of(
+                "E116",
+                path,
+                f"attribute {name!r} of {path} holds a single value but is stored with shape "
+                f"{shape if shape is not None else 'null'}; store it in a scalar dataspace",
+            )
+            continue
+        values[name] = read_value(obj, name)
+    return values
+
+
+def check_rules(values: dict[str, Any], path: str, rules: Rules) -> Iterator[Issue]:
+    """E117 for every attribute whose value breaks its rule (§5.3, §6.1).
+
+    Parameters
+    ----------
+    values
+        Attribute values, as :func:`check_attributes` returns them.
+    path
+        HDF5 path of the object that carries them.
+    rules
+        The rule of each attribute name.
+
+    Yields
+    ------
+    Issue
+        E117 per value that breaks its rule, in the order of ``rules``.
+    """
+    for name, (rule, expected) in rules.items():
+        if name in values and not rule(values[name]):
+            yield Issue.of("E117", path, f"attribute {name!r} of {path} is {values[name]!r}; it must be {expected}")
+
+
+def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: str, *, present: bool) -> Iterator[Issue]:
+    """E161 for a malformed ``fingerprint`` attribute, W202 for a missing one (§8.1).
+
+    Parameters
+    ----------
+    path
+        HDF5 path of the file's root (``"/"``) or of a feature.
+    values
+        Its attribute values, as :func:`check_attributes` returns them.
+    what
+        ``"file"`` or ``"feature"``, for the message.
+    how
+        Where to learn how to compute it, for the message.
+    present
+        Whether the object carries a ``fingerprint`` attribute at all; one that
+        is present but missing from ``values`` was not a scalar (E116 already
+        reported) and gives nothing here.
+
+    Yields
+    ------
+    Issue
+        At most one: W202 or E161.
+    """
+    if not present:
+        yield Issue.of("W202", path, f"the {what} {path} carries no 'fingerprint' attribute; {how}")
+        return
+    if "fingerprint" not in values:
+        return
+    fp = values["fingerprint"]
+    if not (isinstance(fp, str) and FINGERPRINT_PATTERN.match(fp)):
+        yield Issue.of(
+            "E161",
+            path,
+            f"the 'fingerprint' of {path} is {fp!r}, not 'sha256:' followed by 64 lowercase hex digits; recompute it",
+        )

@@ -1,0 +1,233 @@
+"""The file as a whole: opening it, its superblock, and the order of the checks (§3.1, §9, §10.3).
+
+:func:`check_events` is where a validation starts: it refuses what is not a
+regular HDF5 file (E100) before HDF5 sees it: a path that does not resolve
+(missing, a symbolic-link loop), a directory, a FIFO, a socket or a device,
+an empty file, a file without the HDF5 signature. It then reads the
+superblock version (E109), opens the file read-only with HDF5's default file
+locking (the locking :func:`h5ml.open` uses, so that a file this process
+already has open can be checked too; without locking when a lock conflicts),
+and runs the checks in this order: the root attributes
+(:mod:`~h5ml.validator.checks.root`), the links and the storage profile
+(:mod:`~h5ml.validator.checks.storage`), each split and feature
+(:mod:`~h5ml.validator.checks.splits`), then, in a deep validation, the data of every
+sound feature (:mod:`~h5ml.validator.checks.deep`). Between the metadata checks and the
+data checks it yields :data:`METADATA_DONE`, so that a caller that streams the
+issues (the validator's child process) can tell how far the checks went. A
+library failure on the way becomes E101. :func:`check_path` yields the issues
+alone.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Iterator
+from typing import Any, Final
+
+import h5py
+
+from h5ml import spec
+from h5ml.validator.checks.deep import check_data
+from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.root import check_root
+from h5ml.validator.checks.splits import check_splits
+from h5ml.validator.checks.state import LIBRARY_ERRORS, FileState
+from h5ml.validator.checks.storage import check_links, check_storage
+
+__all__ = ["METADATA_DONE", "check_events", "check_path"]
+
+#: The event :func:`check_events` yields once every metadata check is done, before the data checks.
+METADATA_DONE: Final = "metadata checks done"
+
+#: The 8-byte signature that starts an HDF5 superblock (at 0, 512, 1024, 2048, ...).
+_HDF5_SIGNATURE: Final = b"\x89HDF\r\n\x1a\n"
+
+#: HDF5's messages about file locks ("unable to lock file", "file locking flag values don't match"), not "sblock".
+_LOCK_PROBLEM: Final = re.compile(r"\block", re.IGNORECASE)
+
+#: What a file that is not regular is, by the test of :mod:`stat` that recognises it.
+_FILE_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _superblock_version(fh: Any) -> int | None:
+    """Return the superblock version byte of an open binary file, None if no HDF5 signature (§3.1)."""
+    offset = 0
+    while True:
+        fh.seek(offset)
+        head = fh.read(len(_HDF5_SIGNATURE) + 1)
+        if len(head) < len(_HDF5_SIGNATURE) + 1:
+            return None
+        if head.startswith(_HDF5_SIGNATURE):
+            return int(head[-1])
+        offset = 512 if offset == 0 else offset * 2
+
+
+def _not_regular(path: str, mode: int) -> str | None:
+    """The message of E100 for a file that is not a regular file, None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _FILE_KINDS if test(mode)), "not a regular file")
+    return f"{path} is {kind}, not a regular file, so it cannot be an HDF5 file; give the path of an h5ml file"
+
+
+def _stat(path: str) -> tuple[os.stat_result | None, str | None]:
+    """``os.stat`` (following symbolic links) of ``path``, or the message of E100 when it fails."""
+    try:
+        return os.stat(path), None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, f"{path} is a symbolic link that never resolves (a loop of links); give the path of a file"
+        if exc.errno == errno.ENOENT:
+            return None, f"{path} does not exist (or is a symbolic link to nothing); check the path"
+        return None, f"{path} cannot be read: {exc.strerror or exc}; check the path and permissions"
+
+
+def _read_head(state: FileState) -> tuple[int | None, str | None]:
+    """The superblock version of a regular, non-empty file, or the message of E100 (§3.1).
+
+    The file is opened without blocking and checked again once open, so that a
+    path replaced by a FIFO or a device in the meantime is refused too.
+    """
+    path = state.path
+    st, problem = _stat(path)
+    if st is None:
+        return None, problem
+    problem = _not_regular(path, st.st_mode)
+    if problem is not None:
+        return None, problem
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, f"{path} cannot be read: {exc.strerror or exc}; check the path and permissions"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        problem = _not_regular(path, st.st_mode)
+        if problem is not None:
+            return None, problem
+        state.file_size = st.st_size
+        if st.st_size == 0:
+            return None, f"{path} is empty (0 bytes): its writer stopped before writing anything; rewrite it"
+        version = _superblock_version(fh)
+    if version is None:
+        return None, (
+            f"{path} is not an HDF5 file (no HDF5 signature at offset 0, 512, 1024, ...); "
+            "convert it to h5ml first (see 'h5ml convert')"
+        )
+    return version, None
+
+
+def _open(path: str) -> tuple[h5py.File | None, str]:
+    """Open ``path`` read-only with HDF5's default file locking, or without it when locking is the problem.
+
+    Returns the file, or None and the message of E100 (what HDF5 said, and what may cause it).
+    """
+    try:
+        return h5py.File(path, "r"), ""
+    except LIBRARY_ERRORS as exc:
+        first = exc
+    if _LOCK_PROBLEM.search(str(first)):
+        # Another handle in this process (with other locking settings) or another process holds a lock:
+        # a complete file may be read without locking (§10.4.1).
+        try:
+            return h5py.File(path, "r", locking=False), ""
+        except LIBRARY_ERRORS:
+            pass
+        return None, (
+            f"HDF5 cannot open {path}: {first}; the file is locked, or open elsewhere with other file-locking "
+            "settings: close it there, or wait for its writer to finish, and validate it again"
+        )
+    return None, (
+        f"HDF5 cannot open {path}: {first}; the file starts like an HDF5 file but HDF5 refuses it, as its message "
+        "says (a file cut short or damaged is the usual cause): restore or rewrite it"
+    )
+
+
+def check_path(state: FileState) -> Iterator[Issue]:
+    """Yield every issue of the file at ``state.path`` (§9).
+
+    Parameters
+    ----------
+    state
+        A fresh state for the file; the checks fill it in as they run.
+
+    Yields
+    ------
+    Issue
+        The issues of :func:`check_events`, without its progress events.
+    """
+    for event in check_events(state):
+        if isinstance(event, Issue):
+            yield event
+
+
+def check_events(state: FileState) -> Iterator[Issue | str]:
+    """Yield every issue of the file at ``state.path``, and :data:`METADATA_DONE` after the metadata checks (§9).
+
+    Parameters
+    ----------
+    state
+        A fresh state for the file; the checks fill it in as they run.
+
+    Yields
+    ------
+    Issue or str
+        One issue per broken rule, in check order: the file (E100, E109), the
+        root attributes, links, the storage profile, then each split and
+        feature; then :data:`METADATA_DONE`; then, in a deep validation, the
+        issues of the data. A file that cannot be read gives E100 or E101
+        (and no :data:`METADATA_DONE`); nothing is raised on purpose.
+    """
+    version, problem = _read_head(state)
+    if problem is not None:
+        yield Issue.of("E100", "/", problem)
+        return
+    assert version is not None
+    path = state.path
+    if version > spec.MAX_SUPERBLOCK_VERSION:
+        yield Issue.of(
+            "E109",
+            "/",
+            f"{path} has superblock version {version}; HDF5 1.10 reads versions up to "
+            f"{spec.MAX_SUPERBLOCK_VERSION}: rewrite the file with libver bounds {spec.LIBVER_BOUNDS}",
+        )
+    f, problem = _open(path)
+    if f is None:
+        yield Issue.of("E100", "/", problem)
+        return
+    with f:
+        try:
+            failed: set[str] = set()  # the paths already reported as E101: another check meets the same failure
+            for event in _check_file(state, f):
+                if isinstance(event, Issue) and event.code == "E101":
+                    if event.path in failed:
+                        continue
+                    failed.add(event.path)
+                yield event
+        except LIBRARY_ERRORS as exc:
+            yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
+        except KeyError as exc:  # h5py's error for some damaged object headers ("Unable to ... open object")
+            if not str(exc).strip("'\"").startswith("Unable to"):
+                raise  # not HDF5's: a defect of the validator, not of the file
+            yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
+
+
+def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:
+    """Run the checks of an open file in order; nothing after the root when it is not a checkable h5ml file."""
+    if not (yield from check_root(state, f)):
+        yield METADATA_DONE
+        return
+    yield from check_links(state, f)
+    yield from check_storage(state, f)
+    yield from check_splits(state, f)
+    yield METADATA_DONE
+    if state.deep:
+        yield from check_data(state, f)

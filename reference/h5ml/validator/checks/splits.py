@@ -1,0 +1,270 @@
+"""The splits and their features: E116, E117, E120-E123, E130-E133, E161, W202, W207, I300, I301, I303 (§5, §6.1).
+
+:func:`check_splits` walks the members of the root group by name (each a
+split, or a reserved name), then the members of each split (each a feature):
+an object reachable under several names is checked under each of them (§3.6
+allows several hard links; every split and feature name is checked by its own
+path). For a feature it checks the attributes every feature carries (§6.1) and
+hands the feature to its encoding's checks (:mod:`~h5ml.validator.checks.encodings`); a
+feature whose structure is sound is queued on
+:attr:`FileState.data_checks <h5ml.validator.checks.state.FileState.data_checks>` for
+the checks of its data (:mod:`~h5ml.validator.checks.deep`), which run after every
+metadata check. Only hard links are walked: other links were reported by
+:func:`h5ml.validator.checks.storage.check_links`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import h5py
+
+from h5ml import spec
+from h5ml.model.fingerprint import FINGERPRINT_PATTERN
+from h5ml.spec.attrs import MISSING
+from h5ml.validator.checks.attributes import (
+    FEATURE_ATTR_RULES,
+    SPLIT_ATTR_RULES,
+    check_attributes,
+    check_fingerprint_attr,
+    check_rules,
+    is_int,
+    is_version,
+)
+from h5ml.validator.checks.encodings import check_encoding
+from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.state import LIBRARY_ERRORS, Feature, FileState, address, text
+
+__all__ = ["check_splits"]
+
+
+def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
+    """Check every member of the root group, each split and each feature (§5, §6).
+
+    Parameters
+    ----------
+    state
+        The file's state, after the root, link and storage checks; gets the
+        features to read in ``data_checks``.
+    f
+        The open file.
+
+    Yields
+    ------
+    Issue
+        I301 for reserved names and objects that are neither groups nor
+        datasets, E123 for a dataset at the root, the issues of each split and
+        feature, E101 for a split the library cannot read.
+    """
+    for name in f:
+        try:
+            path, obj = state.member(f, "/", name)
+        except LIBRARY_ERRORS as exc:
+            state.all_fingerprints_computed = False
+            yield Issue.of("E101", f"/{text(name)}", f"the HDF5 library failed while opening /{text(name)}: {exc}")
+            continue
+        if obj is None:
+            if not text(name).startswith(spec.RESERVED_PREFIX):
+                state.all_fingerprints_computed = False  # a split behind a link that is never followed (E110, E115)
+            continue
+        if text(name).startswith(spec.RESERVED_PREFIX):
+            yield Issue.of(
+                "I301",
+                path,
+                f"{path} has a reserved name (starting with {spec.RESERVED_PREFIX!r}); "
+                "this version defines nothing there and readers ignore it",
+            )
+        elif not isinstance(obj, (h5py.Group, h5py.Dataset)):
+            yield Issue.of(
+                "I301",
+                path,
+                f"{path} is a {type(obj).__name__}, neither a group nor a dataset; readers ignore it",
+            )
+        elif isinstance(obj, h5py.Dataset):
+            yield Issue.of(
+                "E123",
+                path,
+                f"{path} is a {type(obj).__name__.lower()}, but every root member whose name does "
+                f"not start with {spec.RESERVED_PREFIX!r} is a split and must be a group; move it into a split",
+            )
+        else:
+            try:
+                yield from _check_split(state, obj, path, name)
+            except LIBRARY_ERRORS as exc:
+                state.all_fingerprints_computed = False
+                yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
+
+
+def _check_name(name: str | bytes, path: str, what: str) -> Iterator[Issue]:
+    """E120 for a split or feature name that is not UTF-8 or breaks the naming rule (§5.1.1)."""
+    if isinstance(name, bytes):
+        yield Issue.of("E120", path, f"the {what} name {name!r} is not valid UTF-8; rename it")
+    elif not spec.is_valid_name(name):
+        yield Issue.of(
+            "E120",
+            path,
+            f"the {what} name {name!r} breaks the naming rule of §5.1.1 (not empty, no '/', no leading '.', "
+            f"{spec.RESERVED_PREFIX!r} or whitespace, no trailing whitespace, at most 255 UTF-8 bytes); rename it",
+        )
+
+
+def _check_split(state: FileState, group: h5py.Group, path: str, name: str | bytes) -> Iterator[Issue]:
+    """One split: name, attributes, members (§5.1-§5.3, §7.6)."""
+    yield from _check_name(name, path, "split")
+    if isinstance(name, str) and name in spec.SPLIT_ALIASES:
+        yield Issue.of(
+            "W207",
+            path,
+            f"split name {name!r} is an alias; use the standard name {spec.SPLIT_ALIASES[name]!r}",
+        )
+    values = yield from check_attributes(group, path, spec.SPLIT_ATTRS, spec.SPLIT_ATTRS)
+    n: int | None = None
+    if "num_samples" not in group.attrs:
+        yield Issue.of("E121", path, f"split {path} has no 'num_samples' attribute; add it (an integer >= 0)")
+    elif "num_samples" in values:
+        value = values["num_samples"]
+        if is_int(value) and value >= 0:
+            n = value
+        else:
+            yield Issue.of("E121", path, f"'num_samples' of split {path} is {value!r}; it must be an integer >= 0")
+    yield from check_rules(values, path, SPLIT_ATTR_RULES)
+    if "shuffle_seed" not in group.attrs:
+        yield Issue.of(
+            "I303",
+            path,
+            f"split {path} records no 'shuffle_seed': its samples may be in source order; "
+            "shuffle on write with h5ml.write(..., shuffle=True, seed=...), or, for data streamed in an order "
+            "already shuffled upstream, record the seed with Writer.add_split(name, shuffle_seed=...)",
+        )
+    for member_name in group:
+        member_path, obj = state.member(group, path, member_name)
+        reserved = text(member_name).startswith(spec.RESERVED_PREFIX)
+        if obj is None:
+            if not reserved:
+                state.all_fingerprints_computed = False  # a feature behind a link that is never followed (E110, E115)
+            continue
+        if reserved:
+            yield Issue.of("I301", member_path, f"{member_path} has a reserved name; readers ignore it")
+            continue
+        yield from _check_name(member_name, member_path, "feature")
+        if not isinstance(obj, (h5py.Dataset, h5py.Group)):  # not a feature: no line of the file fingerprint
+            yield Issue.of(
+                "I301",
+                member_path,
+                f"{member_path} is a {type(obj).__name__}, not a feature (a dataset or a group); readers ignore it",
+            )
+            continue
+        try:
+            yield from _check_feature(state, obj, member_path, text(name), text(member_name), n)
+        except LIBRARY_ERRORS as exc:
+            state.all_fingerprints_computed = False
+            yield Issue.of("E101", member_path, f"the HDF5 library failed while reading {member_path}: {exc}")
+
+
+def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, encoding: Any) -> Iterator[Issue]:
+    """E117 (or I300 for a role of a newer MINOR) for the feature attributes of §6.1, §6.6, §6.7."""
+    for name, (rule, expected) in FEATURE_ATTR_RULES.items():
+        if name not in values or rule(values[name]):
+            continue
+        value = values[name]
+        if name == "role" and state.newer_minor and isinstance(value, str):
+            yield Issue.of(
+                "I300",
+                path,
+                f"role {value!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; the file's newer "
+                f"version {state.format_version} may define it: readers ignore it",
+            )
+            continue
+        yield Issue.of("E117", path, f"attribute {name!r} of {path} is {value!r}; it must be {expected}")
+    if encoding not in spec.ENCODINGS:
+        return
+    allowed = {
+        "logical_dtype": ("dense", "ragged"),
+        **dict.fromkeys(spec.STATS_ATTRS, ("dense", "ragged")),
+        "media_type": ("bytes",),
+    }
+    for name, encodings in allowed.items():
+        if name in values and encoding not in encodings:
+            yield Issue.of(
+                "E117",
+                path,
+                f"attribute {name!r} of {path} is allowed on {' and '.join(encodings)} features only, not on a "
+                f"{encoding} feature; remove it",
+            )
+
+
+def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str, n: int | None) -> Iterator[Issue]:
+    """One feature: common attributes, encoding, then its encoding's checks and its data (§6, §8)."""
+    values = yield from check_attributes(obj, path, spec.FEATURE_COMMON_ATTRS, spec.FEATURE_COMMON_ATTRS)
+    for required in ("encoding", "encoding_version"):
+        if required not in obj.attrs:
+            yield Issue.of(
+                "E130", path, f"feature {path} has no {required!r} attribute; add it (SPEC §6 lists the encodings)"
+            )
+    encoding = values.get("encoding", MISSING)
+    if encoding is not MISSING and encoding not in spec.ENCODINGS:
+        state.all_fingerprints_computed = False
+        if state.newer_minor and isinstance(encoding, str):
+            yield Issue.of(
+                "I301",
+                path,
+                f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} does not "
+                f"define; the file's newer version {state.format_version} may: readers ignore the feature"
+                + (
+                    ", and the file fingerprint cannot be recomputed without it, so it is not checked (§8.3)"
+                    if state.deep
+                    else ""
+                ),
+            )
+            return
+        yield Issue.of(
+            "E131",
+            path,
+            f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} "
+            f"does not define; use one of {', '.join(spec.ENCODINGS)}",
+        )
+    yield from _check_feature_attrs(state, values, path, encoding)
+    yield from check_fingerprint_attr(
+        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in obj.attrs
+    )
+    version = values.get("encoding_version", MISSING)
+    usable = encoding in spec.ENCODINGS and is_version(version)
+    if usable and spec.parse_version(version)[0] != spec.parse_version(spec.ENCODING_VERSION)[0]:
+        usable = False
+        yield Issue.of(
+            "E132",
+            path,
+            f"feature {path} has encoding_version {version!r}; this implementation reads "
+            f"major version {spec.parse_version(spec.ENCODING_VERSION)[0]} only: use a newer h5ml",
+        )
+    if not usable:
+        state.all_fingerprints_computed = False
+        return
+    fp = values.get("fingerprint")
+    feature = Feature(
+        split=split,
+        name=name,
+        path=path,
+        encoding=encoding,
+        obj=obj,
+        logical_bool=values.get("logical_dtype") == "bool",
+        fingerprint=fp if isinstance(fp, str) and FINGERPRINT_PATTERN.match(fp) else None,
+    )
+    expected_kind = spec.ENCODINGS[encoding]
+    actual_kind = "dataset" if isinstance(obj, h5py.Dataset) else "group"
+    if actual_kind != expected_kind:
+        ok = False
+        yield Issue.of(
+            "E133",
+            path,
+            f"feature {path} has encoding {encoding!r}, stored as an HDF5 {expected_kind}, but it is a {actual_kind}",
+        )
+    else:
+        ok = yield from check_encoding(state, feature, n)
+    if ok and any(address(dset) in state.external for dset in feature.members.values()):
+        ok = False  # its data lives elsewhere (E111/E112): never read it (§10.1)
+    if not ok:
+        state.all_fingerprints_computed = False
+    elif state.deep:
+        state.data_checks.append(feature)

@@ -1,0 +1,308 @@
+"""Links and the storage profile of every object: E110-E115, W205, W206, W208 (§3.2-§3.6, §10.1, §10.4).
+
+:func:`check_links` walks every group breadth first, by name, without ever
+following an external or soft link; it reports those links and records on the
+:class:`~h5ml.validator.checks.state.FileState` every object reached by hard links,
+each object once (a group reachable under several names is walked once, and
+an object that links back to a group above it cannot make the walk loop).
+Hard links with reserved names (``_...``) are entered last, so an object that
+is also reachable under a reserved alias is reported under its split or
+feature name. :func:`check_storage` then checks the datatype of every
+attribute and dataset so recorded, and the storage of every dataset: external
+raw storage, virtual layout, filters. :func:`classify` sorts a datatype into
+the storage profile, for the encoding checks too; :func:`unwritten_storage`
+tells whether a dataset's declared data was ever written, for the checks that
+read data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterator
+from typing import Any, Final
+
+import h5py
+from h5py import h5d, h5g, h5l, h5o, h5t
+
+from h5ml import spec
+from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.state import LIBRARY_ERRORS, FileState, address, hdf5_path, text
+
+__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
+
+#: §3.2 (exponent bits, mantissa bits) of the IEEE binary16/32/64 formats, by size in bytes.
+_IEEE_FLOATS: Final = {2: (5, 10), 4: (8, 23), 8: (11, 52)}
+
+#: The kinds of :func:`classify` that hold numbers (§3.2, §3.3).
+NUMERIC: Final = frozenset({"int", "uint", "float", "bool_enum"})
+
+
+def classify(tid: Any) -> tuple[str, str]:
+    """Sort an HDF5 datatype into the storage profile (§3.2).
+
+    Parameters
+    ----------
+    tid
+        An h5py low-level datatype (``h5py.h5t.TypeID``).
+
+    Returns
+    -------
+    tuple of str
+        ``(kind, detail)``: kind is ``"int"``, ``"uint"``, ``"float"``,
+        ``"string"``, ``"bool_enum"`` or ``"forbidden"``; detail describes the type.
+    """
+    cls = tid.get_class()
+    size = tid.get_size()
+    if cls == h5t.INTEGER:
+        signed = tid.get_sign() != h5t.SGN_NONE
+        kind = "int" if signed else "uint"
+        if size not in (1, 2, 4, 8):
+            return "forbidden", f"a {8 * size}-bit integer"
+        if tid.get_precision() != 8 * size or tid.get_offset() != 0:
+            return "forbidden", f"an integer of {tid.get_precision()} bits at bit offset {tid.get_offset()}"
+        return kind, f"{'' if signed else 'u'}int{8 * size}"
+    if cls == h5t.FLOAT:
+        _spos, _epos, esize, _mpos, msize = tid.get_fields()
+        if _IEEE_FLOATS.get(size) == (esize, msize):
+            return "float", f"float{8 * size}"
+        return "forbidden", f"a {8 * size}-bit float that is not IEEE binary16/32/64"
+    if cls == h5t.STRING:
+        return "string", "a string"
+    if cls == h5t.ENUM:
+        base = tid.get_super()
+        members = tuple((tid.get_member_name(i), tid.get_member_value(i)) for i in range(tid.get_nmembers()))
+        if base.get_size() == 1 and base.get_sign() != h5t.SGN_NONE and members == spec.BOOL_ENUM_MEMBERS:
+            return "bool_enum", "an HDF5 enum boolean (h5py's default for numpy bool)"
+        return "forbidden", "an enum other than the boolean FALSE = 0, TRUE = 1 over int8"
+    names = {
+        h5t.COMPOUND: "a compound type",
+        h5t.OPAQUE: "an opaque type",
+        h5t.REFERENCE: "a reference type",
+        h5t.ARRAY: "an array type",
+        h5t.VLEN: "a variable-length sequence of non-strings",
+        h5t.BITFIELD: "a bitfield",
+        h5t.TIME: "a time type",
+    }
+    return "forbidden", names.get(cls, f"an HDF5 type of class {cls}")
+
+
+def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
+    """E110/E115 for every external, soft or user-defined link; records every object reached by hard links (§3.6).
+
+    Walks the groups breadth first with HDF5's link iteration, which keeps names
+    as bytes (a name that is not UTF-8 cannot stop the walk) and never follows a
+    link. Each object is recorded once, under the first name met; hard links
+    with reserved names are entered only once every object reachable without
+    them has been recorded, so an object is recorded under a split or feature
+    path whenever it has one.
+
+    Parameters
+    ----------
+    state
+        The file's state; gets ``objects``.
+    f
+        The open file.
+
+    Yields
+    ------
+    Issue
+        E110 per external link, E115 per soft or user-defined link, E101 for a
+        group or object the library cannot read (the walk goes on elsewhere).
+    """
+    seen = {address(f)}
+    groups: deque[tuple[str, bytes, Any]] = deque([("/", b"/", f.id)])
+    reserved: deque[tuple[str, bytes, Any, bytes]] = deque()  # (parent path, parent bytes, parent id, name)
+    reserved_prefix = spec.RESERVED_PREFIX.encode()
+    while groups or reserved:
+        if not groups:
+            yield from _enter(state, seen, groups, *reserved.popleft())
+            continue
+        parent, raw_parent, gid = groups.popleft()
+        try:
+            links = _links(gid)
+        except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+            yield Issue.of("E101", parent, f"the HDF5 library failed while listing the members of {parent}: {exc}")
+            continue
+        for raw, kind in links:
+            path = hdf5_path(parent, text(raw))
+            if kind == h5l.TYPE_HARD:
+                if raw.startswith(reserved_prefix):
+                    reserved.append((parent, raw_parent, gid, raw))
+                else:
+                    yield from _enter(state, seen, groups, parent, raw_parent, gid, raw)
+            elif kind == h5l.TYPE_EXTERNAL:
+                target_file, target = (text(part) for part in gid.links.get_val(raw))
+                yield Issue.of(
+                    "E110",
+                    path,
+                    f"{path} is an external link to {target!r} in file {target_file!r}; it was not "
+                    "followed: copy the data into this file (readers refuse external data, §10.1)",
+                )
+            else:
+                what = "a soft link" if kind == h5l.TYPE_SOFT else f"a user-defined link (type {kind})"
+                yield Issue.of(
+                    "E115", path, f"{path} is {what}; store the object under one hard link only, without aliases"
+                )
+
+
+def _enter(
+    state: FileState,
+    seen: set[tuple[int, int]],
+    groups: deque[tuple[str, bytes, Any]],
+    parent: str,
+    raw_parent: bytes,
+    gid: Any,
+    raw: bytes,
+) -> Iterator[Issue]:
+    """Record the object of the hard link ``raw`` of group ``gid`` unless seen, and queue it if it is a group."""
+    path = hdf5_path(parent, text(raw))
+    try:
+        oid = h5o.open(gid, raw)
+        key = address(oid)
+    except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+        yield Issue.of("E101", path, f"the HDF5 library failed while opening {path}: {exc}")
+        return
+    if key in seen:
+        return  # another name of an object already recorded (§3.6 allows it)
+    seen.add(key)
+    raw_path = raw_parent.rstrip(b"/") + b"/" + raw
+    state.objects.append((path, raw_path))
+    if isinstance(oid, h5g.GroupID):
+        groups.append((path, raw_path, oid))
+
+
+def _links(gid: Any) -> list[tuple[bytes, int]]:
+    """The ``(name, link type)`` of every link of a group, in byte order of the names."""
+    links: list[tuple[bytes, int]] = []
+    gid.links.iterate(lambda name, info: links.append((name, info.type)), info=True)
+    return sorted(links)
+
+
+def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
+    """Datatypes, filters, external storage and virtual datasets of every object (§3.2-§3.6).
+
+    Parameters
+    ----------
+    state
+        The file's state, after :func:`check_links`; gets ``external``.
+    f
+        The open file.
+
+    Yields
+    ------
+    Issue
+        E113, W205, W206, W208 per datatype; E111, E112, E114 per dataset;
+        E101 for an object the library cannot read. Each object is checked
+        once, under the path :func:`check_links` recorded for it.
+    """
+    for path, raw in [("/", b"/"), *state.objects]:
+        try:
+            obj = f[raw]
+            for name in obj.attrs:
+                yield from _check_type(obj.attrs.get_id(name).get_type(), path, f"attribute {name!r} of {path}")
+            if isinstance(obj, h5py.Dataset):
+                yield from _check_type(obj.id.get_type(), path, f"dataset {path}")
+                yield from _check_dataset_storage(state, obj, path)
+        except (*LIBRARY_ERRORS, KeyError) as exc:
+            yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
+
+
+def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
+    """Tell whether the data a dataset declares is missing from the file (§10.4).
+
+    HDF5 returns the fill value for data that was never written, so a small
+    file can declare a dataset of any size: reading it would take as long, and
+    as much memory, as the declared size. This looks only at storage
+    properties: no data is read.
+
+    Parameters
+    ----------
+    dset
+        A dataset of rank >= 1 that is neither external nor virtual.
+    file_size
+        The file's size in bytes.
+
+    Returns
+    -------
+    str or None
+        None when every declared value is stored (or nothing is declared);
+        otherwise what is missing: chunks never written, a contiguous block
+        never allocated, or more stored bytes than an uncompressed dataset can
+        have in a file of ``file_size`` bytes.
+    """
+    shape = dset.shape
+    if not shape or math.prod(shape) == 0:
+        return None
+    plist = dset.id.get_create_plist()
+    layout = plist.get_layout()
+    if layout == h5d.COMPACT:
+        return None
+    stored = int(dset.id.get_storage_size())
+    if layout == h5d.CHUNKED:
+        expected = math.prod(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
+        written = int(dset.id.get_num_chunks())
+        if written < expected:
+            return (
+                f"{dset.name} declares shape {shape} in {expected} chunks of {dset.chunks} but only {written} "
+                "were ever written"
+            )
+    elif stored == 0:
+        return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
+    if plist.get_nfilters() == 0 and stored > file_size:
+        return (
+            f"{dset.name} declares {stored} bytes of uncompressed data but the file holds only {file_size} bytes: "
+            "it is truncated or damaged"
+        )
+    return None
+
+
+def _check_type(tid: Any, path: str, what: str) -> Iterator[Issue]:
+    """E113, W208, W205, W206 for one datatype (§3.2-§3.4)."""
+    kind, detail = classify(tid)
+    if kind == "forbidden":
+        yield Issue.of(
+            "E113",
+            path,
+            f"{what} has {detail}, which the storage profile forbids; use integers, IEEE floats "
+            "or variable-length UTF-8 strings",
+        )
+    elif kind == "bool_enum":
+        yield Issue.of("W208", path, f"{what} is {detail}; store booleans as uint8 0/1 with logical_dtype 'bool'")
+    elif kind == "string":
+        if not tid.is_variable_str():
+            yield Issue.of("W205", path, f"{what} holds fixed-length strings; write variable-length UTF-8 strings")
+        if tid.get_cset() == h5t.CSET_ASCII:
+            yield Issue.of("W206", path, f"{what} holds strings with the ASCII character set; write UTF-8")
+
+
+def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> Iterator[Issue]:
+    """E111, E112, E114 for one dataset (§3.5, §3.6)."""
+    plist = dset.id.get_create_plist()
+    if plist.get_external_count() > 0 or plist.get_layout() == h5d.VIRTUAL:
+        state.external.add(address(dset))
+    if plist.get_external_count() > 0:
+        files = sorted({plist.get_external(i)[0].decode("utf-8", "replace") for i in range(plist.get_external_count())})
+        yield Issue.of(
+            "E111",
+            path,
+            f"dataset {path} keeps its raw data in external file(s) {files}; it was not read: "
+            "store the data inside the file (readers refuse external data, §10.1)",
+        )
+    if plist.get_layout() == h5d.VIRTUAL:
+        yield Issue.of(
+            "E112",
+            path,
+            f"dataset {path} is a virtual dataset (its data lives in other datasets or files); store the data itself",
+        )
+    for i in range(plist.get_nfilters()):
+        filter_id, _flags, _values, filter_name = plist.get_filter(i)
+        if filter_id not in spec.CORE_FILTERS and filter_id not in state.required_filters:
+            label = filter_name.decode("utf-8", "replace") if isinstance(filter_name, bytes) else str(filter_name)
+            yield Issue.of(
+                "E114",
+                path,
+                f"dataset {path} uses HDF5 filter {filter_id} ({label}), which is not a core filter "
+                f"({', '.join(spec.CORE_FILTERS.values())}) and is not listed in the root attribute "
+                "'required_filters'; declare it there or rewrite the data with gzip",
+            )

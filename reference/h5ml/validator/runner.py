@@ -1,0 +1,373 @@
+"""The h5ml validator (SPEC.md §9): every rule of the specification, as issues.
+
+Iteration is the primitive: :func:`iter_issues` opens one file and yields one
+:class:`Issue` per broken rule (code, severity and clause from the registry in
+:mod:`h5ml.spec.codes`, the HDF5 path of the object concerned, and a message saying
+what is wrong, where and what to do). :func:`validate` collects them in a
+:class:`FileReport`, optionally in a child process with a time limit (§10.3),
+and :func:`validate_many` in a :class:`Report` whose JSON form follows
+``schema/h5ml-report-1.0.schema.json`` (§9.3).
+
+What a validation reads
+-----------------------
+By default (``deep=False``) the validator reads no sample data: only
+attributes, link kinds, shapes, datatypes, storage layouts, chunk shapes and
+filter pipelines, plus the ``class_names`` of categorical features (metadata,
+needed for E134). ``deep=True`` also reads every sample, in batches, to check
+offsets, codes, booleans, shapes and UTF-8 and to recompute fingerprints
+(the codes marked ``deep`` in the registry).
+
+Paths
+-----
+``Issue.path`` is the HDF5 path of the object concerned (``"/"`` for the file
+and its root group). An issue about an attribute has the path of the object
+that carries it and names the attribute in its message.
+
+The validator never follows an external or soft link and never reads a
+dataset with external raw storage or a virtual dataset: it reports them
+(§3.6, §10.1). It finds splits and features by name: an object hard-linked
+under several names (which §3.6 allows) is checked under each split and
+feature name, whatever other names reach it.
+
+Time limits and partial reports
+-------------------------------
+With a time limit (§10.3) the checks run in a child process that sends each
+issue to the parent as soon as it is found, and runs every metadata check
+before it reads any sample data. When the limit passes or the child dies,
+the report keeps the issues found until then and ends with E101; the file
+then counts as unreadable (``readable`` is False, as the report schema ties
+``readable = false`` to E100/E101), and the E101 message says whether the
+metadata checks had finished (so that their issues are complete) or not.
+
+Where the checks live
+---------------------
+This module holds the reports and the entry points. The checks themselves
+are in :mod:`h5ml.validator.checks`, one module per part of the specification (the
+file and its root attributes, links and storage, splits and features, each
+encoding, chunks, sample data).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from h5ml._version import __version__
+from h5ml.errors import ChildDiedError, ValidationTimeoutError
+from h5ml.spec.codes import Severity
+from h5ml.validator.checks import FileState, Issue, check_events, check_path
+from h5ml.validator.sandbox import stream_with_timeout
+
+__all__ = [
+    "REPORT_VERSION",
+    "FileReport",
+    "Issue",
+    "Report",
+    "iter_issues",
+    "validate",
+    "validate_many",
+]
+
+#: §9.3 the version of the report format :meth:`Report.to_json` writes.
+REPORT_VERSION: Final = "1.0"
+#: Codes after which the file counts as unreadable (FileReport.readable).
+_UNREADABLE_CODES: Final = frozenset({"E100", "E101"})
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _count(issues: Iterable[Issue], severity: Severity) -> int:
+    return sum(1 for i in issues if i.severity is severity)
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The outcome of validating one file (§9).
+
+    Attributes
+    ----------
+    path
+        The file's path as the validator was given it.
+    issues
+        Every issue found, in the order the checks ran (a deterministic order,
+        §9.3); after a time limit or a crash, those found before it and E101.
+    format_version
+        The file's ``format_version`` when it is a string, whatever its form (§9.3), else None.
+    deep
+        Whether sample data was read (deep validation).
+    """
+
+    path: str
+    issues: tuple[Issue, ...] = ()
+    format_version: str | None = None
+    deep: bool = False
+
+    @property
+    def readable(self) -> bool:
+        """False when the file could not be opened or read as HDF5 (E100, E101)."""
+        return not any(i.code in _UNREADABLE_CODES for i in self.issues)
+
+    @property
+    def valid(self) -> bool:
+        """True when no issue has the severity error (§9.1)."""
+        return _count(self.issues, Severity.ERROR) == 0
+
+    @property
+    def valid_strict(self) -> bool:
+        """True when no issue is an error or a warning (§9.1)."""
+        return self.valid and _count(self.issues, Severity.WARNING) == 0
+
+    @property
+    def codes(self) -> list[str]:
+        """The codes of the issues, in order (with repeats)."""
+        return [i.code for i in self.issues]
+
+    def to_json(self, *, strict: bool = False) -> dict[str, Any]:
+        """Return the file's entry of the report format (§9.3).
+
+        Parameters
+        ----------
+        strict
+            Strict mode (§9.1): ``valid`` is :attr:`valid_strict` (warnings fail too).
+
+        Returns
+        -------
+        dict
+            ``path``, ``readable``, ``valid`` (in the mode asked), ``valid_strict``,
+            ``deep``, ``format_version`` (str or None), ``issues`` (list of
+            :meth:`Issue.to_json`) and ``counts`` (issues per severity).
+        """
+        return {
+            "path": self.path,
+            "readable": self.readable,
+            "valid": self.valid_strict if strict else self.valid,
+            "valid_strict": self.valid_strict,
+            "deep": self.deep,
+            "format_version": self.format_version,
+            "issues": [i.to_json() for i in self.issues],
+            "counts": {s.value: _count(self.issues, s) for s in Severity},
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome of validating several files (§9.3).
+
+    Attributes
+    ----------
+    files
+        One :class:`FileReport` per file, in the order the paths were given.
+    """
+
+    files: tuple[FileReport, ...] = field(default_factory=tuple)
+
+    @property
+    def valid(self) -> bool:
+        """True when every file is valid (§9.1)."""
+        return all(f.valid for f in self.files)
+
+    @property
+    def valid_strict(self) -> bool:
+        """True when no file has an error or a warning (§9.1)."""
+        return all(f.valid_strict for f in self.files)
+
+    def to_json(self, *, strict: bool = False) -> dict[str, Any]:
+        """Return the report as JSON following ``schema/h5ml-report-1.0.schema.json`` (§9.3).
+
+        Parameters
+        ----------
+        strict
+            Strict mode (§9.1): a file with warnings counts as not valid.
+
+        Returns
+        -------
+        dict
+            ``report_version`` (``"1.0"``), ``tool`` (``name`` ``"h5ml"`` and
+            ``version``), ``files`` (:meth:`FileReport.to_json` each) and
+            ``summary`` (numbers of ``files``, ``valid``, ``invalid`` and
+            ``unreadable`` files).
+        """
+        valid = sum(1 for f in self.files if (f.valid_strict if strict else f.valid))
+        return {
+            "report_version": REPORT_VERSION,
+            "tool": {"name": "h5ml", "version": __version__},
+            "files": [f.to_json(strict=strict) for f in self.files],
+            "summary": {
+                "files": len(self.files),
+                "valid": valid,
+                "invalid": len(self.files) - valid,
+                "unreadable": sum(1 for f in self.files if not f.readable),
+            },
+        }
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator[Issue]:
+    """Yield every issue of one file, in this process (§9).
+
+    The file is opened read-only with HDF5's default file locking, as
+    :func:`h5ml.open` opens it (so a file this process has open can be
+    checked), and without locking when a lock conflicts; external and soft
+    links are reported, never followed. An untrusted file can make the HDF5
+    library loop (§10.3): use :func:`validate` with a ``timeout`` for those.
+
+    Parameters
+    ----------
+    path
+        The file to check.
+    deep
+        Also read every sample (offsets, codes, booleans, shapes, UTF-8,
+        fingerprints: the registry's deep codes). Without it only metadata is
+        read (attributes, shapes, datatypes, storage properties, class names).
+
+    Yields
+    ------
+    Issue
+        One per broken rule, in check order: the file (E100, E109), the root
+        attributes (E102-E108, W202-W204), links (E110, E115), the storage
+        profile (E111-E114, W205, W206, W208), then each split and feature;
+        in a deep validation, then the data of each feature and the file
+        fingerprint (E140-E145, E160).
+
+    Raises
+    ------
+    Nothing on purpose: a file that cannot be read gives E100 or E101.
+    """
+    yield from check_path(FileState(os.fspath(path), deep))
+
+
+def _check_stream(path: str, deep: bool) -> Generator[tuple[Issue | None, str | None], None, str | None]:
+    """Run every check of one file, yielding ``(issue, format_version)`` as found (§10.3).
+
+    Top-level so that a child process can run it. ``issue`` is None for the
+    event that every metadata check is done. Returns the file's version.
+    """
+    state = FileState(path, deep)
+    for event in check_events(state):
+        yield (event if isinstance(event, Issue) else None), state.format_version
+    return state.format_version
+
+
+def _stopped(cause: str, advice: str, deep: bool, metadata_done: bool, found: int) -> Issue:
+    """The E101 that ends the report of a check that was stopped or whose child process died (§10.3)."""
+    if metadata_done and deep:
+        progress = (
+            f"the metadata checks had finished (the {found} issue(s) before this one include all of theirs), "
+            "the checks of the sample data had not"
+        )
+    elif found:
+        progress = f"the {found} issue(s) before this one were found before that, but the checks had not finished"
+    else:
+        progress = "no issue had been found before that, and the checks had not finished"
+    return Issue.of("E101", "/", f"{cause}; {progress}: {advice}")
+
+
+def _validate(path: str, deep: bool, timeout: float | None, isolated: bool) -> FileReport:
+    if not isolated:
+        state = FileState(path, deep)
+        issues = tuple(check_path(state))
+        return FileReport(path, issues, state.format_version, deep)
+    found: list[Issue] = []
+    version: str | None = None
+    metadata_done = False
+    stream = stream_with_timeout(_check_stream, (path, deep), timeout)
+    try:
+        while True:
+            issue, version = next(stream)
+            if issue is None:
+                metadata_done = True
+            else:
+                found.append(issue)
+    except StopIteration as stop:
+        version = stop.value
+    except ValidationTimeoutError:
+        cause = f"validating {path} did not finish within {timeout} s and was stopped"
+        if metadata_done and deep:
+            advice = "validate it without deep checks, or with a longer time limit if you trust it"
+        else:
+            advice = (
+                "the HDF5 library may loop on this file; do not use it, or give a longer time limit if you trust it"
+            )
+        found.append(_stopped(cause, advice, deep, metadata_done, len(found)))
+    except ChildDiedError as exc:
+        cause = f"the HDF5 library crashed while reading {path} ({exc})"
+        found.append(_stopped(cause, "the file is damaged: do not use it", deep, metadata_done, len(found)))
+    return FileReport(path, tuple(found), version, deep)
+
+
+def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float | None = None) -> FileReport:
+    """Validate one file and collect its issues (§9, §10.3).
+
+    Parameters
+    ----------
+    path
+        The file to check.
+    deep
+        Also read every sample (see :func:`iter_issues`).
+    timeout
+        None: check in this process. A number of seconds: check in a child
+        process (:func:`h5ml.validator.sandbox.stream_with_timeout`), metadata first;
+        when the limit passes or the child crashes, the report holds the
+        issues found until then followed by E101, and ``readable`` is False.
+
+    Returns
+    -------
+    FileReport
+        The issues, in the order :func:`iter_issues` yields them.
+
+    Raises
+    ------
+    ValueError
+        If ``timeout`` is negative.
+    """
+    if timeout is not None and timeout < 0:
+        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    return _validate(os.fspath(path), deep, timeout, isolated=timeout is not None)
+
+
+def validate_many(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    deep: bool = False,
+    timeout: float | None = None,
+    jobs: int = 1,
+) -> Report:
+    """Validate several files (§9.3).
+
+    Parameters
+    ----------
+    paths
+        The files to check.
+    deep
+        Also read every sample (see :func:`iter_issues`).
+    timeout
+        Time limit per file in seconds, or None (see :func:`validate`).
+    jobs
+        Files checked at once. With ``jobs > 1`` each file is checked in its
+        own child process (with ``timeout`` as its limit, possibly None).
+
+    Returns
+    -------
+    Report
+        One :class:`FileReport` per path, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If ``jobs < 1`` or ``timeout`` is negative.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if timeout is not None and timeout < 0:
+        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    items: Sequence[str] = [os.fspath(p) for p in paths]
+    if jobs == 1:
+        return Report(tuple(_validate(p, deep, timeout, isolated=timeout is not None) for p in items))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return Report(tuple(pool.map(lambda p: _validate(p, deep, timeout, isolated=True), items)))
