@@ -412,21 +412,35 @@ def test_convert_command_writes_a_valid_file(tmp_path: Path) -> None:
 # -- errors, debug, version -------------------------------------------------------
 
 
-def test_unexpected_exception_is_one_line_unless_debug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any exception ends as 'h5ml: error: ...' (exit 2); --debug or H5ML_DEBUG=1 adds the traceback."""
+def test_unexpected_exception_is_an_internal_error_unless_debug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception that is not h5ml's own (nor the file system's) is a defect of h5ml: 'h5ml: internal error:
+    ...' with a pointer to --debug (exit 2); --debug or H5ML_DEBUG=1 adds the traceback. A ValueError is one
+    too: only h5ml's errors, OSError, ImportError and usage errors are the user's input."""
     import h5ml.tools.summary
 
+    raised: list[BaseException] = []
+
     def boom(path: Any) -> Any:
-        raise RuntimeError("boom\nsecond line")
+        raise raised[-1]
 
     monkeypatch.setattr(h5ml.tools.summary, "summarize", boom)
     path = write_valid(tmp_path / "v.h5")
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
-    exit_code, out, err = run_cli("inspect", str(path))
-    assert (exit_code, out, err) == (2, "", "h5ml: error: RuntimeError: boom second line\n")
-    exit_code, _, err = run_cli("--debug", "inspect", str(path))
-    assert exit_code == 2
-    assert "Traceback" in err and err.endswith("h5ml: error: RuntimeError: boom second line\n")
+    hint = "; run it again with --debug before the command to see the traceback, and report it"
+    for exc in (RuntimeError("boom\nsecond line"), ValueError("boom\nsecond line")):
+        raised.append(exc)
+        name = type(exc).__name__
+        exit_code, out, err = run_cli("inspect", str(path))
+        assert (exit_code, out) == (2, "")
+        assert err == f"h5ml: internal error: {name}: boom second line (a defect of h5ml, not of your input{hint})\n"
+        exit_code, _, err = run_cli("--debug", "inspect", str(path))
+        assert exit_code == 2 and "Traceback" in err
+        assert err.endswith(f"h5ml: internal error: {name}: boom second line (a defect of h5ml, not of your input)\n")
+    raised.append(h5ml.InvalidFileError("v.h5: /train is broken\nrun validate"))  # h5ml's own: the input's fault
+    exit_code, _, err = run_cli("inspect", str(path))
+    assert (exit_code, err) == (2, "h5ml: error: v.h5: /train is broken run validate\n")
     exit_code, _, err = run_cli("inspect", "--debug", str(path))  # after the command it is not h5ml's option
     assert (exit_code, err) == (2, "h5ml: error: No such option '--debug' (see 'h5ml inspect --help')\n")
     monkeypatch.setenv(cli.DEBUG_ENV, "1")

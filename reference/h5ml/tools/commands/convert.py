@@ -1,0 +1,194 @@
+"""``h5ml convert``: arrays, audio and image folders, HDF5 files, tables and Hugging Face datasets to h5ml.
+
+The options of every kind of source are here; :func:`h5ml.ingest.dispatch.convert`
+checks that the given ones apply to the source's kind and calls its converter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.text import Text
+
+from h5ml.tools.console import EXIT_OK, Streams
+
+__all__ = ["convert_command"]
+
+
+@click.command("convert")
+@click.argument("source")
+@click.argument("output")
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(["auto", "arrays", "audio", "images", "hdf5", "table", "hf"]),
+    default="auto",
+    show_default=True,
+    help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, or by the file suffix.",
+)
+@click.option("--compression", type=click.Choice(["gzip", "none"]), default="none", show_default=True)
+@click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9), .npz/.npy only.")
+@click.option(
+    "--shuffle/--no-shuffle",
+    default=None,
+    help="Store samples in a seeded random order (SPEC §7.6). Default: off (the source order), on when --seed is given.",
+)
+@click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed) and split seed.")
+@click.option("--name", default=None, help="Dataset name (default: the output's stem).")
+@click.option("--description", default=None, help="Dataset description.")
+@click.option("--license", "license_", default=None, help="SPDX license expression, e.g. CC-BY-4.0.")
+@click.option(
+    "--split",
+    "split",
+    default=None,
+    help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label); "
+    "for a .npy source, the split to write (default train).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="Decoding threads (default 1); the decoders release the GIL. HDF5 sources read in processes.",
+)
+@click.option(
+    "--processes",
+    is_flag=True,
+    default=None,
+    help="Audio, images: decode in --workers processes (concurrent.futures) instead of threads.",
+)
+@click.option(
+    "--on-error",
+    type=click.Choice(["stop", "skip"]),
+    default=None,
+    help="A source file that fails: stop with an error (default; OUTPUT is not written) or skip it and record why.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--label", default=None, help="The label feature or column, stored categorical (arrays, hdf5, table, hf)."
+)
+@click.option("--class-names", default=None, help="Comma-separated class names of --label (.npz/.npy).")
+@click.option("--feature", "feature", default=None, help=".npy only: the feature name (default: the file stem).")
+@click.option(
+    "--sample-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Audio: resample to this rate in Hz (soxr); stored float32.",
+)
+@click.option("--mono", is_flag=True, default=None, help="Audio: average the channels; stored float32 (frames,).")
+@click.option(
+    "--mode",
+    type=click.Choice(["dense", "ragged", "bytes"]),
+    default=None,
+    help="Images: dense uint8 (N, H, W, C) at --size (default), ragged at each image's size, or bytes (files unchanged).",
+)
+@click.option("--size", default=None, help="Images: WIDTHxHEIGHT in pixels, e.g. 224x224 (dense mode).")
+@click.option(
+    "--resize",
+    type=click.Choice(["stretch", "crop", "pad"]),
+    default=None,
+    help="Images: how dense mode fits other sizes.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["RGB", "RGBA", "L", "LA", "keep"]),
+    default=None,
+    help="Images: channels (default RGB).",
+)
+@click.option(
+    "--resample",
+    type=click.Choice(["nearest", "bilinear", "bicubic", "lanczos"]),
+    default=None,
+    help="Images: resampling filter.",
+)
+@click.option(
+    "--layout",
+    default=None,
+    help="Images: auto, splits or classes (whether ROOT's folders are splits); hdf5: per-sample or arrays.",
+)
+@click.option("--categorical", multiple=True, help="Table: a column to store categorical (repeatable).")
+@click.option("--strings", multiple=True, help="Table: a column to store as text (repeatable).")
+@click.option("--split-column", default=None, help="Table: the column naming each row's split.")
+@click.option("--columns", default=None, help="Table, hf: comma-separated columns to convert (default all).")
+@click.option(
+    "--images",
+    type=click.Choice(["bytes", "pixels"]),
+    default=None,
+    help="hf: keep Image columns encoded (bytes) or decode them.",
+)
+@click.pass_obj
+def convert_command(streams: Streams, /, source: str, output: str, kind: str, **opts: Any) -> int:
+    """Convert SOURCE to the h5ml file OUTPUT: arrays, audio or image folders, HDF5 files, tables, Hugging Face datasets.
+
+    \b
+    SOURCE may be:
+      a .npz/.npy file       arrays named <feature>_<split> (x_train, y_valid, ...)
+      an audio folder        ROOT/<split>/<feature>/<id>.wav (or ROOT/<feature>/<id>.wav)
+      an image folder        ROOT/<split>/<class>/<file> (or ROOT/<class>/<file>)
+      an HDF5 file           one dataset per sample, or x_<split>/y_<split> arrays
+      a .csv/.parquet file   one feature per column
+      a saved HF dataset     a folder written by datasets' save_to_disk
+    OUTPUT is written in one pass, streaming, and appears only when complete.
+    """
+    try:
+        return _convert(streams, source, output, kind, opts)
+    except ValueError as exc:  # a wrong option or source, said by the converter: one line, no exception name
+        raise click.ClickException(str(exc)) from exc
+
+
+def _convert(streams: Streams, source: str, output: str, kind: str, opts: dict[str, Any]) -> int:
+    from h5ml.ingest import dispatch
+    from h5ml.ingest.splitting import parse_ratios
+
+    chosen = dispatch.detect_kind(source) if kind == "auto" else kind
+    split = opts.pop("split")
+    quiet = opts.pop("quiet")
+    metadata = {
+        key: value
+        for key, value in (
+            ("name", opts.pop("name")),
+            ("description", opts.pop("description")),
+            ("license", opts.pop("license_")),
+        )
+        if value is not None
+    }
+    seed = opts.pop("seed")
+    shuffle = opts.pop("shuffle")
+    compression = opts.pop("compression")
+    overwrite = opts.pop("overwrite")
+    if quiet:
+        opts["progress"] = False
+    if chosen == "arrays":  # one pass over arrays in memory: no progress bar to show or hide
+        opts["progress"] = None
+    if split is not None:
+        if "=" in split:
+            opts["split_ratios"] = parse_ratios(split)
+        else:
+            opts["split"] = split
+    for key in ("categorical", "strings"):
+        opts[key] = list(opts[key]) or None
+    if opts["columns"] is not None:
+        opts["columns"] = [c.strip() for c in opts["columns"].split(",") if c.strip()]
+    if opts["class_names"] is not None:
+        opts["class_names"] = [c.strip() for c in opts["class_names"].split(",")]
+    if opts["size"] is not None:
+        from h5ml.ingest.images import parse_size
+
+        opts["size"] = parse_size(opts["size"])
+    result = dispatch.convert(
+        chosen,  # type: ignore[arg-type]
+        source,
+        output,
+        metadata=metadata or None,
+        compression=None if compression == "none" else compression,
+        shuffle=(seed is not None) if shuffle is None else shuffle,
+        seed=seed,
+        overwrite=overwrite,
+        **opts,
+    )
+    if not quiet:
+        text = result.summary() if hasattr(result, "summary") else f"wrote {result}"
+        streams.console().print(Text(text), soft_wrap=True)
+    return EXIT_OK

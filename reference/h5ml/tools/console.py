@@ -1,0 +1,86 @@
+"""What every command shares: the output streams, JSON output, file checks and the exit codes.
+
+Commands write through a :class:`Streams` (the caller's stdout and stderr,
+with rich consoles over them), so that :func:`h5ml.tools.cli.run` runs the
+whole command line in-process, with any streams (tests pass ``io.StringIO``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Final, TextIO
+
+from rich.console import Console
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "Streams",
+    "plural",
+    "print_json",
+    "require_file",
+]
+
+#: Exit code: every file valid, or the command succeeded.
+EXIT_OK: Final = 0
+#: Exit code: ``validate`` found an invalid file (with ``--strict``: a warning too).
+EXIT_INVALID: Final = 1
+#: Exit code: a file could not be read at all, a usage error, or another failure.
+EXIT_ERROR: Final = 2
+#: Exit code: interrupted (Ctrl-C, SIGTERM).
+EXIT_INTERRUPTED: Final = 130
+
+#: Rendering width when the output is not a terminal (files, pipes, tests).
+_PLAIN_WIDTH: Final = 120
+
+
+@dataclass
+class Streams:
+    """Where a command writes: the caller's stdout and stderr, with rich consoles over them."""
+
+    stdout: TextIO
+    stderr: TextIO
+
+    def console(self) -> Console:
+        """A rich console over stdout: plain text, 120 columns, when stdout is not a terminal."""
+        stream = self.stdout
+        is_tty = bool(getattr(stream, "isatty", lambda: False)())
+        return Console(
+            file=stream,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            width=None if is_tty else _PLAIN_WIDTH,
+            force_terminal=None if is_tty else False,
+        )
+
+
+def print_json(streams: Streams, document: Any, indent: int | None = 2) -> None:
+    """Write ``document`` to stdout as JSON (UTF-8 text, no NaN), then a newline."""
+    streams.stdout.write(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False))
+    streams.stdout.write("\n")
+
+
+def require_file(path: str) -> None:
+    """Refuse a missing path, a directory or a special file with a one-line message before HDF5 sees it.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError, OSError
+        If ``path`` is missing, a directory, or not a regular file (a FIFO or a device would block).
+    """
+    if not os.path.lexists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory; give the path of an h5ml file")
+    if not os.path.isfile(path):  # a FIFO or a device would block or stream forever
+        raise OSError(f"{path} is not a regular file (a pipe or a device?); give the path of an h5ml file")
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 error"``, ``"2 errors"``; ``"info"`` has no plural."""
+    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
