@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import h5py
+import numpy as np
 import pytest
 
 import h5ml
 from h5ml import errors
+from h5ml.model import failures
 
 CASES = [
     (errors.NotH5MLError, ValueError),
@@ -52,3 +58,72 @@ def test_metadata_error_keeps_every_problem_through_pickling() -> None:
 def test_all_lists_every_public_class() -> None:
     public = {n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, errors.H5MLError)}
     assert public == set(errors.__all__)
+
+
+# -- one contract for the HDF5 library failing on a file (h5ml.model.failures) --------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "conformance_tests" / "fixtures"
+
+
+def _raised(action: Callable[[], object]) -> BaseException:
+    try:
+        action()
+    except Exception as exc:
+        return exc
+    raise AssertionError("nothing was raised")
+
+
+def test_is_library_failure_tells_h5py_from_our_own_code(tmp_path: Path) -> None:
+    """A KeyError, TypeError or ValueError counts only when h5py raised it; OSError, RuntimeError and SystemError
+    always (h5py's translations of HDF5's error stack); anything else never."""
+    with h5py.File(tmp_path / "k.h5", "w") as f:
+        f["x"] = np.arange(3)
+    with h5py.File(tmp_path / "k.h5", "r") as f:
+        by_h5py = _raised(lambda: f["no such object"])
+    assert isinstance(by_h5py, KeyError) and failures.is_library_failure(by_h5py)
+    ours = _raised(lambda: {}["x"])
+    assert isinstance(ours, KeyError) and not failures.is_library_failure(ours)
+    assert not failures.is_library_failure(_raised(lambda: np.arange(3).reshape(2)))  # numpy's ValueError
+    assert not failures.is_library_failure(_raised(lambda: 1 // 0))
+    for exc in (OSError("x"), RuntimeError("x"), SystemError("x")):
+        assert failures.is_library_failure(exc)
+    assert set(failures.LIBRARY_ERRORS) == {OSError, RuntimeError, SystemError, KeyError, TypeError, ValueError}
+
+
+def test_a_key_error_of_a_damaged_object_header_is_a_damaged_file_for_reader_and_validator() -> None:
+    """§10.3: h5py's KeyError for a damaged root object header: the reader raises an h5ml error naming the file
+    and '/', caused by the library's KeyError (never a bare KeyError); the validator reports E101 at '/'."""
+    fixture = FIXTURES / "e101-damaged-root-header.h5"
+    with pytest.raises(h5ml.NotH5MLError) as raised:
+        h5ml.open(fixture)
+    damaged = raised.value.__cause__
+    assert isinstance(damaged, h5ml.InvalidFileError) and damaged.hdf5_path == "/"
+    assert "the HDF5 library failed while reading its attribute 'format'" in str(damaged)
+    assert isinstance(damaged.__cause__, KeyError) and failures.is_library_failure(damaged.__cause__)
+    report = h5ml.validate(fixture)
+    assert [(i.code, i.path) for i in report.issues] == [("E101", "/")] and not report.readable
+
+
+def test_a_system_error_of_the_library_is_a_damaged_file_for_reader_and_validator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§10.3: h5py reports an exception inside a library callback as SystemError. Opening an object that fails
+    so is InvalidFileError for the reader and E101 for the validator, which used to let it escape."""
+    path = h5ml.write(tmp_path / "s.h5", {"train": {"x": np.arange(4, dtype="f4")}})
+    real_open = h5py.h5o.open
+
+    def failing_open(*args: Any, **kwargs: Any) -> Any:
+        name = args[1] if len(args) > 1 else b""
+        if name in (b"x", "x"):
+            raise SystemError("error return without exception set")
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(h5py.h5o, "open", failing_open)
+    with pytest.raises(h5ml.InvalidFileError) as raised:
+        h5ml.open(path)
+    assert raised.value.hdf5_path == "/train/x" and isinstance(raised.value.__cause__, SystemError)
+    assert "the HDF5 library failed while opening (SystemError: error return without exception set)" in str(
+        raised.value
+    )
+    codes = [(i.code, i.path) for i in h5ml.validate(path).issues if i.code == "E101"]
+    assert codes and all(p.startswith("/train") for _, p in codes)

@@ -452,7 +452,7 @@ def test_corrupt_fletcher32_chunk_raises_invalid_file_error_naming_dataset_and_r
         assert np.array_equal(feature[[5, 0, 1]], src["x"][[5, 0, 1]])  # chunks 0 and 2 are sound
         for request, rows in [(2, "row 2"), (slice(1, 4), "rows [1, 4)"), ([3, 0], "row 3")]:
             with pytest.raises(
-                InvalidFileError, match=f"/train/x: the HDF5 library could not read {re.escape(rows)}"
+                InvalidFileError, match=f"/train/x: the HDF5 library failed while reading {re.escape(rows)}"
             ) as err:
                 feature[request]
             assert isinstance(err.value.__cause__, OSError)

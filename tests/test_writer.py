@@ -27,8 +27,18 @@ from hypothesis.extra import numpy as hnp
 
 import h5ml
 from h5ml import spec
-from h5ml.errors import EncodingError, MetadataError, WriterError
+from h5ml.errors import (
+    EncodingError,
+    IncompleteFileError,
+    InvalidFileError,
+    MetadataError,
+    NotH5MLError,
+    UnknownExtensionError,
+    UnsupportedVersionError,
+    WriterError,
+)
 from h5ml.model.fingerprint import file_fingerprint, fingerprint_feature
+from h5ml.spec.attrs import write_attr
 from h5ml.spec.chunks import cache_bytes_for
 from h5ml.writer.writer import Categorical, FeatureSpec, Writer, write
 
@@ -673,19 +683,58 @@ def test_append_mode_extends_a_split_and_adds_one(tmp_path: Path) -> None:
         assert sorted(f["train/x"][:].tolist()) == list(range(8))
 
 
+@pytest.mark.parametrize(
+    ("attribute", "value", "error"),
+    [
+        ("format", "netcdf", NotH5MLError),
+        ("format_version", "one", InvalidFileError),
+        ("format_version", "2.0", UnsupportedVersionError),
+        ("must_understand", "h5ml-zarr-links", UnknownExtensionError),  # a scalar string: one extension
+        ("must_understand", np.array([7, 8]), InvalidFileError),
+        ("complete", 0, IncompleteFileError),
+    ],
+    ids=[
+        "format",
+        "malformed-version",
+        "newer-major",
+        "scalar-must-understand",
+        "must-understand-numbers",
+        "incomplete",
+    ],
+)
+def test_append_mode_refuses_a_header_as_the_reader_does(
+    tmp_path: Path, attribute: str, value: Any, error: type[Exception]
+) -> None:
+    """§1.2-§1.5, §4.1, §4.4: Writer(mode="a") and h5ml.open share one header check: the same error type, the
+    same file and HDF5 path. A scalar must_understand string names one extension (it is not split into letters)."""
+    target = write(tmp_path / "h.h5", {"train": {"x": np.arange(3)}})
+    with h5py.File(target, "r+") as f:
+        write_attr(f, attribute, value)
+    before = target.read_bytes()
+    with pytest.raises(error) as by_reader:
+        h5ml.open(target)
+    with pytest.raises(error) as by_writer:
+        Writer(target, mode="a")
+    assert type(by_writer.value) is type(by_reader.value) is error
+    assert (by_writer.value.path, by_writer.value.hdf5_path) == (str(target), "/")  # type: ignore[attr-defined]
+    if attribute == "must_understand" and isinstance(value, str):
+        assert "'h5ml-zarr-links'" in str(by_writer.value) and "'h'" not in str(by_writer.value)
+    assert target.read_bytes() == before and temp_files(target) == []
+
+
 def test_append_mode_refuses_incomplete_and_foreign_files(tmp_path: Path) -> None:
     """§4.4: append mode extends only complete h5ml files, and leaves them untouched when it refuses."""
     target = write(tmp_path / "i.h5", {"train": {"x": np.arange(3)}})
     with h5py.File(target, "r+") as f:
         del f.attrs["complete"]
     before = target.read_bytes()
-    with pytest.raises(WriterError, match="incomplete"):
+    with pytest.raises(IncompleteFileError, match="completion marker"):
         Writer(target, mode="a")
     assert target.read_bytes() == before and temp_files(target) == []
     foreign = tmp_path / "plain.h5"
     with h5py.File(foreign, "w") as f:
         f["x"] = np.arange(3)
-    with pytest.raises(WriterError, match="not an h5ml file"):
+    with pytest.raises(NotH5MLError, match="not an h5ml file"):
         Writer(foreign, mode="a")
     fixed = tmp_path / "fixed.h5"
     write(fixed, {"train": {"x": np.arange(3)}})

@@ -59,22 +59,14 @@ from h5ml.errors import (
     FeatureNotFoundError,
     ForbiddenStorageError,
     H5MLError,
-    IncompleteFileError,
     InvalidFileError,
     NotH5MLError,
     SplitNotFoundError,
-    UnknownExtensionError,
-    UnsupportedVersionError,
 )
-from h5ml.reader.features import (
-    Feature,
-    group_links,
-    member_names,
-    open_feature,
-    read_attribute,
-    read_attributes,
-    validate_advice,
-)
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.model.hdf5 import group_links, member_names, read_attribute, read_attributes
+from h5ml.model.header import check_header
+from h5ml.reader.features import Feature, open_feature
 from h5ml.reader.plan import Indices, check_index, normalize_indices
 from h5ml.spec.chunks import cache_bytes_for
 
@@ -304,7 +296,9 @@ class Dataset:
             return h5py.File(self._path, "r", **kwargs)
         except (FileNotFoundError, PermissionError):
             raise
-        except (OSError, RuntimeError, SystemError) as exc:
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             text = str(exc)
             if "unable to lock file" in text.lower():
                 raise OSError(
@@ -322,70 +316,9 @@ class Dataset:
 
     def _check(self, f: h5py.File) -> None:
         """Refuse what a reader must refuse at open (§1.3, §1.5, §3.6, §4.1, §4.4)."""
-        path = self._path
-        try:
-            fmt = read_attribute(f, "format", path, "/")
-        except H5MLError as exc:
-            raise NotH5MLError(
-                f"{path}: the root attribute 'format' cannot be read ({exc}); this is not a readable h5ml file (§4.1)",
-                path=path,
-                hdf5_path="/",
-            ) from exc
-        if fmt != spec.FORMAT_NAME:
-            raise NotH5MLError(
-                f"{path}: the root attribute 'format' is {fmt!r}, not {spec.FORMAT_NAME!r}: this HDF5 file is not "
-                "an h5ml file (§4.1)",
-                path=path,
-                hdf5_path="/",
-            )
-        version_text = read_attribute(f, "format_version", path, "/")
-        try:
-            version = spec.parse_version(version_text) if isinstance(version_text, str) else None
-        except ValueError:
-            version = None
-        if version is None:
-            raise InvalidFileError(
-                f"{path}: the root attribute 'format_version' is {version_text!r:.80}; it must be a MAJOR.MINOR "
-                f"string such as '1.0' (§1.2); {validate_advice(path)}",
-                path=path,
-                hdf5_path="/",
-            )
-        if version[0] != spec.FORMAT_VERSION[0]:
-            advice = "upgrade h5ml" if version[0] > spec.FORMAT_VERSION[0] else "convert the file with its own tools"
-            raise UnsupportedVersionError(
-                f"{path}: file is h5ml {version_text}; this reader implements {spec.FORMAT_VERSION_STRING}; {advice} "
-                "(§1.3)",
-                path=path,
-                hdf5_path="/",
-            )
-        must = read_attribute(f, "must_understand", path, "/")
-        names = [] if must is None else [must] if isinstance(must, str) else must
-        if not isinstance(names, list) or not all(isinstance(m, str) for m in names):
-            raise InvalidFileError(
-                f"{path}: the root attribute 'must_understand' is {must!r:.80}; it must be a 1-D array of extension "
-                f"names (strings) (§1.5); {validate_advice(path)}",
-                path=path,
-                hdf5_path="/",
-            )
-        unknown = [m for m in names if m not in spec.KNOWN_EXTENSIONS]
-        if unknown:
-            raise UnknownExtensionError(
-                f"{path}: the file requires the extension(s) {', '.join(map(repr, unknown))} (root attribute "
-                f"'must_understand', §1.5), which this reader (h5ml {spec.FORMAT_VERSION_STRING}) does not "
-                "understand; use a reader that implements them",
-                path=path,
-                hdf5_path="/",
-            )
-        complete = read_attribute(f, "complete", path, "/")
-        if complete != 1:
-            raise IncompleteFileError(
-                f"{path}: the completion marker (root attribute 'complete' = 1, §4.4) is missing: the writer did not "
-                "finish this file (it stopped or is still writing); write the file again",
-                path=path,
-                hdf5_path="/",
-            )
+        version = check_header(f, self._path, "read")
         if not self._allow_external:
-            _check_storage(f, path)
+            _check_storage(f, self._path)
         self._version = version
 
     def h5_node(self, hdf5_path: str) -> Any:
@@ -463,8 +396,10 @@ class Dataset:
                 self._metadata = RootMetadata.from_file(f)
             except H5MLError:
                 raise
-            except (OSError, RuntimeError, SystemError, KeyError) as exc:
-                raise _damaged(self._path, "/", "reading the root attributes of", exc) from exc
+            except LIBRARY_ERRORS as exc:
+                if not is_library_failure(exc):
+                    raise
+                raise damaged_file(self._path, "/", "reading the root attributes", exc) from exc
         return self._metadata
 
     @property
@@ -523,13 +458,10 @@ class Dataset:
                     continue
                 try:
                     node = self.h5_node("/" + name)
-                except (KeyError, OSError, RuntimeError, SystemError) as exc:
-                    broken[name] = InvalidFileError(
-                        f"{self._path}: /{name}: the HDF5 library cannot open this root object "
-                        f"({type(exc).__name__}: {exc}); the file is damaged; {validate_advice(self._path)}",
-                        path=self._path,
-                        hdf5_path="/" + name,
-                    )
+                except LIBRARY_ERRORS as exc:
+                    if not is_library_failure(exc):
+                        raise
+                    broken[name] = damaged_file(self._path, "/" + name, "opening this root object", exc)
                     continue
                 if isinstance(node, h5py.Group):
                     found[name] = Split(self, name)
@@ -631,16 +563,20 @@ def _check_storage(f: h5py.File, path: str) -> None:
                     _check_dataset_storage(oid, path, where)
             except H5MLError:
                 raise
-            except (OSError, RuntimeError, SystemError, KeyError) as exc:
-                raise _damaged(path, where, "opening", exc) from exc
+            except LIBRARY_ERRORS as exc:
+                if not is_library_failure(exc):
+                    raise
+                raise damaged_file(path, where, "opening", exc) from exc
 
 
 def _refuse_external_link(gid: Any, raw: bytes, path: str, where: str) -> None:
     """Raise ForbiddenStorageError for the external link ``raw`` of group ``gid`` (§3.6, §10.1)."""
     try:
         target_file, target = (part.decode("utf-8", "replace") for part in gid.links.get_val(raw))
-    except (OSError, RuntimeError, SystemError, KeyError, ValueError) as exc:
-        raise _damaged(path, where, "reading the external link", exc) from exc
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
+        raise damaged_file(path, where, "reading the external link", exc) from exc
     raise ForbiddenStorageError(
         f"{path}: {where} is an external link to {target_file}:{target} (§3.6, §10.1); an h5ml file "
         "must not read other files. Open it with allow_external=True only if you trust it",
@@ -668,16 +604,6 @@ def _check_dataset_storage(oid: Any, path: str, where: str) -> None:
             path=path,
             hdf5_path=where,
         )
-
-
-def _damaged(path: str, where: str, doing: str, exc: BaseException) -> InvalidFileError:
-    """The error for a failure of the HDF5 library while opening a file (a damaged file, §10.3)."""
-    return InvalidFileError(
-        f"{path}: the HDF5 library failed while {doing} {where} ({type(exc).__name__}: {exc}); the file is "
-        f"damaged; {validate_advice(path)}",
-        path=path,
-        hdf5_path=where,
-    )
 
 
 class Split:
@@ -848,13 +774,10 @@ class Split:
                 except H5MLError as exc:
                     skipped[name] = exc
                     continue
-                except (KeyError, OSError, RuntimeError, SystemError) as exc:
-                    skipped[name] = InvalidFileError(
-                        f"{path}: {where}: the HDF5 library cannot open this object ({type(exc).__name__}: {exc}); "
-                        f"the file is damaged; {validate_advice(path)}",
-                        path=path,
-                        hdf5_path=where,
-                    )
+                except LIBRARY_ERRORS as exc:
+                    if not is_library_failure(exc):
+                        raise
+                    skipped[name] = damaged_file(path, where, "opening this object", exc)
                     continue
                 if feature is not None:
                     found[name] = feature

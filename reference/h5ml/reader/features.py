@@ -68,9 +68,11 @@ import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import EncodingError, H5MLError, InvalidFileError, UnsupportedFilterError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.model.hdf5 import read_attribute, read_attributes
 from h5ml.reader.direct import DirectRows, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
-from h5ml.spec.attrs import decode_str, read_attr
+from h5ml.spec.attrs import decode_str
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
 __all__ = [
@@ -84,12 +86,7 @@ __all__ = [
     "NodeSource",
     "RaggedFeature",
     "StringFeature",
-    "group_links",
-    "member_names",
     "open_feature",
-    "read_attribute",
-    "read_attributes",
-    "validate_advice",
 ]
 
 #: Ragged/bytes ``offsets`` smaller than this (8 bytes per sample: 8M samples)
@@ -108,177 +105,6 @@ _NOT_COMPRESSION: Final = frozenset(fid for fid, name in spec.CORE_FILTERS.items
 #: §10.4: a read whose buffer is larger than this (64 MiB) is first compared with the data its dataset
 #: really stores (allocated bytes, or written chunks when filtered); smaller reads are not checked.
 TRUSTED_READ_BYTES: Final = 64 << 20
-#: What the HDF5 library raises through h5py when it fails on a damaged file (a corrupt chunk, a checksum
-#: failure, a damaged object header or B-tree). SystemError: h5py's lock reports an exception raised
-#: inside a library callback that way.
-_LIBRARY_ERRORS: Final = (OSError, RuntimeError, SystemError)
-#: Reading metadata (attributes, shapes, datatypes, property lists) of a damaged or unusual object can
-#: also raise these from h5py (KeyError for some damaged headers, TypeError for an HDF5 type h5py cannot
-#: map to numpy, ValueError for some dataspaces).
-_METADATA_ERRORS: Final = (*_LIBRARY_ERRORS, KeyError, TypeError, ValueError)
-
-
-def validate_advice(filename: str) -> str:
-    """The advice every message about an invalid or damaged file ends with (§9)."""
-    return f"run `h5ml validate --deep {filename}` to list every problem of the file"
-
-
-def _check_text(value: Any, name: str, filename: str, where: str) -> Any:
-    """Refuse strings h5py decoded with ``surrogateescape``: their bytes were not UTF-8 (§3.4)."""
-    for item in value if isinstance(value, list) else (value,):
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise _not_utf8(name, filename, where, "the bytes are not valid UTF-8") from exc
-    return value
-
-
-def _not_utf8(name: str, filename: str, where: str, reason: str) -> EncodingError:
-    return EncodingError(
-        f"{filename}: attribute {name!r} of {where} is not a valid UTF-8 string ({reason}); strings must be UTF-8 "
-        f"(§3.4). Only this attribute is unreadable (the samples are not affected): rewrite it, and "
-        f"{validate_advice(filename)}",
-        path=filename,
-        hdf5_path=where,
-    )
-
-
-def read_attribute(obj: Any, name: str, filename: str, where: str) -> Any:
-    """Read one attribute of a file being read, as :func:`h5ml.spec.attrs.read_attr` returns it (§4.6).
-
-    Parameters
-    ----------
-    obj
-        The h5py file, group or dataset.
-    name
-        The attribute name.
-    filename, where
-        The file path and the object's HDF5 path, for messages.
-
-    Returns
-    -------
-    Any
-        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent.
-
-    Raises
-    ------
-    EncodingError
-        If the attribute holds a string that is not UTF-8 (§3.4).
-    InvalidFileError
-        If the HDF5 library cannot read the attribute (a damaged file, or a type h5py cannot map).
-    """
-    try:
-        return _check_text(read_attr(obj, name, None), name, filename, where)
-    except UnicodeDecodeError as exc:
-        raise _not_utf8(name, filename, where, exc.reason) from exc
-    except H5MLError:
-        raise
-    except _METADATA_ERRORS as exc:
-        raise InvalidFileError(
-            f"{filename}: attribute {name!r} of {where} cannot be read ({type(exc).__name__}: {exc}); the file is "
-            f"damaged or the attribute has a type outside the storage profile (§3.2); {validate_advice(filename)}",
-            path=filename,
-            hdf5_path=where,
-        ) from exc
-
-
-def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
-    """Read every attribute of ``obj`` with :func:`read_attribute`, in the order HDF5 lists them (§4.6).
-
-    Attribute names that are not UTF-8 are left out: no attribute of the
-    specification has such a name, and readers ignore user attributes (§4.7).
-
-    Raises
-    ------
-    EncodingError, InvalidFileError
-        As :func:`read_attribute`, for the first attribute that cannot be read;
-        InvalidFileError also when the attribute names cannot be listed.
-    """
-    raw: list[bytes] = []
-    try:
-        h5py.h5a.iterate(obj.id, lambda attr_name, *_: raw.append(attr_name))
-    except _METADATA_ERRORS as exc:
-        raise InvalidFileError(
-            f"{filename}: the attributes of {where} cannot be listed ({type(exc).__name__}: {exc}); the file is "
-            f"damaged; {validate_advice(filename)}",
-            path=filename,
-            hdf5_path=where,
-        ) from exc
-    names = [text for text in (_utf8_name(n) for n in raw) if text is not None]
-    return {name: read_attribute(obj, name, filename, where) for name in names}
-
-
-def _utf8_name(raw: bytes | str) -> str | None:
-    """An HDF5 name as ``str``; None when its bytes are not UTF-8 (such a name breaks §5.1)."""
-    if isinstance(raw, str):
-        return raw
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def member_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
-    """The names of a group's members that can be splits or features, in HDF5's name order (§5.1, §5.2).
-
-    Uses HDF5's own link iteration, which keeps names as bytes, so a name that
-    is not UTF-8 cannot break the listing: such members are left out (their
-    names break §5.1, E120; no ``str`` key could ask for them). Soft and
-    user-defined links are left out too (§3.6, E115); external links only when
-    ``external`` (the file was opened with ``allow_external=True``, §10.1).
-    Reserved names (``_...``, §5.4) are kept: the caller skips them.
-
-    Parameters
-    ----------
-    group
-        An h5py group (or file).
-    filename, where
-        The file path and the group's HDF5 path, for messages.
-    external
-        Keep external links.
-
-    Returns
-    -------
-    list of str
-        Member names.
-
-    Raises
-    ------
-    InvalidFileError
-        If the HDF5 library cannot list the group's links (a damaged file).
-    """
-    kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
-    links = group_links(group.id, filename, where)
-    return [name for name in (_utf8_name(raw) for raw, kind in links if kind in kinds) if name is not None]
-
-
-def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
-    """Every link of a group as ``(name as bytes, h5py.h5l link type)``, in HDF5's name order; none followed.
-
-    Parameters
-    ----------
-    gid
-        The group's low-level id (``group.id``).
-    filename, where
-        The file path and the group's HDF5 path, for messages.
-
-    Raises
-    ------
-    InvalidFileError
-        If the HDF5 library cannot list the links (a damaged file).
-    """
-    links: list[tuple[bytes, int]] = []
-    try:
-        gid.links.iterate(lambda name, info: links.append((name, info.type)), info=True)
-    except _METADATA_ERRORS as exc:
-        raise InvalidFileError(
-            f"{filename}: the members of {where} cannot be listed ({type(exc).__name__}: {exc}); the file is "
-            f"damaged; {validate_advice(filename)}",
-            path=filename,
-            hdf5_path=where,
-        ) from exc
-    return links
 
 
 class NodeSource(Protocol):
@@ -525,13 +351,8 @@ class _Column:
     def _failed(self, exc: BaseException, start: int, stop: int) -> InvalidFileError:
         """The error for a read the HDF5 library could not do (E145): names the dataset and the rows."""
         rows = f"row {start}" if stop - start == 1 else f"rows [{start}, {stop})"
-        return InvalidFileError(
-            f"{self.filename}: {self.path}: the HDF5 library could not read {rows} ({type(exc).__name__}: {exc}): "
-            f"a chunk is corrupt (a checksum or decompression failure) or the file is damaged; "
-            f"{validate_advice(self.filename)}",
-            path=self.filename,
-            hdf5_path=self.path,
-        )
+        cause = "a chunk is corrupt (a checksum or decompression failure) or the file is damaged"
+        return damaged_file(self.filename, self.path, f"reading {rows}", exc, cause)
 
     def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
         """Read rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) of :attr:`dtype`.
@@ -567,7 +388,9 @@ class _Column:
             else:
                 space.select_hyperslab((start, *self._origin), (count, *self.inner))
                 self.dsid.read(h5py.h5s.create_simple((count, *self.inner)), space, out, self.mtype)
-        except _LIBRARY_ERRORS as exc:
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             raise self._failed(exc, start, stop) from exc
 
     def read(self, start: int, stop: int) -> npt.NDArray[Any]:
@@ -596,7 +419,9 @@ class _Column:
         if self.direct:
             try:
                 return self.node[row]
-            except _LIBRARY_ERRORS as exc:
+            except LIBRARY_ERRORS as exc:
+                if not is_library_failure(exc):
+                    raise
                 raise self._failed(exc, row, row + 1) from exc
         return self.read_one(row)[0]
 
@@ -724,18 +549,15 @@ class Feature:
             return self._source.h5_node(where)
         except H5MLError:
             raise
-        except (*_LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+        except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
+            if not is_library_failure(exc):
+                raise
             raise self._damaged(exc, member) from exc
 
     def _damaged(self, exc: BaseException, member: str | None = None) -> InvalidFileError:
         """The error for a failure of the HDF5 library on this feature's objects (a damaged file, E101/E145)."""
         where = self.hdf5_path if member is None else f"{self.hdf5_path}/{member}"
-        return InvalidFileError(
-            f"{self.path}: {where}: the HDF5 library failed on this feature ({type(exc).__name__}: {exc}); the file "
-            f"is damaged; {validate_advice(self.path)}",
-            path=self.path,
-            hdf5_path=where,
-        )
+        return damaged_file(self.path, where, "reading this feature", exc)
 
     def _main(self) -> h5py.Dataset:
         """The dataset that holds the samples (or the values) of this feature."""
@@ -896,7 +718,9 @@ class Feature:
                 return None
             dcpl = dset.id.get_create_plist()
             filter_ids = [int(dcpl.get_filter(i)[0]) for i in range(dcpl.get_nfilters())]
-        except _LIBRARY_ERRORS as exc:
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             raise self._damaged(exc, self._main_member or None) from exc
         for filter_id in filter_ids:
             if filter_id not in _NOT_COMPRESSION:
@@ -966,7 +790,9 @@ class Feature:
             return self._read(indices)
         except H5MLError:
             raise
-        except (*_LIBRARY_ERRORS, KeyError) as exc:  # a failure of the library outside a data read
+        except LIBRARY_ERRORS as exc:  # a failure of the library outside a data read
+            if not is_library_failure(exc):
+                raise
             raise self._damaged(exc) from exc
 
     def _count(self) -> int:
@@ -1137,7 +963,9 @@ class CategoricalFeature(Feature):
                 raw = column.read(0, column.rows).tolist()
             except H5MLError:
                 raise
-            except (*_LIBRARY_ERRORS, KeyError) as exc:
+            except LIBRARY_ERRORS as exc:
+                if not is_library_failure(exc):
+                    raise
                 raise self._damaged(exc, "class_names") from exc
             try:
                 self._names = [decode_str(v) for v in raw]
@@ -1327,7 +1155,9 @@ class _OffsetFeature(Feature):
             return int(result) if plan.scalar else result
         except H5MLError:
             raise
-        except (*_LIBRARY_ERRORS, KeyError) as exc:
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             raise self._damaged(exc) from exc
 
     @staticmethod
@@ -1510,13 +1340,10 @@ def open_feature(
         return _open_feature(source, split, name, node, num_samples)
     except H5MLError:
         raise
-    except _METADATA_ERRORS as exc:
-        raise InvalidFileError(
-            f"{source.path}: {where}: the HDF5 library failed while reading the structure of this feature "
-            f"({type(exc).__name__}: {exc}); the file is damaged; {validate_advice(source.path)}",
-            path=source.path,
-            hdf5_path=where,
-        ) from exc
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
+        raise damaged_file(source.path, where, "reading the structure of this feature", exc) from exc
 
 
 class _Structure:

@@ -69,11 +69,11 @@ from h5ml.errors import (
     EncodingError,
     H5MLError,
     MetadataError,
-    UnknownExtensionError,
-    UnsupportedVersionError,
     WriterError,
 )
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
+from h5ml.model.hdf5 import member_names
+from h5ml.model.header import check_header
 from h5ml.model.layout import Layout, declared_layout, feature_attrs, infer_layout, stored_spec
 from h5ml.model.metadata import INT64_MAX, new_root_metadata
 from h5ml.model.values import (
@@ -327,10 +327,12 @@ class Writer:
     WriterError
         If the options are wrong, the target's directory does not exist, the
         target is not a regular file (see ``path``), or (mode ``"a"``) the
-        existing file is not a complete h5ml file or cannot be extended.
-    UnsupportedVersionError, UnknownExtensionError
-        (mode ``"a"``) The existing file has a newer MAJOR version or an
-        extension this writer does not understand.
+        existing file is not HDF5 or one of its splits cannot be extended.
+    NotH5MLError, InvalidFileError, UnsupportedVersionError, UnknownExtensionError, IncompleteFileError
+        (mode ``"a"``) The existing file is refused as :func:`h5ml.open`
+        refuses it, with the same errors (:func:`h5ml.model.header.check_header`):
+        not an h5ml file, a malformed header, another MAJOR version, an
+        extension this writer does not understand, no completion marker.
     MetadataError
         If the metadata is invalid or cannot be stored (see
         :func:`h5ml.model.metadata.new_root_metadata`).
@@ -474,32 +476,7 @@ class Writer:
 
     def _load_existing(self, metadata: Mapping[str, Any] | None) -> None:
         f, where = self._file, str(self.path)
-        if read_attr(f, "format", None) != spec.FORMAT_NAME:
-            raise WriterError(
-                f"{where} is not an h5ml file (root attribute 'format' is not 'h5ml'); cannot append", path=where
-            )
-        version = read_attr(f, "format_version", None)
-        try:
-            major, _ = spec.parse_version(version)
-        except ValueError:
-            raise WriterError(
-                f"{where}: format_version {version!r} is invalid (§1.2); cannot append", path=where
-            ) from None
-        if major != spec.FORMAT_VERSION[0]:
-            raise UnsupportedVersionError(
-                f"{where} has format_version {version}; this writer writes {spec.FORMAT_VERSION_STRING} "
-                "and cannot append to it",
-                path=where,
-            )
-        unknown = sorted(set(read_attr(f, "must_understand", [])) - spec.KNOWN_EXTENSIONS)
-        if unknown:
-            raise UnknownExtensionError(
-                f"{where} needs extensions {unknown} that this writer does not understand (§1.5)", path=where
-            )
-        if read_attr(f, "complete", None) != 1:
-            raise WriterError(
-                f"{where} is incomplete (no 'complete' = 1, §4.4); append refuses to extend it", path=where
-            )
+        check_header(f, where, "append to")  # the reader's checks and errors (§1.3, §1.5, §4.1, §4.4)
         # From here on the copy is unfinished: it must not look complete (§4.4).
         for key in _FINISH_ATTRS:
             if key in f.attrs:
@@ -510,7 +487,8 @@ class Writer:
             for key in given:
                 if key in checked:
                     self._store_root_attr(key, checked[key])
-        for split_name, group in f.items():
+        for split_name in member_names(f, where, "/"):
+            group = f[split_name]
             if split_name.startswith(spec.RESERVED_PREFIX) or not isinstance(group, h5py.Group):
                 continue
             num = read_attr(group, "num_samples", None)
@@ -518,7 +496,8 @@ class Writer:
                 raise WriterError(
                     f"{where}: /{split_name} has no valid num_samples (§5.3)", path=where, hdf5_path=f"/{split_name}"
                 )
-            stored = {k: obj for k, obj in group.items() if not k.startswith(spec.RESERVED_PREFIX)}
+            names = member_names(group, where, f"/{split_name}")
+            stored = {k: group[k] for k in names if not k.startswith(spec.RESERVED_PREFIX)}
             self._splits[split_name] = SplitSink(
                 split_name, group, num_samples=num, frozen=bool(stored), stored=stored, from_file=True
             )

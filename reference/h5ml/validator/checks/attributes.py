@@ -15,10 +15,10 @@ from collections.abc import Callable, Collection, Generator, Iterator
 from typing import Any, Final, TypeAlias
 
 from h5ml import spec
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN
 from h5ml.spec.attrs import read_attr
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import LIBRARY_ERRORS
 
 __all__ = [
     "FEATURE_ATTR_RULES",
@@ -140,7 +140,9 @@ def read_value(obj: Any, name: str) -> Any:
     """
     try:
         return read_attr(obj, name)
-    except (*LIBRARY_ERRORS, TypeError, ValueError):
+    except LIBRARY_ERRORS as exc:  # our decoding's TypeError or ValueError too: a type outside the profile
+        if isinstance(exc, KeyError) and not is_library_failure(exc):
+            raise
         return UNREADABLE
 
 

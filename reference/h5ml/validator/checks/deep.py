@@ -27,11 +27,12 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import EncodingError
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 from h5ml.validator.checks.attributes import read_value
 from h5ml.validator.checks.chunking import row_bytes
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import LIBRARY_ERRORS, Feature, FileState
+from h5ml.validator.checks.state import CheckedFeature, FileState
 from h5ml.validator.checks.storage import unwritten_storage
 
 __all__ = ["check_data", "check_file_fingerprint", "deep_feature"]
@@ -58,6 +59,8 @@ def _read(dset: h5py.Dataset, sel: slice) -> Any:
     try:
         return dset[sel]
     except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
         raise _ReadError(dset.name, exc) from exc
 
 
@@ -97,12 +100,14 @@ def check_data(state: FileState, f: h5py.File) -> Iterator[Issue]:
         try:
             yield from deep_feature(state, feature)
         except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             state.all_fingerprints_computed = False
             yield Issue.of("E101", feature.path, f"the HDF5 library failed while reading {feature.path}: {exc}")
     yield from check_file_fingerprint(state, f)
 
 
-def deep_feature(state: FileState, feature: Feature) -> Iterator[Issue]:
+def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
     """Read a feature's samples: E140-E145, E160 (§3.3, §3.4, §6, §8, §10.4).
 
     Parameters
@@ -166,7 +171,7 @@ def deep_feature(state: FileState, feature: Feature) -> Iterator[Issue]:
         )
 
 
-def _check_bool(feature: Feature, values: npt.NDArray[Any], first: int, what: str) -> Iterator[Issue]:
+def _check_bool(feature: CheckedFeature, values: npt.NDArray[Any], first: int, what: str) -> Iterator[Issue]:
     """E142 for the first value of a logical-bool batch that is neither 0 nor 1 (§3.3)."""
     if not feature.logical_bool or values.dtype == np.dtype(bool) or values.size == 0:
         return
@@ -180,7 +185,7 @@ def _check_bool(feature: Feature, values: npt.NDArray[Any], first: int, what: st
         )
 
 
-def _deep_dense(feature: Feature) -> Generator[Issue, None, str | None]:
+def _deep_dense(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
     """E142 for a boolean dense feature; its fingerprint (§6.2, §8.2)."""
     dset: h5py.Dataset = feature.members[""]
     if row_bytes(dset) > _MAX_READ_BYTES:
@@ -198,7 +203,7 @@ def _deep_dense(feature: Feature) -> Generator[Issue, None, str | None]:
     return hasher.fingerprint()
 
 
-def _deep_string(feature: Feature) -> Generator[Issue, None, str | None]:
+def _deep_string(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
     """E144 for the first sample that is not UTF-8; the fingerprint when every sample is (§3.4, §6.4, §8.2)."""
     dset: h5py.Dataset = feature.members[""]
     hasher = FeatureHasher("string")
@@ -220,7 +225,7 @@ def _deep_string(feature: Feature) -> Generator[Issue, None, str | None]:
     return hasher.fingerprint()
 
 
-def _deep_categorical(feature: Feature) -> Generator[Issue, None, str | None]:
+def _deep_categorical(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
     """E141 for the first code outside [-1, K); the fingerprint when the class names were read (§6.5, §8.2)."""
     codes: h5py.Dataset = feature.members["codes"]
     if feature.class_names is None:
@@ -274,7 +279,7 @@ def _check_offsets_values(offsets: h5py.Dataset, m: int) -> Iterator[Issue]:
         )
 
 
-def _deep_ragged(feature: Feature) -> Generator[Issue, None, str | None]:
+def _deep_ragged(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
     """E140, E142, E143 for a ragged or bytes feature; its fingerprint when the offsets are sound (§6.3, §6.6, §8.2)."""
     offsets: h5py.Dataset = feature.members["offsets"]
     values: h5py.Dataset = feature.members["values"]

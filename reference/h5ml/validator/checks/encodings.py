@@ -6,7 +6,7 @@ along the first axis (``num_samples``, §5.3), the chunk rules of every
 dataset (:mod:`~h5ml.validator.checks.chunking`) and, for a categorical feature, its
 class names. Each check yields issues and returns whether the feature is
 sound enough for its data to be read (deep checks, §8); the datasets found
-are recorded in :attr:`Feature.members <h5ml.validator.checks.state.Feature.members>`.
+are recorded in :attr:`CheckedFeature.members <h5ml.validator.checks.state.CheckedFeature.members>`.
 A feature with a wrong number of samples, or whose components disagree on it,
 is not sound: its data is not read. Only the ``class_names`` of categorical
 features are read (E134), in bounded blocks and only when every declared name
@@ -22,10 +22,11 @@ from typing import Final
 import h5py
 
 from h5ml import spec
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
 from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import LIBRARY_ERRORS, Feature, FileState
+from h5ml.validator.checks.state import CheckedFeature, FileState
 from h5ml.validator.checks.storage import NUMERIC, classify, unwritten_storage
 
 __all__ = ["check_encoding"]
@@ -34,10 +35,10 @@ __all__ = ["check_encoding"]
 _NAMES_BLOCK: Final = 1 << 16
 
 #: The structural checks of one encoding: (state, feature, the split's num_samples or None) -> sound.
-_Check = Callable[[FileState, Feature, int | None], Generator[Issue, None, bool]]
+_Check = Callable[[FileState, CheckedFeature, int | None], Generator[Issue, None, bool]]
 
 
-def check_encoding(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def check_encoding(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """Check the structure of a feature stored as the HDF5 object kind its encoding needs (§6.2-§6.6).
 
     Parameters
@@ -115,7 +116,7 @@ def _check_ndim(
     return False
 
 
-def _check_logical_bool(feature: Feature, dset: h5py.Dataset) -> Iterator[Issue]:
+def _check_logical_bool(feature: CheckedFeature, dset: h5py.Dataset) -> Iterator[Issue]:
     """E117 when ``logical_dtype = "bool"`` is on values that are not uint8 (§3.3)."""
     if not feature.logical_bool:
         return
@@ -132,7 +133,7 @@ def _check_logical_bool(feature: Feature, dset: h5py.Dataset) -> Iterator[Issue]
 # --------------------------------------------------------------------------- dataset encodings
 
 
-def _check_dense(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_dense(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """A dense feature: a numeric dataset of shape (N, ...) (§6.2, §7.4)."""
     dset, path = feature.obj, feature.path
     ok = yield from _check_dtype(dset, path, NUMERIC, "a numeric type (use 'string' for text)")
@@ -147,7 +148,7 @@ def _check_dense(state: FileState, feature: Feature, n: int | None) -> Generator
     return ok and not issues
 
 
-def _check_string(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_string(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """A string feature: a string dataset of shape (N,) (§6.4)."""
     dset, path = feature.obj, feature.path
     ok = yield from _check_dtype(dset, path, ("string",), "strings (use 'dense' for numbers)")
@@ -162,7 +163,7 @@ def _check_string(state: FileState, feature: Feature, n: int | None) -> Generato
 # --------------------------------------------------------------------------- group encodings
 
 
-def _components(state: FileState, feature: Feature) -> Generator[Issue, None, bool]:
+def _components(state: FileState, feature: CheckedFeature) -> Generator[Issue, None, bool]:
     """Collect the members of a group encoding: E133 for missing ones, I301 for extra ones (§6, §5.5)."""
     group, path = feature.obj, feature.path
     required, optional = spec.ENCODING_COMPONENTS[feature.encoding]
@@ -204,7 +205,7 @@ def _check_int64(dset: h5py.Dataset, path: str, what: str) -> Generator[Issue, N
     return ok
 
 
-def _check_offsets(feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_offsets(feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """The ``offsets`` of a ragged or bytes feature: int64 of shape (N + 1,) (§6.3, §6.6)."""
     offsets = feature.members["offsets"]
     path = offsets.name
@@ -220,7 +221,7 @@ def _check_offsets(feature: Feature, n: int | None) -> Generator[Issue, None, bo
     return ok
 
 
-def _check_categorical(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_categorical(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """A categorical feature: ``codes`` (N,) of signed integers and ``class_names`` (K,) strings (§6.5)."""
     ok = yield from _components(state, feature)
     if not ok:
@@ -240,7 +241,7 @@ def _check_categorical(state: FileState, feature: Feature, n: int | None) -> Gen
     return ok and names_ok
 
 
-def _check_class_names(state: FileState, feature: Feature, dset: h5py.Dataset) -> Generator[Issue, None, bool]:
+def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dataset) -> Generator[Issue, None, bool]:
     """E134: class names are unique, non-empty UTF-8 strings (§6.5); returns whether all were read.
 
     Reads the K names in blocks of :data:`_NAMES_BLOCK`, and only when every declared name was written (§10.4).
@@ -260,6 +261,8 @@ def _check_class_names(state: FileState, feature: Feature, dset: h5py.Dataset) -
         try:
             block = dset[start : start + _NAMES_BLOCK]
         except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             yield Issue.of("E134", path, f"the class names {path} cannot be read: {exc}")
             return False
         for i, value in enumerate(block.tolist(), start):
@@ -279,7 +282,7 @@ def _check_class_names(state: FileState, feature: Feature, dset: h5py.Dataset) -
 
 
 def _check_values(
-    feature: Feature,
+    feature: CheckedFeature,
     allowed: Collection[str],
     expected: str,
     ndims: Collection[int] | None,
@@ -296,7 +299,7 @@ def _check_values(
     return ok and not issues
 
 
-def _check_ragged(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_ragged(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """A ragged feature: ``values``, ``offsets`` and optional int64 ``shapes`` (N, D) (§6.3)."""
     ok = yield from _components(state, feature)
     if not ok:
@@ -330,7 +333,7 @@ def _check_ragged(state: FileState, feature: Feature, n: int | None) -> Generato
     return ok and values_ok and shapes_ok
 
 
-def _check_bytes(state: FileState, feature: Feature, n: int | None) -> Generator[Issue, None, bool]:
+def _check_bytes(state: FileState, feature: CheckedFeature, n: int | None) -> Generator[Issue, None, bool]:
     """A bytes feature: uint8 ``values`` (M,) and ``offsets`` (§6.6)."""
     ok = yield from _components(state, feature)
     if not ok:

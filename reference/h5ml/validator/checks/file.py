@@ -30,11 +30,12 @@ from typing import Any, Final
 import h5py
 
 from h5ml import spec
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue
 from h5ml.validator.checks.root import check_root
 from h5ml.validator.checks.splits import check_splits
-from h5ml.validator.checks.state import LIBRARY_ERRORS, FileState
+from h5ml.validator.checks.state import FileState
 from h5ml.validator.checks.storage import check_links, check_storage
 
 __all__ = ["METADATA_DONE", "check_events", "check_path"]
@@ -133,6 +134,8 @@ def _open(path: str) -> tuple[h5py.File | None, str]:
     try:
         return h5py.File(path, "r"), ""
     except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
         first = exc
     if _LOCK_PROBLEM.search(str(first)):
         # Another handle in this process (with other locking settings) or another process holds a lock:
@@ -212,10 +215,8 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
                         continue
                     failed.add(event.path)
                 yield event
-        except LIBRARY_ERRORS as exc:
-            yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
-        except KeyError as exc:  # h5py's error for some damaged object headers ("Unable to ... open object")
-            if not str(exc).strip("'\"").startswith("Unable to"):
+        except LIBRARY_ERRORS as exc:  # KeyError too: h5py's error for some damaged object headers
+            if not is_library_failure(exc):
                 raise  # not HDF5's: a defect of the validator, not of the file
             yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
 

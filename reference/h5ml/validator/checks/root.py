@@ -16,6 +16,7 @@ from typing import Any, Final
 import h5py
 
 from h5ml import spec
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.metadata import validate_root
 from h5ml.spec.attrs import MISSING, to_json_value
 from h5ml.validator.checks.attributes import (
@@ -27,7 +28,7 @@ from h5ml.validator.checks.attributes import (
     read_value,
 )
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import LIBRARY_ERRORS, FileState
+from h5ml.validator.checks.state import FileState
 from h5ml.validator.checks.storage import classify
 
 __all__ = ["check_root"]
@@ -131,7 +132,9 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     for name in f.attrs:
         try:
             doc[name] = to_json_value(f.attrs[name])
-        except (*LIBRARY_ERRORS, TypeError, ValueError) as exc:
+        except LIBRARY_ERRORS as exc:  # our decoding's TypeError or ValueError too: a type outside the profile
+            if isinstance(exc, KeyError) and not is_library_failure(exc):
+                raise
             if name in spec.ROOT_ATTRS and name not in handled:
                 handled.add(name)
                 yield Issue.of(

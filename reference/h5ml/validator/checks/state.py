@@ -1,11 +1,11 @@
-"""What the checks of one file share: :class:`FileState`, :class:`Feature` and HDF5 path helpers (§9).
+"""What the checks of one file share: :class:`FileState`, :class:`CheckedFeature` and HDF5 path helpers (§9).
 
 The checks run in one pass over the file. What an early check learns and a
 later one needs (the file's version and size, the declared filters, every
 object reached by hard links, the datasets whose data lives elsewhere, the
 features whose data the deep checks read, the fingerprints recomputed so far)
 is kept on a :class:`FileState`. What the structural checks of a feature learn
-for its deep checks is kept on a :class:`Feature`.
+for its deep checks is kept on a :class:`CheckedFeature`.
 
 Objects are found by name: :meth:`FileState.member` asks the parent group for
 the kind of one link, so that an object reachable under several names (hard
@@ -17,15 +17,12 @@ seen (a dataset with external storage, a group already walked).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import h5py
 from h5py import h5l, h5o
 
-__all__ = ["LIBRARY_ERRORS", "Feature", "FileState", "address", "hdf5_path", "text"]
-
-#: Errors the HDF5 library raises through h5py on a damaged file.
-LIBRARY_ERRORS: Final = (OSError, RuntimeError)
+__all__ = ["CheckedFeature", "FileState", "address", "hdf5_path", "text"]
 
 
 def text(name: str | bytes) -> str:
@@ -127,7 +124,7 @@ class FileState:
     required_filters: frozenset[int] = frozenset()
     objects: list[tuple[str, bytes]] = field(default_factory=list)
     external: set[tuple[int, int]] = field(default_factory=set)
-    data_checks: list[Feature] = field(default_factory=list)
+    data_checks: list[CheckedFeature] = field(default_factory=list)
     computed: dict[tuple[str, str], str] = field(default_factory=dict)
     all_fingerprints_computed: bool = True
 
@@ -169,7 +166,7 @@ class FileState:
 
 
 @dataclass
-class Feature:
+class CheckedFeature:
     """What the structural checks learned about a feature, for the deep checks (§6, §8).
 
     Attributes

@@ -26,8 +26,9 @@ import h5py
 from h5py import h5d, h5g, h5l, h5o, h5t
 
 from h5ml import spec
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import LIBRARY_ERRORS, FileState, address, hdf5_path, text
+from h5ml.validator.checks.state import FileState, address, hdf5_path, text
 
 __all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
 
@@ -121,7 +122,9 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
         parent, raw_parent, gid = groups.popleft()
         try:
             links = _links(gid)
-        except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+        except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
+            if not is_library_failure(exc):
+                raise
             yield Issue.of("E101", parent, f"the HDF5 library failed while listing the members of {parent}: {exc}")
             continue
         for raw, kind in links:
@@ -160,7 +163,9 @@ def _enter(
     try:
         oid = h5o.open(gid, raw)
         key = address(oid)
-    except (*LIBRARY_ERRORS, KeyError) as exc:  # h5py raises KeyError for some damaged headers
+    except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
+        if not is_library_failure(exc):
+            raise
         yield Issue.of("E101", path, f"the HDF5 library failed while opening {path}: {exc}")
         return
     if key in seen:
@@ -204,7 +209,9 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
             if isinstance(obj, h5py.Dataset):
                 yield from _check_type(obj.id.get_type(), path, f"dataset {path}")
                 yield from _check_dataset_storage(state, obj, path)
-        except (*LIBRARY_ERRORS, KeyError) as exc:
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
             yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
 
 

@@ -1,0 +1,180 @@
+"""The HDF5 objects of any h5ml file, read as the specification says: attributes, member names and links.
+
+A file may come from any writer, in any state. Attributes are read one at a
+time, as :func:`h5ml.spec.attrs.read_attr` returns them (§4.6), with strings
+checked to be UTF-8 (§3.4): one that is not raises
+:class:`~h5ml.errors.EncodingError` for that attribute only. Members are
+listed with HDF5's own link iteration, which keeps names as bytes, so a name
+that is not UTF-8 cannot stop a listing (§5.1). A failure of the HDF5 library
+becomes :class:`~h5ml.errors.InvalidFileError` through the one contract of
+:func:`h5ml.errors.damaged_file`. The reader and the writer's append mode both
+read files this way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h5py
+
+from h5ml.errors import EncodingError, H5MLError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.spec.attrs import read_attr
+
+__all__ = ["group_links", "member_names", "read_attribute", "read_attributes"]
+
+
+def _check_text(value: Any, name: str, filename: str, where: str) -> Any:
+    """Refuse strings h5py decoded with ``surrogateescape``: their bytes were not UTF-8 (§3.4)."""
+    for item in value if isinstance(value, list) else (value,):
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _not_utf8(name, filename, where, "the bytes are not valid UTF-8") from exc
+    return value
+
+
+def _not_utf8(name: str, filename: str, where: str, reason: str) -> EncodingError:
+    return EncodingError(
+        f"{filename}: attribute {name!r} of {where} is not a valid UTF-8 string ({reason}); strings must be UTF-8 "
+        f"(§3.4). Only this attribute is unreadable (the samples are not affected): rewrite it, and "
+        f"{validate_advice(filename)}",
+        path=filename,
+        hdf5_path=where,
+    )
+
+
+def read_attribute(obj: Any, name: str, filename: str, where: str) -> Any:
+    """Read one attribute of a file being read, as :func:`h5ml.spec.attrs.read_attr` returns it (§4.6).
+
+    Parameters
+    ----------
+    obj
+        The h5py file, group or dataset.
+    name
+        The attribute name.
+    filename, where
+        The file path and the object's HDF5 path, for messages.
+
+    Returns
+    -------
+    Any
+        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent.
+
+    Raises
+    ------
+    EncodingError
+        If the attribute holds a string that is not UTF-8 (§3.4).
+    InvalidFileError
+        If the HDF5 library cannot read the attribute (a damaged file, or a type h5py cannot map).
+    """
+    try:
+        return _check_text(read_attr(obj, name, None), name, filename, where)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(name, filename, where, exc.reason) from exc
+    except H5MLError:
+        raise
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc) and not isinstance(exc, (TypeError, ValueError)):
+            raise
+        # TypeError, ValueError of our own decoding: a value that is no attribute type of the profile (§3.2)
+        raise damaged_file(
+            filename,
+            where,
+            f"reading its attribute {name!r}",
+            exc,
+            "the file is damaged or the attribute has a type outside the storage profile (§3.2)",
+        ) from exc
+
+
+def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
+    """Read every attribute of ``obj`` with :func:`read_attribute`, in the order HDF5 lists them (§4.6).
+
+    Attribute names that are not UTF-8 are left out: no attribute of the
+    specification has such a name, and readers ignore user attributes (§4.7).
+
+    Raises
+    ------
+    EncodingError, InvalidFileError
+        As :func:`read_attribute`, for the first attribute that cannot be read;
+        InvalidFileError also when the attribute names cannot be listed.
+    """
+    raw: list[bytes] = []
+    try:
+        h5py.h5a.iterate(obj.id, lambda attr_name, *_: raw.append(attr_name))
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
+        raise damaged_file(filename, where, "listing its attributes", exc) from exc
+    names = [text for text in (_utf8_name(n) for n in raw) if text is not None]
+    return {name: read_attribute(obj, name, filename, where) for name in names}
+
+
+def _utf8_name(raw: bytes | str) -> str | None:
+    """An HDF5 name as ``str``; None when its bytes are not UTF-8 (such a name breaks §5.1)."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def member_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
+    """The names of a group's members that can be splits or features, in HDF5's name order (§5.1, §5.2).
+
+    Uses HDF5's own link iteration, which keeps names as bytes, so a name that
+    is not UTF-8 cannot break the listing: such members are left out (their
+    names break §5.1, E120; no ``str`` key could ask for them). Soft and
+    user-defined links are left out too (§3.6, E115); external links only when
+    ``external`` (the file was opened with ``allow_external=True``, §10.1).
+    Reserved names (``_...``, §5.4) are kept: the caller skips them.
+
+    Parameters
+    ----------
+    group
+        An h5py group (or file).
+    filename, where
+        The file path and the group's HDF5 path, for messages.
+    external
+        Keep external links.
+
+    Returns
+    -------
+    list of str
+        Member names.
+
+    Raises
+    ------
+    InvalidFileError
+        If the HDF5 library cannot list the group's links (a damaged file).
+    """
+    kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
+    links = group_links(group.id, filename, where)
+    return [name for name in (_utf8_name(raw) for raw, kind in links if kind in kinds) if name is not None]
+
+
+def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
+    """Every link of a group as ``(name as bytes, h5py.h5l link type)``, in HDF5's name order; none followed.
+
+    Parameters
+    ----------
+    gid
+        The group's low-level id (``group.id``).
+    filename, where
+        The file path and the group's HDF5 path, for messages.
+
+    Raises
+    ------
+    InvalidFileError
+        If the HDF5 library cannot list the links (a damaged file).
+    """
+    links: list[tuple[bytes, int]] = []
+    try:
+        gid.links.iterate(lambda name, info: links.append((name, info.type)), info=True)
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise
+        raise damaged_file(filename, where, "listing its members", exc) from exc
+    return links

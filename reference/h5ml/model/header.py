@@ -1,0 +1,154 @@
+"""What a file must say at its root before anything else is read: format, version, extensions, completion.
+
+One check for every program that opens an existing h5ml file: the reader
+(:func:`h5ml.open`) and the writer in append mode (``Writer(mode="a")``).
+Both raise the same errors for the same file:
+
+==========================================  ==================================
+the root says                               error
+==========================================  ==================================
+``format`` unreadable or not ``"h5ml"``     :class:`~h5ml.errors.NotH5MLError` (§4.1)
+``format_version`` not ``MAJOR.MINOR``      :class:`~h5ml.errors.InvalidFileError` (§1.2)
+another MAJOR version                       :class:`~h5ml.errors.UnsupportedVersionError` (§1.3)
+``must_understand`` not a list of strings   :class:`~h5ml.errors.InvalidFileError` (§1.5)
+an extension this package does not know     :class:`~h5ml.errors.UnknownExtensionError` (§1.5)
+``complete`` is not 1                       :class:`~h5ml.errors.IncompleteFileError` (§4.4)
+==========================================  ==================================
+
+A newer MINOR version is accepted (§1.4). ``must_understand`` is read as the
+reader reads every attribute (:func:`h5ml.model.hdf5.read_attribute`): a
+1-D array of strings, or one scalar string naming a single extension.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from h5ml import spec
+from h5ml.errors import (
+    H5MLError,
+    IncompleteFileError,
+    InvalidFileError,
+    NotH5MLError,
+    UnknownExtensionError,
+    UnsupportedVersionError,
+)
+from h5ml.model.failures import validate_advice
+from h5ml.model.hdf5 import read_attribute
+
+__all__ = ["Purpose", "check_header"]
+
+#: What the caller will do with the file, for the messages: read it, or append to it.
+Purpose = Literal["read", "append to"]
+#: Who speaks in the messages, by purpose.
+_IMPLEMENTER: Final = {"read": "this reader", "append to": "this writer"}
+
+
+def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int]:
+    """Check the root attributes that decide whether a file can be used at all (§1.2-§1.5, §4.1, §4.4).
+
+    Parameters
+    ----------
+    f
+        The open ``h5py.File``.
+    path
+        The file's path, for messages.
+    purpose
+        ``"read"`` (the reader) or ``"append to"`` (the writer in mode ``"a"``).
+
+    Returns
+    -------
+    tuple of int
+        The file's ``format_version`` as ``(major, minor)``.
+
+    Raises
+    ------
+    NotH5MLError
+        If ``format`` cannot be read or is not ``"h5ml"`` (§4.1).
+    InvalidFileError
+        If ``format_version`` is missing or not ``MAJOR.MINOR`` (§1.2), or
+        ``must_understand`` is not a list of extension names (§1.5); also when
+        the HDF5 library fails on an attribute (a damaged file).
+    UnsupportedVersionError
+        If the MAJOR version is not this package's (§1.3).
+    UnknownExtensionError
+        If ``must_understand`` names an extension this package does not implement (§1.5).
+    IncompleteFileError
+        If the completion marker ``complete = 1`` is missing (§4.4).
+    EncodingError
+        If one of these attributes holds a string that is not UTF-8 (§3.4).
+    """
+    try:
+        fmt = read_attribute(f, "format", path, "/")
+    except H5MLError as exc:
+        raise NotH5MLError(
+            f"{path}: the root attribute 'format' cannot be read ({exc}); this is not a readable h5ml file (§4.1)",
+            path=path,
+            hdf5_path="/",
+        ) from exc
+    if fmt != spec.FORMAT_NAME:
+        raise NotH5MLError(
+            f"{path}: the root attribute 'format' is {fmt!r}, not {spec.FORMAT_NAME!r}: this HDF5 file is not "
+            f"an h5ml file (§4.1); convert it with 'h5ml convert' to {purpose} it as one",
+            path=path,
+            hdf5_path="/",
+        )
+    version = _version(f, path)
+    if version[0] != spec.FORMAT_VERSION[0]:
+        advice = "upgrade h5ml" if version[0] > spec.FORMAT_VERSION[0] else "convert the file with its own tools"
+        raise UnsupportedVersionError(
+            f"{path}: file is h5ml {version[0]}.{version[1]}; {_IMPLEMENTER[purpose]} implements "
+            f"{spec.FORMAT_VERSION_STRING}; {advice} (§1.3)",
+            path=path,
+            hdf5_path="/",
+        )
+    unknown = [name for name in _extensions(f, path) if name not in spec.KNOWN_EXTENSIONS]
+    if unknown:
+        raise UnknownExtensionError(
+            f"{path}: the file requires the extension(s) {', '.join(map(repr, unknown))} (root attribute "
+            f"'must_understand', §1.5), which {_IMPLEMENTER[purpose]} (h5ml {spec.FORMAT_VERSION_STRING}) does "
+            f"not understand; use an implementation that does to {purpose} it",
+            path=path,
+            hdf5_path="/",
+        )
+    if read_attribute(f, "complete", path, "/") != 1:
+        raise IncompleteFileError(
+            f"{path}: the completion marker (root attribute 'complete' = 1, §4.4) is missing: the writer did not "
+            f"finish this file (it stopped or is still writing), so it cannot be used to {purpose}; write the "
+            "file again",
+            path=path,
+            hdf5_path="/",
+        )
+    return version
+
+
+def _version(f: Any, path: str) -> tuple[int, int]:
+    """``format_version`` as ``(major, minor)`` (§1.2)."""
+    text = read_attribute(f, "format_version", path, "/")
+    try:
+        return spec.parse_version(text) if isinstance(text, str) else _no_version(text, path)
+    except ValueError:
+        return _no_version(text, path)
+
+
+def _no_version(text: Any, path: str) -> tuple[int, int]:
+    raise InvalidFileError(
+        f"{path}: the root attribute 'format_version' is {text!r:.80}; it must be a MAJOR.MINOR string such as "
+        f"'1.0' (§1.2); {validate_advice(path)}",
+        path=path,
+        hdf5_path="/",
+    )
+
+
+def _extensions(f: Any, path: str) -> list[str]:
+    """The names of ``must_understand`` (§1.5): a 1-D array of strings, or one scalar string; none when absent."""
+    value = read_attribute(f, "must_understand", path, "/")
+    names = [] if value is None else [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise InvalidFileError(
+            f"{path}: the root attribute 'must_understand' is {value!r:.80}; it must be a 1-D array of extension "
+            f"names (strings) (§1.5); {validate_advice(path)}",
+            path=path,
+            hdf5_path="/",
+        )
+    return names
