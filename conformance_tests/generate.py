@@ -15,6 +15,9 @@ into an HDF5 file with h5py's low-level API, so that every datatype, dataspace,
 layout and filter is exactly the one the recipe names. It never imports the
 reference package ``h5ml``: fingerprints (SPEC §8) and the expected decoded
 content (SPEC Appendix B) are computed here, independently, from the recipe.
+This file is the command line; the work is done by the package
+``conformance_tests.generator`` beside it (one module per step, listed in
+README.md, "Recipes and the generator").
 
 Building writes ``fixtures/<id>.h5`` (a foreign file must already be there),
 ``expected/<case>.json`` (the decoded content a reader must produce for each
