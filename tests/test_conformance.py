@@ -84,12 +84,24 @@ def test_generator_check_passes() -> None:
     assert proc.stdout.rstrip().endswith("0 problem(s)")
 
 
-def _foreign_copy(tmp_path: Path) -> Path:
-    """A copy of the suite's foreign part (generate.py, recipes/foreign.json, its fixtures, SHA256SUMS) to alter."""
-    suite = tmp_path / "suite"
-    (suite / "recipes").mkdir(parents=True)
-    (suite / "fixtures").mkdir()
+def _generator_copy(tmp_path: Path) -> Path:
+    """A copy of the generator in ``tmp_path/conformance_tests``: generate.py, __init__.py and the package generator/.
+
+    generate.py imports ``conformance_tests.generator`` from the folder above its own, so the copy's folder keeps
+    the suite's name, and the copy works on the files beside it (SPEC.md, when a test needs it, goes in ``tmp_path``).
+    """
+    suite = tmp_path / "conformance_tests"
+    shutil.copytree(SUITE / "generator", suite / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(SUITE / "__init__.py", suite / "__init__.py")
     shutil.copyfile(SUITE / "generate.py", suite / "generate.py")
+    return suite
+
+
+def _foreign_copy(tmp_path: Path) -> Path:
+    """A copy of the suite's foreign part (the generator, recipes/foreign.json, its fixtures, SHA256SUMS) to alter."""
+    suite = _generator_copy(tmp_path)
+    (suite / "recipes").mkdir()
+    (suite / "fixtures").mkdir()
     shutil.copyfile(SUITE / "SHA256SUMS", suite / "SHA256SUMS")
     shutil.copyfile(SUITE / "recipes" / "foreign.json", suite / "recipes" / "foreign.json")
     for recipe in json.loads((SUITE / "recipes" / "foreign.json").read_text(encoding="utf-8"))["recipes"]:
@@ -204,9 +216,8 @@ def test_generator_check_of_the_unaltered_foreign_copy_passes(tmp_path: Path) ->
 def test_generator_refuses_a_filter_that_was_skipped(tmp_path: Path) -> None:
     """A recipe whose storage says ``expect_filtered`` fails to build, and a fixture fails ``--check``, when HDF5
     stored a chunk without its optional LZF filter (filter mask 1: 16 bytes that LZF does not shrink)."""
-    suite = tmp_path / "suite"
-    (suite / "recipes").mkdir(parents=True)
-    shutil.copyfile(SUITE / "generate.py", suite / "generate.py")
+    suite = _generator_copy(tmp_path)
+    (suite / "recipes").mkdir()
     shutil.copyfile(ROOT / "SPEC.md", tmp_path / "SPEC.md")  # the manifest's registry comes from it
     storage: dict[str, Any] = {"filters": ["lzf"]}
     feature = {"encoding": "dense", "dtype": "<f4", "values": [[1.0, 2.0], [3.0, 4.0]], "storage": storage}
