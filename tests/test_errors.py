@@ -21,6 +21,7 @@ CASES = [
     (errors.UnknownExtensionError, ValueError),
     (errors.UnsupportedFilterError, OSError),
     (errors.IncompleteFileError, ValueError),
+    (errors.ParameterError, ValueError),
     (errors.ForbiddenStorageError, PermissionError),
     (errors.InvalidFileError, ValueError),
     (errors.MetadataError, ValueError),

@@ -6,12 +6,14 @@ import itertools
 import json
 import pickle
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import h5ml
 from h5ml.sampling import SHUFFLE_MODES, Sampler, ShuffleMode, bucket_by_length
 
 FP = "sha256:" + "ab" * 32
@@ -395,3 +397,27 @@ def test_bucketed_sampler_rejects_wrong_lengths() -> None:
         Sampler(10, 2, lengths=np.arange(9))
     with pytest.raises(ValueError, match="integer"):
         Sampler(3, 2, lengths=[0.5, 1.0, 2.0])
+
+
+# -- seeds and the shuffle on write (h5ml.sampling.seeds, §7.6) ------------------------------------------------
+
+
+def test_drawn_seeds_are_63_bit_everywhere(tmp_path: Path) -> None:
+    """§5.3, §7.6: a seed the user does not give is a fresh non-negative int64 (63 bits), for h5ml.write and the
+    converters alike; the stored order is numpy.random.default_rng(shuffle_seed).permutation(n)."""
+    from h5ml.ingest import convert_arrays
+    from h5ml.sampling.seeds import SEED_BITS, draw_seed, write_order
+
+    seeds = {draw_seed() for _ in range(64)}
+    assert len(seeds) == 64 and all(0 <= s < 2**SEED_BITS for s in seeds) and SEED_BITS == 63
+    assert max(seeds) >= 2**40  # not 31 bits wide
+    x = np.arange(40, dtype=np.int64)
+    written = h5ml.write(tmp_path / "w.h5", {"train": {"x": x}}, shuffle=True)
+    convert_arrays({"train": {"x": x}}, tmp_path / "c.h5", shuffle=True)
+    for path in (written, tmp_path / "c.h5"):
+        with h5ml.open(path) as ds:
+            seed = ds["train"].shuffle_seed
+            assert seed is not None and 0 <= seed < 2**63
+            assert ds["train"]["x"][:].tolist() == x[write_order(40, seed)].tolist()
+    assert write_order(5, 3).tolist() == np.random.default_rng(3).permutation(5).tolist()
+    assert write_order(0, 1).dtype == np.int64 and write_order(0, 1).shape == (0,)

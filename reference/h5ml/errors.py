@@ -21,6 +21,7 @@ __all__ = [
     "InvalidFileError",
     "MetadataError",
     "NotH5MLError",
+    "ParameterError",
     "SplitNotFoundError",
     "UnknownExtensionError",
     "UnsupportedFilterError",
@@ -123,6 +124,15 @@ class EncodingError(H5MLError, ValueError):
 
 class WriterError(H5MLError, RuntimeError):
     """The writer was used wrongly (closed, inconsistent sample counts, ...)."""
+
+
+class ParameterError(H5MLError, ValueError):
+    """A parameter has a value the function does not accept: the message names it (and its CLI option).
+
+    A ``ValueError`` too, as Python's own functions raise for a wrong
+    argument. The command line reports it as one line of the user's input;
+    any other ``ValueError`` reaching it is a defect of h5ml.
+    """
 
 
 class IngestError(H5MLError, ValueError):

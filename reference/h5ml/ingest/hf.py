@@ -95,6 +95,7 @@ from h5ml.ingest.pipeline import (
 from h5ml.ingest.splitting import assign_splits
 from h5ml.model.values import FeatureSpec, SpecTable, text_problem
 from h5ml.reader.imagecodec import IMAGE_MEDIA_TYPES, sniff_image_format
+from h5ml.sampling.seeds import draw_seed, write_order
 from h5ml.writer.writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -433,14 +434,14 @@ def convert_huggingface(
     loaded, label_text, source_path = _load(hf, source)
     out = check_output(output, overwrite, [source_path] if source_path is not None else [])
     if shuffle and seed is None:
-        seed = int(np.random.default_rng().integers(0, 2**31))
+        seed = draw_seed()
     parts = _target_splits(hf, loaded, label_text, splits, split_ratios, label, seed)
     for part in parts.values():
         part.columns = _plan_columns(part.dataset, columns, images, audio, label_text, part.source_split)
     _settle_media(parts, label_text)
-    if shuffle:
+    if shuffle and seed is not None:  # a seed was drawn above when none was given
         for part in parts.values():
-            order = np.random.default_rng(seed).permutation(part.count)
+            order = write_order(part.count, seed)
             part.rows = order.astype(np.int64) if part.rows is None else part.rows[order]
     declarations = {name: {c.name: _declare(c) for c in part.columns} for name, part in parts.items()}
     declarations = _apply_user_specs(declarations, features)

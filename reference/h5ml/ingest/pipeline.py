@@ -41,6 +41,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.progress import progress_bar
 from h5ml.model.values import FeatureSpec
 from h5ml.reader.prefetch import stop_pool
+from h5ml.sampling.seeds import draw_seed, write_order
 from h5ml.writer.writer import Writer
 
 __all__ = [
@@ -380,7 +381,7 @@ def ingest(
     out = check_output(output, overwrite)
     start = time.perf_counter()
     if shuffle and seed is None:
-        seed = int(np.random.default_rng().integers(0, 2**31))
+        seed = draw_seed()
     report = IngestReport(out, skipped=list(skipped))
     total = sum(len(items) for items in splits.values())
     bar = progress_bar(progress, total)
@@ -388,8 +389,8 @@ def ingest(
         with Writer(out, metadata, compression=compression, features=features) as writer:
             for name, items in splits.items():
                 ordered = list(items)
-                if shuffle:
-                    ordered = [ordered[i] for i in np.random.default_rng(seed).permutation(len(ordered))]
+                if shuffle and seed is not None:  # a seed was drawn above when none was given
+                    ordered = [ordered[i] for i in write_order(len(ordered), seed)]
                 writer.add_split(name, shuffle_seed=seed if shuffle else None, expected_samples=len(ordered))
                 task = None if bar is None else bar.add_task(f"{out.name}: {name}", total=len(ordered))
                 report.samples[name] = _write_split(

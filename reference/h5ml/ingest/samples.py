@@ -44,6 +44,7 @@ from h5ml.ingest.pipeline import (
 )
 from h5ml.model.metadata import WRITER_SET_ATTRS
 from h5ml.model.values import Categorical, FeatureSpec, SpecTable
+from h5ml.sampling.seeds import draw_seed, write_order
 
 __all__ = [
     "DEFAULT_BATCH_BYTES",
@@ -373,7 +374,7 @@ def convert_samples(
         total = len(samples)
     meta = _metadata("samples", out, metadata)
     if shuffle and seed is None:
-        seed = int(np.random.default_rng().integers(0, 2**31))
+        seed = draw_seed()
     enumerated = _enumerate_source(samples)
     first = next(enumerated, None)  # its features get the default roles
     if first is None:
@@ -619,7 +620,7 @@ def copy_shuffled(
             for name, split in splits.items():
                 n = split.num_samples
                 writer.add_split(name, split.description, shuffle_seed=seed, expected_samples=n)
-                order = np.random.default_rng(seed).permutation(n)
+                order = write_order(n, seed)
                 feats = split.features
                 for begin in range(0, n, step):
                     rows = order[begin : begin + step]

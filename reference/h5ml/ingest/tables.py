@@ -81,6 +81,7 @@ from h5ml.ingest.pipeline import (
 from h5ml.ingest.samples import copy_shuffled
 from h5ml.ingest.splitting import assign_splits
 from h5ml.model.values import Categorical, FeatureSpec
+from h5ml.sampling.seeds import draw_seed
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "MAX_LABEL_CLASSES", "TABLE_FORMATS", "TableFormat", "convert_table"]
 
@@ -595,7 +596,7 @@ def convert_table(
         meta.setdefault("name", out.stem)
         report = IngestReport(out, skipped=list(plan.skipped_lines))
         if shuffle and seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**31))
+            seed = draw_seed()
         staging = out.parent / f".{out.name}.h5ml-stage-{secrets.token_hex(8)}"
         try:
             _write(

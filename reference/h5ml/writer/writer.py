@@ -86,6 +86,7 @@ from h5ml.model.values import (
     take,
     text_problem,
 )
+from h5ml.sampling.seeds import draw_seed, write_order
 from h5ml.spec.attrs import read_attr, write_attr
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
 from h5ml.writer.batches import Batch, normalize
@@ -1067,11 +1068,6 @@ class Writer:
 # in-memory writing
 
 
-def _draw_seed() -> int:
-    """A fresh non-negative 63-bit seed (it is recorded as an int64 attribute)."""
-    return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-
-
 def write(
     path: str | os.PathLike[str],
     splits: Mapping[str, Mapping[str, Any]],
@@ -1147,7 +1143,7 @@ def write(
             f"{where}: seed={seed} was given but shuffle is False; pass shuffle=True or no seed", path=where
         )
     if shuffle:
-        seed = _draw_seed() if seed is None else _check_seed(seed, "seed", where)
+        seed = draw_seed() if seed is None else _check_seed(seed, "seed", where)
     if not isinstance(splits, Mapping):
         raise WriterError(
             f"{where}: splits must be a dict {{split: {{feature: values}}}}, got a {type(splits).__name__}", path=where
@@ -1194,7 +1190,7 @@ def write(
                 with _located(where, f"/{split}/{name}"):
                     layout = infer_layout(column, fspec, f"{where}:/{split}/{name}")
                     state.features[name] = w._new_feature(split, state, name, layout, fspec)
-            order = np.random.default_rng(seed).permutation(n) if shuffle else None
+            order = write_order(n, seed) if shuffle and seed is not None else None
             sample_bytes = max(1, sum(column_nbytes(c) for c in columns.values()) // max(1, n))
             step = max(1, BLOCK_BYTES // sample_bytes)
             for start in range(0, n, step):
