@@ -1,4 +1,4 @@
-"""Framework-free sampling: epoch orders, shuffle modes, shards across ranks, and resume state.
+"""Epoch orders for one rank: shuffle modes, shards across ranks, equal batch counts (:class:`Sampler`).
 
 The PyTorch and Keras adapters share this module, so both give the same
 batches for the same settings. It only computes sample indices; reading them
@@ -25,7 +25,8 @@ Shuffle modes
 Every mode gives each sample exactly once per epoch (before padding, see
 below), and its order depends only on ``(seed, epoch)`` and the plan's
 settings: the random generator of an epoch is
-``numpy.random.default_rng(numpy.random.SeedSequence((seed, epoch)))``.
+``numpy.random.default_rng(numpy.random.SeedSequence((seed, epoch)))``
+(:func:`h5ml.sampling.seeds.epoch_rng`).
 
 Shards and equal batch counts
 -----------------------------
@@ -47,121 +48,36 @@ ranks' shares are disjoint.
   ``N mod S`` samples at the end of the epoch order (different ones every
   shuffled epoch) are left out, and no sample is repeated.
 
-Resume
-------
-:meth:`Sampler.state_dict` records where an epoch stands (seed, epoch,
-batches handed to the training loop) together with the settings that decide
-the order and the file's fingerprint (§8.3). :meth:`Sampler.remaining_batches`
-gives back exactly the batches not yet handed out, on any rank, and refuses a
-state taken on another file or with other settings. The state holds no rank:
-all ranks hand out the same number of batches, so one saved state serves all.
-
-Ragged features
----------------
-``Sampler(..., lengths=feature.lengths())`` groups samples of similar length
-(from the offsets alone, §6.3) into the same global steps, so that padding a
-batch to its longest sample wastes little, on every rank and with resume.
-:func:`bucket_by_length` does the same for one process without a sampler.
+Resume and ragged features
+--------------------------
+:meth:`Sampler.state_dict` and :meth:`Sampler.load_state_dict` save and check
+where an epoch stands (:mod:`h5ml.sampling.resume`).
+``Sampler(..., lengths=feature.lengths(), pool_batches=32)`` groups samples
+of similar length (from the offsets alone, §6.3) into the same global steps,
+so that padding a batch to its longest sample wastes little, on every rank
+and with resume (:mod:`h5ml.sampling.buckets`).
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "SHUFFLE_MODES",
-    "STATE_VERSION",
-    "ResumePoint",
-    "Sampler",
-    "ShuffleMode",
-    "bucket_by_length",
-    "epoch_rng",
-]
+from h5ml.sampling.buckets import bucketed
+from h5ml.sampling.counts import count
+from h5ml.sampling.resume import ResumePoint, check_state, make_state
+from h5ml.sampling.seeds import epoch_rng
+
+__all__ = ["SHUFFLE_MODES", "Sampler", "ShuffleMode"]
 
 #: The shuffle modes, see the module docstring.
 ShuffleMode = Literal["none", "chunk", "full"]
 SHUFFLE_MODES: Final[tuple[ShuffleMode, ...]] = ("none", "chunk", "full")
 
-#: Version of the resume-state layout written by :meth:`Sampler.state_dict`.
-STATE_VERSION: Final = 1
-
-#: Keys of a resume state that must equal the sampler's own settings.
-_SETTINGS: Final = (
-    "num_samples",
-    "batch_size",
-    "shuffle",
-    "world_size",
-    "drop_last",
-    "chunk_rows",
-    "window_chunks",
-    "pool_batches",
-)
-#: Settings added after version 1 of the state, with the value a state without them stands for.
-_LATER_SETTINGS: Final[dict[str, Any]] = {"pool_batches": None}
-
 IndexArray = npt.NDArray[np.int64]
-
-
-def _count(value: Any, name: str, minimum: int) -> int:
-    """Return ``value`` as an ``int`` at least ``minimum``, or raise ValueError/TypeError naming it."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got the bool {value!r}")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}") from None
-    if number < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {number}")
-    return number
-
-
-def epoch_rng(seed: int, epoch: int) -> np.random.Generator:
-    """Return the random generator of one epoch.
-
-    Parameters
-    ----------
-    seed
-        The run's seed, an integer >= 0.
-    epoch
-        The epoch number, an integer >= 0.
-
-    Returns
-    -------
-    numpy.random.Generator
-        ``default_rng(SeedSequence((seed, epoch)))``: the same stream for the
-        same pair, independent streams for different pairs.
-
-    Raises
-    ------
-    ValueError
-        If ``seed`` or ``epoch`` is negative.
-    TypeError
-        If either is not an integer.
-    """
-    return np.random.default_rng(np.random.SeedSequence((_count(seed, "seed", 0), _count(epoch, "epoch", 0))))
-
-
-@dataclass(frozen=True)
-class ResumePoint:
-    """Where a resumed epoch starts.
-
-    Attributes
-    ----------
-    epoch
-        The epoch the state was taken in.
-    batches_done
-        The batches of that epoch already handed to the training loop; the
-        next batch to hand out is ``batches(epoch)[batches_done]``.
-    """
-
-    epoch: int
-    batches_done: int
 
 
 class Sampler:
@@ -180,11 +96,11 @@ class Sampler:
     chunk_rows
         Samples per chunk of the file (the reader's ``chunk_rows`` of the
         feature that dominates reading, §7.1). Required by ``"chunk"``; the
-        other modes ignore it (it is still recorded in the resume state).
+        other modes ignore it (their resume states record None).
     window_chunks
         ``"chunk"`` mode: consecutive chunks (in the shuffled chunk order)
         whose samples are permuted together, >= 1. Larger windows shuffle
-        better and read less sequentially.
+        better and read less sequentially. Ignored by the other modes.
     rank, world_size
         This process's rank in ``[0, world_size)`` and the number of ranks.
     drop_last
@@ -235,19 +151,19 @@ class Sampler:
     ) -> None:
         if shuffle not in SHUFFLE_MODES:
             raise ValueError(f"shuffle must be one of {', '.join(SHUFFLE_MODES)}; got {shuffle!r}")
-        self.num_samples = _count(num_samples, "num_samples", 0)
-        self.batch_size = _count(batch_size, "batch_size", 1)
+        self.num_samples = count(num_samples, "num_samples", 0)
+        self.batch_size = count(batch_size, "batch_size", 1)
         self.shuffle: ShuffleMode = shuffle
-        self.seed = _count(seed, "seed", 0)
-        self.chunk_rows = None if chunk_rows is None else _count(chunk_rows, "chunk_rows", 1)
+        self.seed = count(seed, "seed", 0)
+        self.chunk_rows = None if chunk_rows is None else count(chunk_rows, "chunk_rows", 1)
         if shuffle == "chunk" and self.chunk_rows is None:
             raise ValueError(
                 "shuffle='chunk' needs chunk_rows, the samples per chunk of the file; "
                 "pass the feature's chunk_rows from the reader, or choose shuffle='full'"
             )
-        self.window_chunks = _count(window_chunks, "window_chunks", 1)
-        self.world_size = _count(world_size, "world_size", 1)
-        self.rank = _count(rank, "rank", 0)
+        self.window_chunks = count(window_chunks, "window_chunks", 1)
+        self.world_size = count(world_size, "world_size", 1)
+        self.rank = count(rank, "rank", 0)
         if self.rank >= self.world_size:
             raise ValueError(f"rank must lie in [0, world_size={self.world_size}); got {self.rank}")
         self.drop_last = bool(drop_last)
@@ -263,7 +179,7 @@ class Sampler:
                     f"(a ragged feature's lengths(), §6.3); got {sizes.dtype} {sizes.shape}"
                 )
             self.lengths = sizes.astype(np.int64)
-            self.pool_batches = _count(pool_batches, "pool_batches", 1)
+            self.pool_batches = count(pool_batches, "pool_batches", 1)
 
     def __repr__(self) -> str:
         return (
@@ -332,9 +248,7 @@ class Sampler:
             order = self._chunk_order(rng)
         if self.lengths is None or self.pool_batches is None:
             return order
-        return _bucketed(
-            order, self.lengths, self.step_size, self.pool_batches, rng if self.shuffle != "none" else None
-        )
+        return bucketed(order, self.lengths, self.step_size, self.pool_batches, rng if self.shuffle != "none" else None)
 
     def _chunk_order(self, rng: np.random.Generator) -> IndexArray:
         rows = cast(int, self.chunk_rows)
@@ -390,7 +304,7 @@ class Sampler:
             out.append(tail[self.rank * size : (self.rank + 1) * size])
         return [np.ascontiguousarray(b, dtype=np.int64) for b in out]
 
-    # -- resume --------------------------------------------------------------------------------
+    # -- resume (h5ml.sampling.resume) ---------------------------------------------------------
 
     def state_dict(self, epoch: int, batches_done: int) -> dict[str, Any]:
         """Return the resume state after ``batches_done`` batches of ``epoch`` were handed out.
@@ -411,39 +325,19 @@ class Sampler:
         dict
             Plain ``int``/``str``/``bool``/``None`` values (JSON- and
             pickle-friendly): ``version``, ``fingerprint``, ``seed``,
-            ``epoch``, ``batches_done`` and the settings that decide the
-            order (``num_samples``, ``batch_size``, ``shuffle``,
-            ``world_size``, ``drop_last``, ``chunk_rows``, ``window_chunks``).
+            ``epoch``, ``batches_done`` and the settings (``num_samples``,
+            ``batch_size``, ``shuffle``, ``world_size``, ``drop_last``,
+            ``chunk_rows``, ``window_chunks``, ``pool_batches``); those that
+            do not decide the order in this shuffle mode (``chunk_rows`` and
+            ``window_chunks`` outside ``"chunk"``) are None, so that equal
+            orders give equal states (:mod:`h5ml.sampling.resume`).
 
         Raises
         ------
         ValueError
             If ``epoch`` is negative or ``batches_done`` is out of range.
         """
-        epoch = _count(epoch, "epoch", 0)
-        batches_done = self._check_done(_count(batches_done, "batches_done", 0))
-        return {
-            "version": STATE_VERSION,
-            "fingerprint": self.fingerprint,
-            "seed": self.seed,
-            "epoch": epoch,
-            "batches_done": batches_done,
-            "num_samples": self.num_samples,
-            "batch_size": self.batch_size,
-            "shuffle": self.shuffle,
-            "world_size": self.world_size,
-            "drop_last": self.drop_last,
-            "chunk_rows": self.chunk_rows,
-            "window_chunks": self.window_chunks,
-            "pool_batches": self.pool_batches,
-        }
-
-    def _check_done(self, batches_done: int) -> int:
-        if batches_done > self.num_batches:
-            raise ValueError(
-                f"batches_done={batches_done} exceeds the {self.num_batches} batches of an epoch of {self!r}"
-            )
-        return batches_done
+        return make_state(self, epoch, batches_done)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> ResumePoint:
         """Check a resume state against this sampler and return where to resume.
@@ -454,8 +348,8 @@ class Sampler:
         Parameters
         ----------
         state
-            A mapping made by :meth:`state_dict` (possibly on another rank or
-            in another process).
+            A mapping made by :meth:`state_dict` (possibly on another rank, in
+            another process, or by the other framework adapter).
 
         Returns
         -------
@@ -467,34 +361,14 @@ class Sampler:
         ValueError
             If a key is missing, the version is unknown, the fingerprint
             differs (a state taken on another file), or a setting that decides
-            the order (batch size, shuffle mode, world size, sample count,
-            drop_last, chunk_rows, window_chunks) differs from this sampler's.
+            the order in this sampler's mode differs from this sampler's:
+            batch size, shuffle mode, world size, sample count, drop_last and
+            pool_batches always, chunk_rows and window_chunks in ``"chunk"``
+            mode (:func:`h5ml.sampling.resume.order_settings`).
         """
-        state = {**_LATER_SETTINGS, **state}
-        missing = [k for k in ("version", "fingerprint", "seed", "epoch", "batches_done", *_SETTINGS) if k not in state]
-        if missing:
-            raise ValueError(f"not a sampler resume state: missing {', '.join(missing)}; pass a Sampler.state_dict()")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(
-                f"resume state version {state['version']!r} is not supported (this h5ml writes {STATE_VERSION})"
-            )
-        if state["fingerprint"] != self.fingerprint:
-            raise ValueError(
-                f"the resume state was taken on another file: its fingerprint is {state['fingerprint']!r}, "
-                f"this file's is {self.fingerprint!r}; resume on the file the state was saved with"
-            )
-        differ = [
-            f"{k}: state {state[k]!r}, sampler {getattr(self, k)!r}" for k in _SETTINGS if state[k] != getattr(self, k)
-        ]
-        if differ:
-            raise ValueError(
-                "the resume state was taken with other sampling settings ("
-                + "; ".join(differ)
-                + "); rebuild the sampler with the state's settings to resume"
-            )
-        self.seed = _count(state["seed"], "seed", 0)
-        epoch = _count(state["epoch"], "epoch", 0)
-        return ResumePoint(epoch, self._check_done(_count(state["batches_done"], "batches_done", 0)))
+        seed, point = check_state(self, state)
+        self.seed = seed
+        return point
 
     def remaining_batches(self, state: Mapping[str, Any]) -> list[IndexArray]:
         """Return this rank's batches of the state's epoch that had not been handed out.
@@ -517,79 +391,3 @@ class Sampler:
         """
         point = self.load_state_dict(state)
         return self.batches(point.epoch)[point.batches_done :]
-
-
-def bucket_by_length(
-    lengths: npt.ArrayLike,
-    batch_size: int,
-    seed: int,
-    epoch: int,
-    *,
-    pool_batches: int = 32,
-) -> list[IndexArray]:
-    """Group samples of similar length into batches, from the lengths alone (§6.3).
-
-    The samples are shuffled, cut into pools of ``pool_batches * batch_size``
-    samples, each pool is sorted by length (stable) and cut into batches, and
-    the order of all batches is shuffled. Within a pool the batches hold
-    consecutive lengths, so padding to the longest sample of a batch wastes
-    little; the pools keep the epochs random. It does not shard: give each
-    rank its own share of the samples first, or use it with one rank.
-
-    Parameters
-    ----------
-    lengths
-        Integer array of shape ``(N,)``, the length of each sample
-        (``numpy.diff(offsets)`` of a ragged feature, no payload read).
-    batch_size
-        Samples per batch, >= 1; the last batch of each pool may be shorter.
-    seed, epoch
-        Select the random generator (:func:`epoch_rng`), both >= 0.
-    pool_batches
-        Batches per pool, >= 1. ``pool_batches >= ceil(N / batch_size)`` sorts
-        the whole epoch at once (tightest buckets).
-
-    Returns
-    -------
-    list of numpy.ndarray
-        int64 index arrays; each sample appears in exactly one of them.
-
-    Raises
-    ------
-    ValueError
-        If ``lengths`` is not one-dimensional, or a count is out of range.
-    """
-    sizes = np.asarray(lengths)
-    if sizes.ndim != 1:
-        raise ValueError(f"lengths must be a 1-D array of per-sample lengths, got shape {sizes.shape}")
-    batch_size = _count(batch_size, "batch_size", 1)
-    pool_batches = _count(pool_batches, "pool_batches", 1)
-    rng = epoch_rng(seed, epoch)
-    order = rng.permutation(len(sizes)).astype(np.int64, copy=False)
-    out: list[IndexArray] = []
-    pool = pool_batches * batch_size
-    for start in range(0, len(order), pool):  # pools sorted one by one, so each last batch stays in its pool
-        members = _bucketed(order[start : start + pool], sizes, batch_size, pool_batches, None)
-        out.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
-    return [out[i] for i in rng.permutation(len(out))]
-
-
-def _bucketed(
-    order: IndexArray, lengths: npt.NDArray[Any], step: int, pool_batches: int, rng: np.random.Generator | None
-) -> IndexArray:
-    """Reorder an epoch so that each step of ``step`` samples holds samples of similar length.
-
-    ``order`` is cut into pools of ``pool_batches * step`` samples; each pool
-    is sorted by length (stable, so ties keep the shuffled order) and cut into
-    steps. With ``rng``, the whole steps are then shuffled (a shorter last step
-    stays last, so sharding and padding are unchanged); without, they stay in
-    pool order. A permutation of ``order``.
-    """
-    pool = pool_batches * step
-    parts = [order[i : i + pool] for i in range(0, len(order), pool)]
-    ordered = np.concatenate([p[np.argsort(lengths[p], kind="stable")] for p in parts]) if parts else order
-    whole = len(ordered) // step
-    if rng is None or whole < 2:
-        return ordered
-    steps = ordered[: whole * step].reshape(whole, step)[rng.permutation(whole)]
-    return np.concatenate([steps.reshape(-1), ordered[whole * step :]])

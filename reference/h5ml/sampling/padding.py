@@ -1,10 +1,11 @@
 """Padding of ragged samples into one batch array, with lengths and a mask (§6.3, case C05).
 
-A ragged feature's batch is a list of arrays of different lengths (see
-:mod:`h5ml.reader.features`). Training frameworks want one rectangular array:
+A ragged feature's batch is a list of arrays of different lengths (the
+reader's batch value of it). Training frameworks want one rectangular array:
 :func:`pad_ragged` pads every sample to the longest of the batch and returns
 what the model needs to ignore the padding. The framework adapters convert
-the three arrays to their own tensors; the logic lives here once.
+the three arrays to their own tensors; the logic lives here once, and
+:mod:`h5ml.sampling.batches` applies it to each feature of a batch.
 """
 
 from __future__ import annotations
