@@ -1,15 +1,17 @@
-"""PyTorch adapter for h5ml files (``pip install "h5ml[torch]"``).
+"""PyTorch adapter for h5ml files (``pip install "h5ml[torch]"``): the core's batches as tensors.
 
-The only package of the project that imports torch. It reads through the
-reference reader's public API (:func:`h5ml.open`, ``Split.read``) and takes
-its orders, shuffles, shards and resume states from :mod:`h5ml.sampling`.
+The only package of the project that imports torch. Everything but the
+tensors comes from the core: the shuffle modes, shards, length buckets,
+epoch cursor and resume states from :mod:`h5ml.sampling`; the batch arrays
+(ragged features padded, with ``<name>_lengths`` and ``<name>_mask``) from
+:mod:`h5ml.sampling.batches`; the reader opened once per process, and image
+decoding, from :class:`h5ml.reader.source.SplitSource`.
 
 The fast path
 -------------
-Give the ``DataLoader`` a *batch sampler*: each worker then receives a whole
-batch of indices and the dataset's ``__getitems__`` reads it with one reader
-call (the reader groups the rows by chunk), instead of one HDF5 read per
-sample::
+Give the ``DataLoader`` a *batch sampler*: each worker then reads a whole
+batch with one reader call (``__getitems__``; the reader groups the rows by
+chunk), instead of one HDF5 read per sample::
 
     from torch.utils.data import DataLoader
     from h5ml_torch import H5MLDataset, H5MLBatchSampler, H5MLLoader, collate
@@ -25,17 +27,9 @@ sample::
 ``H5MLLoader(data, sampler, num_workers=2)`` builds that same ``DataLoader``
 and also counts the batches handed to the training loop, so that
 ``loader.state_dict()`` / ``loader.load_state_dict(state)`` resume mid-epoch
-exactly (also with another ``num_workers``; refused on another file, §8.3).
-
-Shuffle modes (each sample exactly once per epoch, deterministic given
-``(seed, epoch)``): ``"none"`` file order, sequential reads; ``"chunk"``
-chunks in random order and samples permuted within windows of chunks,
-near-sequential reads; ``"full"`` a uniform permutation, random reads.
-
-Ranks: ``H5MLBatchSampler`` reads ``torch.distributed`` (or takes ``rank`` and
-``world_size``) and gives every rank a disjoint share with the same number of
-batches. Ragged features are padded by :func:`collate` with
-``<name>_lengths`` and ``<name>_mask``.
+exactly (also with another ``num_workers``, or in the Keras adapter; refused
+on another file, §8.3). ``H5MLBatchSampler`` reads the ranks from
+``torch.distributed``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The fast ``DataLoader`` set-up, plus a count of the batches handed to the training loop for resume.
 
 A ``DataLoader`` prefetches batches in its workers, so neither the dataset
-nor the sampler knows how many batches the training loop has received.
-:class:`H5MLLoader` iterates the ``DataLoader`` and counts what it yields;
-its :meth:`~H5MLLoader.state_dict` is the sampler's state at that count.
+nor the sampler knows how many batches the training loop has received:
+:class:`H5MLLoader` records what it yields on the sampler's epoch cursor
+(:class:`h5ml.sampling.EpochCursor`), whose state is then exact.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["H5MLLoader"]
 
 
 class H5MLLoader:
-    """``DataLoader(dataset, batch_sampler=sampler, collate_fn=collate)`` that counts batches handed out.
+    """``DataLoader(dataset, batch_sampler=sampler, collate_fn=collate)`` that records the batches handed out.
 
     Parameters
     ----------
@@ -33,14 +33,12 @@ class H5MLLoader:
         Default :func:`h5ml_torch.collate.collate`.
     **loader_options
         Passed to ``torch.utils.data.DataLoader`` (``num_workers``,
-        ``multiprocessing_context``, ``persistent_workers``,
-        ``pin_memory``, ``prefetch_factor`` ...); not ``batch_size``,
+        ``persistent_workers``, ``pin_memory`` ...); not ``batch_size``,
         ``shuffle``, ``sampler`` or ``drop_last``, which the sampler owns.
 
     Notes
     -----
-    Each worker receives a whole batch of indices and reads it with one
-    reader call (``H5MLDataset.__getitems__``). Resume::
+    Resume, after the training step on the last batch counted::
 
         state = loader.state_dict()       # after k batches reached the loop
         ...                               # new process, any num_workers
@@ -60,50 +58,34 @@ class H5MLLoader:
         self.dataloader: DataLoader[dict[str, Any]] = DataLoader(
             dataset, batch_sampler=sampler, collate_fn=collate_fn, **loader_options
         )
-        self._start = 0
-        self._count = 0
 
     def __len__(self) -> int:
         return len(self.dataloader)
 
     def __iter__(self) -> Iterator[Any]:
-        """Yield the collated batches of the sampler's current epoch, counting each one handed out."""
-        self._start, self._count = self.sampler.resume_from, 0
-        for batch in self.dataloader:
-            self._count += 1
-            yield batch
+        """Yield the collated batches of the sampler's current epoch, recording each one handed out."""
+        return self.sampler.hand_out_each(self.dataloader)
 
     @property
     def batches_done(self) -> int:
-        """Batches of the current epoch handed to the training loop so far (counted from the epoch start).
-
-        A batch counts as soon as it is yielded: take the state after the
-        training step on it, so that a resume does not repeat it.
-        """
-        return self._start + self._count
+        """Batches of the current epoch handed to the training loop (:attr:`h5ml.sampling.EpochCursor.batches_done`)."""
+        return self.sampler.batches_done
 
     def set_epoch(self, epoch: int) -> None:
-        """Select the epoch of the next iteration (see :meth:`H5MLBatchSampler.set_epoch`)."""
+        """Select the epoch of the next iteration (:meth:`h5ml.sampling.EpochCursor.set_epoch`)."""
         self.sampler.set_epoch(epoch)
-        self._start = self._count = 0
 
     def state_dict(self) -> dict[str, Any]:
-        """Return the resume state: the current epoch with :attr:`batches_done` batches handed out.
-
-        Returns
-        -------
-        dict
-            See :meth:`h5ml.sampling.Sampler.state_dict`.
-        """
+        """Return the resume state after :attr:`batches_done` batches (:meth:`h5ml.sampling.EpochCursor.state_dict`)."""
         return self.sampler.state_dict(self.batches_done)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Resume from ``state``: the next iteration yields the batches not handed out.
+        """Resume from ``state`` (of either adapter): the next iteration yields the batches not handed out.
 
         Raises
         ------
         ValueError
-            If the state belongs to another file or other settings.
+            If the state belongs to another file or other settings
+            (:meth:`h5ml.sampling.EpochCursor.load_state_dict`).
         """
         self.sampler.load_state_dict(state)
-        self._start, self._count = self.sampler.resume_from, 0

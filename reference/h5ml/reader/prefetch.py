@@ -1,4 +1,4 @@
-"""Read batches ahead in worker threads or processes, and hand them out by key, in any order.
+"""Read batches ahead in worker threads or processes, and hand them out by key, in any order (:class:`BatchFeed`).
 
 A training loop asks for batch ``(epoch, i)``; :class:`Prefetcher` has
 already submitted the next few batches of the epoch's order to a pool, so the
@@ -8,8 +8,10 @@ loop asks in, and batches of another epoch are dropped. Worker processes
 (``forkserver`` where available, else ``spawn``; a script that uses them
 needs the ``if __name__ == "__main__":`` guard) read with their own reader:
 they open each file once (a :class:`h5ml.reader.source.SplitSource` per process),
-never an inherited or pickled handle. Framework-free: the Keras adapter uses
-it, any numpy-fed loop can.
+never an inherited or pickled handle. :class:`BatchFeed` serves the batches
+of an epoch cursor (:class:`h5ml.sampling.EpochCursor`) this way, or reads
+them in the calling thread when there are no workers. Framework-free: the
+Keras adapter uses it, any numpy-fed loop can.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from h5ml.reader.source import SplitSource
+from h5ml.reader.source import BatchTransform, SplitSource
+from h5ml.sampling import EpochCursor
 
-__all__ = ["Prefetcher", "read_arrays", "stop_pool"]
+__all__ = ["BatchFeed", "Prefetcher", "read_arrays", "stop_pool"]
 
 #: This process's open sources, by their settings: a worker opens each file once.
 _SOURCES: dict[tuple[Any, ...], SplitSource] = {}
@@ -36,7 +39,7 @@ def read_arrays(
     source: SplitSource,
     indices: Sequence[int] | np.ndarray,
     pad_value: float = 0,
-    transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    transform: BatchTransform | None = None,
 ) -> dict[str, Any]:
     """Read one batch as numpy arrays with this process's reader of ``source`` (:meth:`SplitSource.read_arrays`).
 
@@ -47,9 +50,7 @@ def read_arrays(
     """
     state = source.__getstate__()
     key = tuple((name, state[name]) for name in sorted(state))
-    mine = _SOURCES.setdefault(key, source)
-    arrays = mine.read_arrays(indices, pad_value)
-    return arrays if transform is None else transform(arrays)
+    return _SOURCES.setdefault(key, source).read_arrays(indices, pad_value, transform)
 
 
 def stop_pool(pool: Executor) -> None:
@@ -147,3 +148,97 @@ class Prefetcher:
         if self._pool is not None:
             self._finalizer()  # runs stop_pool once; later calls (at exit) do nothing
             self._pool = None
+
+
+class BatchFeed:
+    """The batches of an epoch cursor as numpy arrays: read in the calling thread, or ahead by a pool.
+
+    Parameters
+    ----------
+    source
+        The split to read (only its settings travel to worker processes).
+    pad_value, transform
+        As :meth:`h5ml.reader.source.SplitSource.read_arrays`: the padding
+        value, and a ``dict -> dict`` run on each batch's arrays where the
+        batch is read (in the worker; it must pickle for worker processes:
+        a module-level function).
+    workers, processes
+        Read with ``workers`` threads, or that many processes with
+        ``processes=True``; one thread and no processes read in the calling
+        thread, without a pool.
+    depth
+        Batches read ahead of the one asked for, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``workers`` or ``depth`` is below 1.
+    """
+
+    def __init__(
+        self,
+        source: SplitSource,
+        *,
+        pad_value: float = 0,
+        transform: BatchTransform | None = None,
+        workers: int = 1,
+        processes: bool = False,
+        depth: int = 10,
+    ) -> None:
+        if workers < 1 or depth < 1:
+            raise ValueError(f"workers and depth must be >= 1, got {workers} and {depth}")
+        self.source = source
+        self.pad_value = pad_value
+        self.transform = transform
+        self.workers = int(workers)
+        self.processes = bool(processes)
+        self.depth = int(depth)
+        self._prefetcher: Prefetcher | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_prefetcher": None}  # a pool is never copied
+
+    def read(self, indices: Sequence[int] | np.ndarray) -> dict[str, Any]:
+        """Read samples ``indices`` in the calling thread: their batch arrays, transformed."""
+        return self.source.read_arrays(indices, self.pad_value, self.transform)
+
+    def batch(self, cursor: EpochCursor, index: int) -> dict[str, Any]:
+        """Return batch ``index`` of those left in the cursor's epoch, and record it as handed out.
+
+        With workers, the next ``depth`` batches of the epoch are submitted
+        too. Results are kept by (epoch, seed, position in the epoch), so a
+        batch is never served in another's place, whatever order they are
+        asked in; pending batches of another epoch or order are dropped.
+
+        Raises
+        ------
+        IndexError
+            If ``index`` is outside ``[0, cursor.num_batches)``.
+        Exception
+            Whatever reading the batch raised.
+        """
+        indices = cursor.batch(index)
+        if self.workers == 1 and not self.processes:
+            arrays = self.read(indices)
+        else:
+            if self._prefetcher is None:
+                self._prefetcher = Prefetcher(self.workers, self.processes, self.depth)
+            order = (cursor.epoch, cursor.sampler.seed)
+            self._prefetcher.forget(lambda key: isinstance(key, tuple) and key[:2] == order)
+            ahead = [
+                ((*order, cursor.resume_from + j), self._arguments(cursor.batch(j)))
+                for j in range(index, min(cursor.num_batches, index + self.depth + 1))
+            ]
+            arrays = self._prefetcher.get(ahead[0][0], ahead)
+        cursor.hand_out(index)
+        return arrays
+
+    def _arguments(self, indices: np.ndarray) -> Callable[[], tuple[Any, ...]]:
+        return lambda: (self.source, indices, self.pad_value, self.transform)
+
+    def close(self) -> None:
+        """Stop the pool (it restarts on the next batch) and close this process's reader."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+            self._prefetcher = None
+        self.source.close()

@@ -4,24 +4,40 @@ Training frameworks copy their dataset objects into worker processes: by
 ``fork`` (the child inherits the parent's open HDF5 file, which must not be
 used there) or by pickling (``spawn``, ``forkserver``; an h5py object cannot
 be pickled, case C02). A :class:`SplitSource` therefore holds the file's path,
-the split name and the features to read, and opens its own reader with
-:func:`h5ml.open` the first time it is used in each process. It pickles as
-those three values. The PyTorch and Keras adapters build on it, so that the
-rule lives in one place.
+the split name, the features to read and how to decode images, and opens its
+own reader with :func:`h5ml.open` the first time it is used in each process.
+It pickles as those five values (``path``, ``split``, ``features``,
+``decode_images``, ``color``).
+
+The PyTorch and Keras adapters build on it, so that each rule lives in one
+place: the batch as numpy arrays (:meth:`SplitSource.read_arrays`, with
+:mod:`h5ml.sampling.batches` and the transform run where the batch is read),
+image decoding (``decode_images``), and the sampler of the split
+(:meth:`SplitSource.sampler`: the same settings give the same batches and
+resume states in both).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.reader.dataset import Dataset, Split, open
+from h5ml.reader import Dataset, Split, open
+from h5ml.sampling import Sampler, ShuffleMode
+from h5ml.sampling.batches import ColumnBatch, batch_arrays, feature_of_key
 
-__all__ = ["SplitSource"]
+__all__ = ["BatchTransform", "SampleTransform", "SplitSource"]
+
+#: Per-batch transform: takes and returns the dict of one batch's arrays (key -> array), run where the batch is read.
+BatchTransform = Callable[[dict[str, Any]], dict[str, Any]]
+#: Per-sample transform: takes and returns one sample's dict, run where the batch is read.
+SampleTransform = Callable[[dict[str, Any]], dict[str, Any]]
+#: A :class:`~h5ml.sampling.ColumnBatch`, or a framework adapter's subclass of it.
+_Batch = TypeVar("_Batch", bound=ColumnBatch)
 
 
 class SplitSource:
@@ -102,7 +118,7 @@ class SplitSource:
 
         Returns
         -------
-        h5ml.reader.dataset.Split
+        h5ml.Split
             The split, from a reader owned by the calling process (a reader
             inherited through ``fork`` is left to the parent, never used).
 
@@ -233,8 +249,93 @@ class SplitSource:
             )
         return np.asarray(lengths(), dtype=np.int64)
 
+    def features_of(self, keys: Iterable[str]) -> list[str]:
+        """Return the features whose batch arrays hold ``keys``, each once, in order of first use.
+
+        Parameters
+        ----------
+        keys
+            Keys of :meth:`read_arrays`: feature names, or ``<name>_lengths`` /
+            ``<name>_mask`` of a ragged feature or of decoded images.
+
+        Raises
+        ------
+        ValueError
+            If a key names no feature of the split read (the message lists them).
+        """
+        encodings = self.encodings
+        features: list[str] = []
+        for key in keys:
+            base = feature_of_key(key, encodings)
+            if base is None:
+                raise ValueError(
+                    f"{self.path}: split {self.split!r} has no feature {key!r} (and it is not the _lengths or "
+                    f"_mask of a ragged feature); features: {', '.join(encodings)}"
+                )
+            if base not in features:
+                features.append(base)
+        return features
+
+    def sampler(
+        self,
+        batch_size: int,
+        *,
+        shuffle: ShuffleMode = "none",
+        seed: int = 0,
+        drop_last: bool = False,
+        rank: int | None = None,
+        world_size: int | None = None,
+        chunk_rows: int | None = None,
+        window_chunks: int = 8,
+        bucket_by: str | None = None,
+        pool_batches: int = 32,
+    ) -> Sampler:
+        """Return the :class:`h5ml.sampling.Sampler` of this split, as every framework adapter builds it.
+
+        The file gives the sample count (§5.3), the fingerprint (§8.3), the
+        chunk rows of ``"chunk"`` mode (:meth:`chunk_rows`, §7.1) and the
+        lengths to bucket by (from the offsets alone, §6.3): the same settings
+        give the same batches and the same resume states in every adapter.
+
+        Parameters
+        ----------
+        batch_size, shuffle, seed, drop_last, window_chunks, pool_batches
+            As :class:`h5ml.sampling.Sampler`.
+        rank, world_size
+            This process's rank and the number of ranks; None stands for 0
+            and 1 (one process).
+        chunk_rows
+            Samples per chunk for ``"chunk"`` mode; default :meth:`chunk_rows`
+            (read from the file in that mode only).
+        bucket_by
+            Name of a ragged or bytes feature: batches hold samples of
+            similar length (``lengths`` of the sampler, :meth:`lengths`).
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :class:`h5ml.sampling.Sampler`; :meth:`lengths` for a
+            ``bucket_by`` that is not ragged or bytes.
+        """
+        if shuffle == "chunk" and chunk_rows is None:
+            chunk_rows = self.chunk_rows()
+        return Sampler(
+            self.num_samples,
+            batch_size,
+            shuffle=shuffle,
+            seed=seed,
+            chunk_rows=chunk_rows,
+            window_chunks=window_chunks,
+            rank=0 if rank is None else rank,
+            world_size=1 if world_size is None else world_size,
+            drop_last=drop_last,
+            fingerprint=self.fingerprint,
+            lengths=None if bucket_by is None else self.lengths(bucket_by),
+            pool_batches=pool_batches,
+        )
+
     def read(self, indices: Any) -> dict[str, Any]:
-        """Read samples of the chosen features with one :meth:`h5ml.reader.dataset.Split.read` call (§6).
+        """Read samples of the chosen features with one ``Split.read`` call (§6).
 
         Parameters
         ----------
@@ -244,7 +345,7 @@ class SplitSource:
         Returns
         -------
         dict
-            Feature name -> the reader's value (see :mod:`h5ml.reader.features`).
+            Feature name -> the reader's value (decoded images as uint8 arrays).
 
         Raises
         ------
@@ -257,7 +358,40 @@ class SplitSource:
             values[name] = self._decode(name, values[name])
         return values
 
-    def read_arrays(self, indices: Any, pad_value: float = 0) -> dict[str, Any]:
+    def read_batch(self, indices: Any, kind: type[_Batch], transform: SampleTransform | None = None) -> _Batch:
+        """Read samples with one reader call and return them as a :class:`~h5ml.sampling.ColumnBatch`.
+
+        Parameters
+        ----------
+        indices
+            Sample indices in any order, duplicates allowed (a sequence or 1-D integer array).
+        kind
+            The batch class: :class:`~h5ml.sampling.ColumnBatch`, or a
+            subclass that converts the samples' values (a framework's tensors).
+        transform
+            Optional callable ``dict -> dict`` applied to each sample (as
+            ``kind`` converts it), here: in the worker that reads the batch.
+
+        Returns
+        -------
+        ColumnBatch
+            The columns read and their encodings; with ``transform``, the
+            transformed samples instead of the columns.
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-N, N)``.
+        """
+        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+        batch = kind(self.read(rows), dict(self._encodings), None, len(rows))
+        if transform is None:
+            return batch
+        return kind(None, batch.encodings, [transform(sample) for sample in batch], len(rows))
+
+    def read_arrays(
+        self, indices: Any, pad_value: float = 0, transform: BatchTransform | None = None
+    ) -> dict[str, Any]:
         """Read samples with one reader call and return the batch as numpy arrays, one per key (§6).
 
         For frameworks fed numpy arrays (Keras, JAX): every value is one array
@@ -269,42 +403,29 @@ class SplitSource:
             Sample indices in any order, duplicates allowed (a sequence or 1-D integer array).
         pad_value
             Value written in the padding of ragged features and images of several sizes.
+        transform
+            Optional callable ``dict -> dict`` applied to the arrays, here (in
+            the worker that reads the batch): augmentation.
 
         Returns
         -------
         dict
-            Key -> numpy array of first axis R: dense features in their stored
-            dtype ``(R, *sample_shape)``; categorical codes int64 ``(R,)``;
-            strings a ``str`` array ``(R,)``; bytes an object array ``(R,)``;
-            ragged features padded ``(R, L, ...)`` (:func:`h5ml.sampling.padding.pad_ragged`)
+            Key -> numpy array of first axis R (:func:`h5ml.sampling.batches.batch_arrays`):
+            dense features in their stored dtype ``(R, *sample_shape)``;
+            categorical codes int64 ``(R,)``; strings a ``str`` array ``(R,)``;
+            bytes an object array ``(R,)``; ragged features padded ``(R, L, ...)``
             plus ``<name>_lengths`` and ``<name>_mask``; decoded images
-            ``(R, H, W, C)`` uint8, padded with lengths and mask when their sizes differ.
+            ``(R, H, W, C)`` uint8, padded with lengths and mask when their sizes
+            differ. Then what ``transform`` returns.
 
         Raises
         ------
         IndexError
             If an index is outside ``[-N, N)``.
         """
-        from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
-
         columns = self.read(np.asarray(indices, dtype=np.int64).reshape(-1))
-        arrays: dict[str, Any] = {}
-        for name, values in columns.items():
-            encoding = self._encodings[name]
-            if encoding == "ragged":
-                arrays[name], arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = pad_ragged(values, pad_value)
-            elif encoding == "image":
-                batch, lengths, mask = stack_or_pad(values, pad_value)
-                arrays[name] = batch
-                if lengths is not None and mask is not None:
-                    arrays[name + LENGTHS_SUFFIX], arrays[name + MASK_SUFFIX] = lengths, mask
-            elif encoding == "string":
-                arrays[name] = np.array(list(values), dtype=np.str_)
-            elif encoding == "bytes":
-                arrays[name] = np.array([*values, b""], dtype=object)[:-1]  # 1-D, even when all have one length
-            else:
-                arrays[name] = values
-        return arrays
+        arrays = batch_arrays(columns, self._encodings, pad_value)
+        return arrays if transform is None else transform(arrays)
 
     def _decode(self, name: str, value: Any) -> Any:
         """Decode one feature's encoded images: one ``bytes`` (a single sample) or a list of them."""
