@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 import warnings
@@ -718,6 +719,99 @@ def test_fit_follows_the_sampler_epochs_and_resumes(small: Path) -> None:
     model = _recorder()
     model.fit(resumed, epochs=1, shuffle=False, verbose=0)
     assert model.seen == [_ids(ds[i][0]) for i in range(3, 10)]
+
+
+def _rechunked(src: Path, dst: Path, rows: int) -> Path:
+    """A copy of ``src`` whose float features are stored in chunks of ``rows`` samples: the same content, the same
+    fingerprint (§8.1)."""
+    shutil.copyfile(src, dst)
+    with h5py.File(dst, "r+") as f:
+        for name in [n for n, obj in f["train"].items() if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f"]:
+            old = f["train"][name]
+            data, attrs = old[...], [(key, old.attrs[key], old.attrs.get_id(key).dtype) for key in old.attrs]
+            del f["train"][name]
+            new = f["train"].create_dataset(name, data=data, chunks=(rows, *data.shape[1:]))
+            for key, value, dtype in attrs:
+                new.attrs.create(key, value, dtype=dtype)
+    return dst
+
+
+def _torch_ids(batch: dict[str, Any]) -> list[int]:
+    return [int(v) for v in batch["x"][:, 0]]
+
+
+@pytest.mark.parametrize("mode", ["none", "chunk", "full"])
+def test_resume_states_cross_the_adapters(small: Path, mode: str) -> None:
+    """adapters/README.md: a state taken by the PyTorch H5MLLoader after 3 batches equals the Keras dataset's at
+    the same point, and a fresh H5MLPyDataset loading it serves exactly the remaining batches (the same sample ids);
+    a Keras state after 4 batches served resumes a PyTorch sampler and loader at batch 4, on another rank too."""
+    from h5ml_torch import H5MLBatchSampler, H5MLDataset, H5MLLoader
+
+    options: dict[str, Any] = {"shuffle": mode, "seed": 11}
+    data = H5MLDataset(small, "train", features=["x"])
+    loader = H5MLLoader(data, H5MLBatchSampler(data, 4, **options))
+    loader.set_epoch(2)
+    whole = [_torch_ids(batch) for batch in loader]
+    head = []
+    for batch in loader:
+        head.append(_torch_ids(batch))
+        if len(head) == 3:
+            break
+    state = json.loads(json.dumps(loader.state_dict()))
+    keras_at_3 = H5MLPyDataset(small, "train", 4, inputs="x", targets="label", **options)
+    keras_at_3.set_epoch(2)
+    assert keras_at_3.state_dict(batches_done=3) == state and state["batches_done"] == 3
+
+    resumed = H5MLPyDataset(small, "train", 4, inputs="x", targets="label", **options)
+    resumed.load_state_dict(state)
+    assert (resumed.epoch, len(resumed)) == (2, 7)
+    assert head + [_ids(resumed[i][0]) for i in range(len(resumed))] == whole == _chunks(_expected(resumed, 2), 4)
+
+    served = H5MLPyDataset(small, "train", 4, inputs="x", targets="label", **options)
+    served.set_epoch(2)
+    for index in range(4):
+        served[index]
+    back = json.loads(json.dumps(served.state_dict()))  # counts the batches served
+    assert back["batches_done"] == 4 and (served.sampler.rank, served.sampler.world_size) == (0, 1)
+    again = H5MLLoader(data, H5MLBatchSampler(data, 4, **options))
+    again.load_state_dict(back)
+    assert [_torch_ids(batch) for batch in again] == whole[4:]
+
+    shards = [H5MLPyDataset(small, "train", 4, inputs="x", rank=r, world_size=2, **options) for r in (0, 1)]
+    shards[0].set_epoch(1)
+    sharded = shards[0].state_dict(batches_done=2)  # the state holds no rank: it resumes rank 1 too
+    rank1 = H5MLBatchSampler(data, 4, rank=1, world_size=2, **options)
+    rank1.load_state_dict(sharded)
+    assert list(rank1) == [b.tolist() for b in shards[1].sampler.batches(1)[2:]]
+
+
+def _chunks(ids: list[int], size: int) -> list[list[int]]:
+    return [ids[k : k + size] for k in range(0, len(ids), size)]
+
+
+def test_states_of_none_and_full_load_whatever_the_chunking(small: Path, tmp_path: Path) -> None:
+    """§8.1: the same samples in chunks of 4 keep the fingerprint; a "full" or "none" state of the PyTorch sampler
+    (which reads chunk_rows from the file) resumes the Keras dataset on the rechunked file, and back; a "chunk"
+    state, whose order depends on the chunks, is refused there."""
+    from h5ml_torch import H5MLBatchSampler, H5MLDataset
+
+    other = _rechunked(small, tmp_path / "rechunked.h5ml", rows=4)
+    with h5ml.open(small) as a, h5ml.open(other) as b:
+        assert a.fingerprint == b.fingerprint is not None
+        assert a["train"].feature("x").chunk_rows != b["train"].feature("x").chunk_rows == 4
+    for mode in ("none", "full"):
+        sampler = H5MLBatchSampler(H5MLDataset(small, "train"), 4, shuffle=mode, seed=3, chunk_rows=16)
+        sampler.set_epoch(1)
+        state = sampler.state_dict(batches_done=3)
+        keras = H5MLPyDataset(other, "train", 4, inputs="x", shuffle=mode, seed=0, window_chunks=2)
+        keras.load_state_dict(state)
+        assert [_ids(keras[i][0]) for i in range(len(keras))] == list(sampler)[3:]
+        rechunked = H5MLBatchSampler(H5MLDataset(other, "train"), 4, shuffle=mode, chunk_rows=4)
+        rechunked.load_state_dict(keras.state_dict(batches_done=5))
+        assert list(rechunked) == list(sampler)[5:]
+    chunked = H5MLBatchSampler(H5MLDataset(small, "train"), 4, shuffle="chunk", seed=3).state_dict(batches_done=1)
+    with pytest.raises(ValueError, match="chunk_rows"):
+        H5MLPyDataset(other, "train", 4, inputs="x", shuffle="chunk").load_state_dict(chunked)
 
 
 # -- 15: errors -------------------------------------------------------------------------------

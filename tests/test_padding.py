@@ -1,10 +1,12 @@
-"""Tests of h5ml.sampling.padding: ragged samples padded to one batch array with lengths and a mask (§6.3, C05)."""
+"""Tests of h5ml.sampling.padding and h5ml.sampling.batches: ragged samples padded to one batch array with lengths
+and a mask, and one batch's arrays per encoding (§6, C05)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from h5ml.sampling.batches import ColumnBatch, batch_arrays
 from h5ml.sampling.padding import pad_ragged
 
 
@@ -35,3 +37,41 @@ def test_several_axes_vary_and_bad_input() -> None:
         pad_ragged([np.float32(1.0)])
     empty = pad_ragged([])
     assert [a.shape for a in empty] == [(0,), (0,), (0,)]
+
+
+def test_batch_arrays_per_encoding() -> None:
+    """Each encoding's batch arrays: columns as read, strings and bytes 1-D, ragged padded even at one length, images
+    stacked at one size and padded at several; values of an unknown encoding by what they are."""
+    columns = {
+        "x": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "name": np.array(["a", "bcd"], dtype=object),
+        "blob": [b"xy", b"zw"],
+        "clip": [np.ones(2, np.int16), np.ones(2, np.int16)],
+        "photo": [np.zeros((2, 3, 3), np.uint8), np.zeros((2, 3, 3), np.uint8)],
+        "scan": [np.zeros((2, 3, 1), np.uint8), np.zeros((4, 1, 1), np.uint8)],
+        "added": [np.ones(2), np.ones(3)],
+        "tag": ["p", "q"],
+    }
+    encodings = {"x": "dense", "name": "string", "blob": "bytes", "clip": "ragged", "photo": "image", "scan": "image"}
+    arrays = batch_arrays(columns, encodings, pad_value=7)
+    assert arrays["x"] is columns["x"]
+    assert arrays["name"].dtype.kind == "U" and arrays["name"].tolist() == ["a", "bcd"]
+    assert arrays["blob"].dtype == object and arrays["blob"].shape == (2,) and arrays["blob"].tolist() == [b"xy", b"zw"]
+    assert arrays["clip_lengths"].tolist() == [2, 2] and arrays["clip_mask"].all()
+    assert arrays["photo"].shape == (2, 2, 3, 3) and "photo_mask" not in arrays
+    assert arrays["scan"].shape == (2, 4, 3, 1) and arrays["scan_lengths"].tolist() == [[2, 3, 1], [4, 1, 1]]
+    assert arrays["scan"][0, 2:].tolist() == [[[7]] * 3] * 2
+    assert arrays["added"].shape == (2, 3) and arrays["added_lengths"].tolist() == [2, 3]
+    assert arrays["tag"].tolist() == ["p", "q"]
+    assert batch_arrays({"name": [], "blob": []}, {"name": "string", "blob": "bytes"})["name"].dtype.kind == "U"
+
+
+def test_column_batch_is_a_sequence_of_samples() -> None:
+    """ColumnBatch: per-sample dicts from the columns (any index, slices), or the samples given, gathered by key."""
+    batch = ColumnBatch({"x": np.arange(3), "s": ["a", "b", "c"]}, {"x": "dense", "s": "string"}, None, 3)
+    assert len(batch) == 3 and batch[-1] == {"x": 2, "s": "c"} and [b["s"] for b in batch[1:]] == ["b", "c"]
+    with pytest.raises(IndexError, match="outside this batch of 3"):
+        batch[3]
+    samples = ColumnBatch(None, {"clip": "ragged"}, [{"clip": np.ones(2)}, {"clip": np.ones(2)}], 2)
+    assert list(samples.by_key()) == ["clip"] and samples.arrays()["clip_mask"].shape == (2, 2)
+    assert ColumnBatch(None, {}, [], 0).arrays() == {}

@@ -53,3 +53,31 @@ def test_read_arrays_opens_one_reader_per_process(source: SplitSource) -> None:
     assert first["x"].tolist() == [1, 2]
     with pytest.raises(ValueError, match="depth"):
         Prefetcher(1, False, depth=0)
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["inline", "threads"])
+def test_batch_feed_serves_the_cursor_after_a_resume(source: SplitSource, workers: int) -> None:
+    """BatchFeed: each batch of an epoch cursor, inline or read ahead by threads, is that cursor's own: after a
+    resume in the same epoch (batches of the first pass still pending) and for a cursor of another seed."""
+    from h5ml.reader.prefetch import BatchFeed
+    from h5ml.sampling import EpochCursor, Sampler
+
+    cursor = EpochCursor(Sampler(40, 4, shuffle="full", seed=1))
+    feed = BatchFeed(source, pad_value=-1, transform=tag_pid, workers=workers, depth=3)
+    try:
+        whole = [b.tolist() for b in cursor.batches()]
+        assert [feed.batch(cursor, i)["x"].tolist() for i in (0, 1)] == whole[:2]  # 2..4 pending with threads
+        assert cursor.batches_done == 2
+        cursor.load_state_dict(cursor.state_dict(batches_done=3))
+        resumed = [feed.batch(cursor, i) for i in range(len(cursor))]
+        assert [b["x"].tolist() for b in resumed] == whole[3:]
+        assert [b["clip_lengths"].tolist() for b in resumed] == [[i % 5 for i in b] for b in whole[3:]]
+        assert cursor.batches_done == 10
+        cursor.set_epoch(0)
+        feed.batch(cursor, 0)  # batches 1..3 of seed 1 pending with threads
+        other = EpochCursor(Sampler(40, 4, shuffle="full", seed=2))
+        assert [feed.batch(other, i)["x"].tolist() for i in (1, 2)] == [b.tolist() for b in other.batches()[1:3]]
+        with pytest.raises(IndexError, match="outside the 10 batches"):
+            feed.batch(other, 10)
+    finally:
+        feed.close()

@@ -421,3 +421,61 @@ def test_drawn_seeds_are_63_bit_everywhere(tmp_path: Path) -> None:
             assert ds["train"]["x"][:].tolist() == x[write_order(40, seed)].tolist()
     assert write_order(5, 3).tolist() == np.random.default_rng(3).permutation(5).tolist()
     assert write_order(0, 1).dtype == np.int64 and write_order(0, 1).shape == (0,)
+
+
+# -- resume states hold what decides the order; the epoch cursor (h5ml.sampling.resume) ----------------------------
+
+
+@pytest.mark.parametrize("mode", ["none", "full"])
+def test_state_of_none_and_full_ignores_the_chunking(mode: ShuffleMode) -> None:
+    """ "none" and "full" orders do not depend on chunk_rows or window_chunks: their states record None there, equal
+    settings give equal states, and a state (also one of the earlier layout, which recorded them) resumes a sampler
+    of any chunking with exactly the remaining batches."""
+    a = Sampler(100, 8, shuffle=mode, seed=5, chunk_rows=16, window_chunks=3, world_size=2, fingerprint=FP)
+    b = Sampler(100, 8, shuffle=mode, seed=0, chunk_rows=None, window_chunks=8, world_size=2, rank=1, fingerprint=FP)
+    state = a.state_dict(2, 4)
+    assert (state["chunk_rows"], state["window_chunks"]) == (None, None)
+    assert Sampler(100, 8, shuffle=mode, seed=5, world_size=2, fingerprint=FP).state_dict(2, 4) == state
+    rest = b.remaining_batches(state)
+    whole = b.batches(2)
+    assert b.seed == 5 and len(rest) == len(whole) - 4
+    assert all(np.array_equal(x, y) for x, y in zip(rest, whole[4:], strict=True))
+    earlier = {**state, "chunk_rows": 1024, "window_chunks": 8}  # what a state of "full" recorded before
+    assert b.load_state_dict(earlier).batches_done == 4
+
+
+def test_state_of_chunk_mode_checks_the_chunking() -> None:
+    """ "chunk" orders depend on chunk_rows and window_chunks: a state records them and is refused with other ones."""
+    state = Sampler(100, 8, shuffle="chunk", chunk_rows=16, window_chunks=3, fingerprint=FP).state_dict(1, 2)
+    assert (state["chunk_rows"], state["window_chunks"]) == (16, 3)
+    with pytest.raises(ValueError, match="chunk_rows: state 16, sampler 32"):
+        Sampler(100, 8, shuffle="chunk", chunk_rows=32, window_chunks=3, fingerprint=FP).load_state_dict(state)
+
+
+def test_epoch_cursor_counts_skips_and_advances() -> None:
+    """EpochCursor: the batches left after a resume, the batches handed out, the next epoch only after a whole pass."""
+    from h5ml.sampling import EpochCursor
+
+    sampler = Sampler(37, 4, shuffle="full", seed=3, fingerprint=FP)
+    cursor = EpochCursor(sampler)
+    assert (cursor.epoch, cursor.resume_from, len(cursor), cursor.batches_done) == (0, 0, 10, 0)
+    cursor.set_epoch(2)
+    whole = sampler.batches(2)
+    for index in (0, 1, 2):
+        assert np.array_equal(cursor.batch(index), whole[index])
+        cursor.hand_out(index)
+    state = cursor.state_dict()
+    assert (state["epoch"], state["batches_done"]) == (2, 3)
+    assert not cursor.advance() and cursor.epoch == 2  # 3 of 10 batches: not a whole pass
+
+    fresh = pickle.loads(pickle.dumps(EpochCursor(Sampler(37, 4, shuffle="full", seed=0, fingerprint=FP))))
+    fresh.load_state_dict(json.loads(json.dumps(state)))
+    assert (fresh.epoch, fresh.resume_from, fresh.num_batches, fresh.sampler.seed) == (2, 3, 7, 3)
+    assert all(np.array_equal(x, y) for x, y in zip(fresh.batches(), whole[3:], strict=True))
+    with pytest.raises(IndexError, match="outside the 7 batches"):
+        fresh.batch(7)
+    handed = list(fresh.hand_out_each(fresh.batches()))
+    assert len(handed) == 7 and fresh.batches_done == 10 and fresh.state_dict()["batches_done"] == 10
+    assert fresh.advance() and (fresh.epoch, fresh.resume_from, len(fresh), fresh.batches_done) == (3, 0, 10, 0)
+    with pytest.raises(ValueError, match="epoch must be >= 0"):
+        fresh.set_epoch(-1)

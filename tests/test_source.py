@@ -109,3 +109,59 @@ def test_decode_images_of_a_bytes_feature(tmp_path: Path) -> None:
         SplitSource(out, "train", ["photo", "blob"], decode_images=["blob", "photo", "nope"]).reader()
     source.close()
     gray.close()
+
+
+def add_ten(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A picklable batch transform."""
+    return {**arrays, "x": arrays["x"] + 10}
+
+
+def test_batch_arrays_keys_and_transform(path: Path) -> None:
+    """§6, C05: read_arrays gives one array per key (ragged padded with _lengths and _mask), then the transform;
+    sampling.features_of maps those keys back to features; read_batch gives the columns, or transformed samples."""
+    source = SplitSource(path, "train")
+    arrays = source.read_arrays([9, 0], pad_value=-1, transform=add_ten)
+    assert list(arrays) == [
+        "clip",
+        "clip_lengths",
+        "clip_mask",
+        "label",
+        "x",
+    ]  # each feature, then its lengths and mask
+    assert arrays["x"].tolist() == [[28.0, 29.0], [10.0, 11.0]] and arrays["label"].tolist() == [0, 0]
+    assert (
+        arrays["clip"].dtype == np.int16
+        and arrays["clip"].shape == (2, 10)
+        and arrays["clip"][1, 1:].tolist() == [-1] * 9
+    )
+    assert arrays["clip_lengths"].tolist() == [10, 1] and arrays["clip_mask"].sum(axis=1).tolist() == [10, 1]
+    from h5ml.sampling import ColumnBatch, features_of
+
+    assert features_of(["clip_mask", "x", "clip", "label"], source.encodings, "s.h5") == ["clip", "x", "label"]
+    with pytest.raises(ValueError, match=r"s\.h5 has no feature 'x_mask'"):
+        features_of(["x_mask"], source.encodings, "s.h5")  # only ragged features and decoded images have a mask
+
+    batch = source.read_batch([3, 3], ColumnBatch)
+    assert len(batch) == 2 and batch.encodings["clip"] == "ragged" and batch[1]["clip"].tolist() == [0, 1, 2, 3]
+    assert batch.arrays()["clip_lengths"].tolist() == [4, 4]
+    shifted = source.read_batch([3], ColumnBatch, lambda s: {**s, "x": s["x"] * 2})
+    assert shifted.columns is None and shifted[0]["x"].tolist() == [12.0, 14.0]
+    source.close()
+
+
+def test_sampler_from_the_file(path: Path) -> None:
+    """§5.3, §7.1, §8.3, §6.3: the split's sampler takes N, the fingerprint, the chunk rows ("chunk" mode only) and
+    the lengths to bucket by from the file; rank and world size None are 0 and 1."""
+    source = SplitSource(path, "train")
+    chunked = source.sampler(3, shuffle="chunk", seed=4)
+    assert (chunked.num_samples, chunked.chunk_rows, chunked.fingerprint) == (
+        10,
+        source.chunk_rows(),
+        source.fingerprint,
+    )
+    assert (chunked.rank, chunked.world_size) == (0, 1)
+    full = source.sampler(3, shuffle="full", rank=1, world_size=2, bucket_by="clip", pool_batches=2)
+    assert full.chunk_rows is None and (full.rank, full.world_size, full.pool_batches) == (1, 2, 2)
+    assert full.lengths is not None and full.lengths.tolist() == list(range(1, 11))
+    assert source.sampler(3, shuffle="full").state_dict(0, 1)["chunk_rows"] is None
+    source.close()

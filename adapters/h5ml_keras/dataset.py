@@ -21,7 +21,7 @@ import keras
 import h5ml
 from h5ml.reader.prefetch import BatchFeed
 from h5ml.reader.source import BatchTransform, SplitSource
-from h5ml.sampling import EpochCursor, ShuffleMode
+from h5ml.sampling import EpochCursor, ShuffleMode, features_of
 
 __all__ = ["BatchTransform", "H5MLPyDataset", "Selection"]
 
@@ -164,7 +164,8 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
             if targets is None:
                 found = [name for name, role in roles.items() if role == "target"]
                 targets = None if not found else found[0] if len(found) == 1 else tuple(found)
-            features = probe.features_of(_keys(inputs) + _keys(targets) + ([sample_weight] if sample_weight else []))
+            wanted = _keys(inputs) + _keys(targets) + ([sample_weight] if sample_weight else [])
+            features = features_of(wanted, probe.encodings, f"{probe.path}: split {probe.split!r}")
             sampler = probe.sampler(
                 batch_size,
                 shuffle=shuffle,

@@ -2,7 +2,10 @@
 
 A ``bytes`` feature (§6.6) can hold encoded image files as they were, with a
 ``media_type`` such as ``image/png``; :func:`decode_image` turns one sample
-of it into the array a model takes. The image-folder converter
+of it into the array a model takes. A split source read by the framework
+adapters (``decode_images=``, :class:`h5ml.reader.source.SplitSource`)
+decodes its batches with :func:`decode_images`, the features that
+:func:`images_to_decode` chooses. The image-folder converter
 (:mod:`h5ml.ingest.images`) decodes files with the same function
 (:func:`image_to_array`), so an image stored as bytes and decoded later gives
 the same pixels as the one decoded at conversion time.
@@ -38,8 +41,8 @@ does not need Pillow.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -56,7 +59,9 @@ __all__ = [
     "SNIFF_BYTES",
     "convert_image",
     "decode_image",
+    "decode_images",
     "image_to_array",
+    "images_to_decode",
     "pillow_reason",
     "sniff_image_format",
 ]
@@ -261,6 +266,73 @@ def decode_image(
             f"{pillow_reason(exc)}. Check that the feature holds images (its media_type) and that the file was "
             "stored whole"
         ) from exc
+
+
+def images_to_decode(
+    decode: bool | Sequence[str], encodings: Mapping[str, str], media_types: Mapping[str, str | None], where: str
+) -> frozenset[str]:
+    """Return the features whose samples a reader decodes as images: the ``decode_images`` setting (§6.6).
+
+    Parameters
+    ----------
+    decode
+        True for every ``bytes`` feature whose media type is ``image/...``,
+        False for none, or the names to decode.
+    encodings
+        Feature name -> encoding (§6) of the features read.
+    media_types
+        Feature name -> ``media_type`` (None when unset) of the ``bytes`` features read.
+    where
+        The file and split (``"data.h5: split 'train'"``), named in the error message.
+
+    Returns
+    -------
+    frozenset of str
+        The features to decode.
+
+    Raises
+    ------
+    ValueError
+        If ``decode`` names a feature that is not a ``bytes`` feature read.
+    """
+    if decode is True:
+        return frozenset(name for name, kind in media_types.items() if (kind or "").startswith("image/"))
+    if decode is False:
+        return frozenset()
+    wrong = [name for name in decode if encodings.get(name) != "bytes"]
+    if wrong:
+        raise ValueError(
+            f"{where}: decode_images names {wrong}, which are not bytes features (§6.6) (read features: "
+            f"{', '.join(encodings)}); only encoded files can be decoded"
+        )
+    return frozenset(decode)
+
+
+def decode_images(value: bytes | Sequence[bytes], color: str, where: str) -> Any:
+    """Decode a reader's value of a ``bytes`` feature: one sample, or a batch (a list of them) (§6.6).
+
+    Parameters
+    ----------
+    value
+        One sample's ``bytes``, or the samples of a batch.
+    color
+        The colour mode, one of :data:`COLORS`.
+    where
+        The file and feature (``"data.h5: /train/photo"``), named in error messages.
+
+    Returns
+    -------
+    numpy.ndarray or list of numpy.ndarray
+        :func:`decode_image` of the sample, or of each sample of the batch.
+
+    Raises
+    ------
+    EncodingError
+        As :func:`decode_image`, naming the item of the batch.
+    """
+    if isinstance(value, bytes):
+        return decode_image(value, color, where=where)
+    return [decode_image(v, color, where=f"{where} (item {i} of the batch)") for i, v in enumerate(value)]
 
 
 def pillow_reason(exc: BaseException) -> str:

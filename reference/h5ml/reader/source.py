@@ -20,15 +20,16 @@ resume states in both).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from h5ml.reader import Dataset, Split, open
+from h5ml.reader.imagecodec import decode_images, images_to_decode
 from h5ml.sampling import Sampler, ShuffleMode
-from h5ml.sampling.batches import ColumnBatch, batch_arrays, feature_of_key
+from h5ml.sampling.batches import ColumnBatch, batch_arrays
 
 __all__ = ["BatchTransform", "SampleTransform", "SplitSource"]
 
@@ -140,27 +141,12 @@ class SplitSource:
             split = opened[self.split]
             names_all = tuple(split.features) if self.features is None else self.features
             encodings = {name: split.feature(name).encoding for name in names_all}
-            self._decoded = self._images_to_decode(split, encodings)
+            media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}
+            where = f"{self.path}: split {self.split!r}"
+            self._decoded = images_to_decode(self.decode_images, encodings, media_types, where)
             self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
             self._names, self._file, self._split, self._pid = names_all, opened, split, pid
         return self._split
-
-    def _images_to_decode(self, split: Split, encodings: dict[str, str]) -> frozenset[str]:
-        if self.decode_images is True:
-            return frozenset(
-                name
-                for name, encoding in encodings.items()
-                if encoding == "bytes" and (split.feature(name).media_type or "").startswith("image/")
-            )
-        if self.decode_images is False:
-            return frozenset()
-        wrong = [name for name in self.decode_images if encodings.get(name) != "bytes"]
-        if wrong:
-            raise ValueError(
-                f"{self.path}: decode_images names {wrong}, which are not bytes features (§6.6) of split "
-                f"{self.split!r} (read features: {', '.join(encodings)}); only encoded files can be decoded"
-            )
-        return frozenset(self.decode_images)
 
     @property
     def num_samples(self) -> int:
@@ -249,33 +235,6 @@ class SplitSource:
             )
         return np.asarray(lengths(), dtype=np.int64)
 
-    def features_of(self, keys: Iterable[str]) -> list[str]:
-        """Return the features whose batch arrays hold ``keys``, each once, in order of first use.
-
-        Parameters
-        ----------
-        keys
-            Keys of :meth:`read_arrays`: feature names, or ``<name>_lengths`` /
-            ``<name>_mask`` of a ragged feature or of decoded images.
-
-        Raises
-        ------
-        ValueError
-            If a key names no feature of the split read (the message lists them).
-        """
-        encodings = self.encodings
-        features: list[str] = []
-        for key in keys:
-            base = feature_of_key(key, encodings)
-            if base is None:
-                raise ValueError(
-                    f"{self.path}: split {self.split!r} has no feature {key!r} (and it is not the _lengths or "
-                    f"_mask of a ragged feature); features: {', '.join(encodings)}"
-                )
-            if base not in features:
-                features.append(base)
-        return features
-
     def sampler(
         self,
         batch_size: int,
@@ -355,7 +314,7 @@ class SplitSource:
         split = self.reader()
         values = split.read(indices, self._names)
         for name in self._decoded:
-            values[name] = self._decode(name, values[name])
+            values[name] = decode_images(values[name], self.color, f"{self.path}: /{self.split}/{name}")
         return values
 
     def read_batch(self, indices: Any, kind: type[_Batch], transform: SampleTransform | None = None) -> _Batch:
@@ -426,15 +385,6 @@ class SplitSource:
         columns = self.read(np.asarray(indices, dtype=np.int64).reshape(-1))
         arrays = batch_arrays(columns, self._encodings, pad_value)
         return arrays if transform is None else transform(arrays)
-
-    def _decode(self, name: str, value: Any) -> Any:
-        """Decode one feature's encoded images: one ``bytes`` (a single sample) or a list of them."""
-        from h5ml.reader.imagecodec import decode_image
-
-        where = f"{self.path}: /{self.split}/{name}"
-        if isinstance(value, bytes):
-            return decode_image(value, self.color, where=where)
-        return [decode_image(v, self.color, where=f"{where} (item {i} of the batch)") for i, v in enumerate(value)]
 
     def close(self) -> None:
         """Close this process's reader (it reopens on the next read)."""

@@ -16,7 +16,7 @@ h5ml but :mod:`h5ml.errors`. The modules, each re-exported here:
   arrays, ragged features padded with ``<name>_lengths`` and ``<name>_mask``.
 """
 
-from h5ml.sampling.batches import ColumnBatch, batch_arrays, column_arrays
+from h5ml.sampling.batches import ColumnBatch, batch_arrays, column_arrays, features_of
 from h5ml.sampling.buckets import bucket_by_length
 from h5ml.sampling.orders import SHUFFLE_MODES, Sampler, ShuffleMode
 from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
@@ -37,6 +37,7 @@ __all__ = [
     "bucket_by_length",
     "column_arrays",
     "epoch_rng",
+    "features_of",
     "pad_ragged",
     "stack_or_pad",
 ]

@@ -36,14 +36,14 @@ collate takes).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, stack_or_pad
 
-__all__ = ["ColumnBatch", "batch_arrays", "column_arrays", "feature_of_key"]
+__all__ = ["ColumnBatch", "batch_arrays", "column_arrays", "feature_of_key", "features_of"]
 
 
 def column_arrays(name: str, encoding: str | None, values: Any, pad_value: float = 0) -> dict[str, Any]:
@@ -147,6 +147,42 @@ def feature_of_key(key: str, encodings: Mapping[str, str]) -> str | None:
         if key.endswith(suffix) and encodings.get(base) in ("ragged", "image"):
             return base
     return None
+
+
+def features_of(keys: Iterable[str], encodings: Mapping[str, str], where: str) -> list[str]:
+    """Return the features whose batch arrays hold ``keys`` (:func:`feature_of_key`), each once, in order of first use.
+
+    Parameters
+    ----------
+    keys
+        Keys of :func:`batch_arrays`: feature names, or ``<name>_lengths`` /
+        ``<name>_mask`` of a ragged feature or of decoded images.
+    encodings
+        Feature name -> encoding of the features that can be read.
+    where
+        The file and split (``"data.h5: split 'train'"``), named in the error message.
+
+    Returns
+    -------
+    list of str
+        Feature names.
+
+    Raises
+    ------
+    ValueError
+        If a key names no feature (the message lists the features).
+    """
+    features: list[str] = []
+    for key in keys:
+        base = feature_of_key(key, encodings)
+        if base is None:
+            raise ValueError(
+                f"{where} has no feature {key!r} (and it is not the _lengths or _mask of a ragged feature); "
+                f"features: {', '.join(encodings)}"
+            )
+        if base not in features:
+            features.append(base)
+    return features
 
 
 class ColumnBatch(Sequence[dict[str, Any]]):
