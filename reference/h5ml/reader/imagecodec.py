@@ -4,7 +4,7 @@ A ``bytes`` feature (§6.6) can hold encoded image files as they were, with a
 ``media_type`` such as ``image/png``; :func:`decode_image` turns one sample
 of it into the array a model takes. A split source read by the framework
 adapters (``decode_images=``, :class:`h5ml.reader.source.SplitSource`)
-decodes its batches with :func:`decode_images`, the features that
+decodes what it reads with :func:`decode_column`, the features that
 :func:`images_to_decode` chooses. The image-folder converter
 (:mod:`h5ml.ingest.images`) decodes files with the same function
 (:func:`image_to_array`), so an image stored as bytes and decoded later gives
@@ -58,8 +58,8 @@ __all__ = [
     "IMAGE_MEDIA_TYPES",
     "SNIFF_BYTES",
     "convert_image",
+    "decode_column",
     "decode_image",
-    "decode_images",
     "image_to_array",
     "images_to_decode",
     "pillow_reason",
@@ -308,7 +308,7 @@ def images_to_decode(
     return frozenset(decode)
 
 
-def decode_images(value: bytes | Sequence[bytes], color: str, where: str) -> Any:
+def decode_column(value: bytes | Sequence[bytes], color: str, where: str) -> Any:
     """Decode a reader's value of a ``bytes`` feature: one sample, or a batch (a list of them) (§6.6).
 
     Parameters

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.reader import Dataset, Split, open
-from h5ml.reader.imagecodec import decode_images, images_to_decode
+from h5ml.reader.imagecodec import decode_column, images_to_decode
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
 
@@ -314,7 +314,7 @@ class SplitSource:
         split = self.reader()
         values = split.read(indices, self._names)
         for name in self._decoded:
-            values[name] = decode_images(values[name], self.color, f"{self.path}: /{self.split}/{name}")
+            values[name] = decode_column(values[name], self.color, f"{self.path}: /{self.split}/{name}")
         return values
 
     def read_batch(self, indices: Any, kind: type[_Batch], transform: SampleTransform | None = None) -> _Batch:
