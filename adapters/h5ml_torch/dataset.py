@@ -107,13 +107,6 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color)
         self.transform = transform
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {**SplitSource.__getstate__(self), "transform": self.transform}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        SplitSource.__setstate__(self, state)
-        self.transform = state["transform"]
-
     def __len__(self) -> int:
         return self.reader().num_samples
 

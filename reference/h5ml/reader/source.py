@@ -7,7 +7,8 @@ be pickled, case C02). A :class:`SplitSource` therefore holds the file's path,
 the split name, the features to read and how to decode images, and opens its
 own reader with :func:`h5ml.open` the first time it is used in each process.
 It pickles as those five values (``path``, ``split``, ``features``,
-``decode_images``, ``color``).
+``decode_images``, ``color``) and the public attributes a subclass adds
+(the PyTorch dataset's ``transform``), never an open handle.
 
 The PyTorch and Keras adapters build on it, so that each rule lives in one
 place: the batch as numpy arrays (:meth:`SplitSource.read_arrays`, with
@@ -98,20 +99,11 @@ class SplitSource:
         self._decoded: frozenset[str] = frozenset()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "split": self.split,
-            "features": self.features,
-            "decode_images": self.decode_images,
-            "color": self.color,
-        }
+        # The public attributes (a subclass's too, such as a transform), never the reader of this process.
+        return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.path = state["path"]
-        self.split = state["split"]
-        self.features = state["features"]
-        self.decode_images = state.get("decode_images", False)
-        self.color = state.get("color", "RGB")
+        self.__dict__.update({"decode_images": False, "color": "RGB", **state})  # older pickles lack the last two
         self._forget()
 
     def reader(self) -> Split:
