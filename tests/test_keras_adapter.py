@@ -721,12 +721,12 @@ def test_fit_follows_the_sampler_epochs_and_resumes(small: Path) -> None:
     assert model.seen == [_ids(ds[i][0]) for i in range(3, 10)]
 
 
-def _rechunked(src: Path, dst: Path, rows: int) -> Path:
-    """A copy of ``src`` whose float features are stored in chunks of ``rows`` samples: the same content, the same
-    fingerprint (§8.1)."""
+def _rechunked(src: Path, dst: Path, rows: int, names: Sequence[str] = ("w", "x", "zero")) -> Path:
+    """A copy of ``src`` whose dense features ``names`` are stored in chunks of ``rows`` samples: the same content,
+    the same fingerprint (§8.1)."""
     shutil.copyfile(src, dst)
     with h5py.File(dst, "r+") as f:
-        for name in [n for n, obj in f["train"].items() if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f"]:
+        for name in names:
             old = f["train"][name]
             data, attrs = old[...], [(key, old.attrs[key], old.attrs.get_id(key).dtype) for key in old.attrs]
             del f["train"][name]
@@ -812,6 +812,21 @@ def test_states_of_none_and_full_load_whatever_the_chunking(small: Path, tmp_pat
     chunked = H5MLBatchSampler(H5MLDataset(small, "train"), 4, shuffle="chunk", seed=3).state_dict(batches_done=1)
     with pytest.raises(ValueError, match="chunk_rows"):
         H5MLPyDataset(other, "train", 4, inputs="x", shuffle="chunk").load_state_dict(chunked)
+
+
+def test_chunk_rows_come_from_the_features_read(small: Path, tmp_path: Path) -> None:
+    """§7.1: in "chunk" mode both adapters take the chunk rows of the first dense feature they read (here x, in
+    chunks of 4, while w keeps the writer's): a PyTorch state over x resumes the Keras dataset over x."""
+    from h5ml_torch import H5MLBatchSampler, H5MLDataset
+
+    path = _rechunked(small, tmp_path / "x_in_4.h5ml", rows=4, names=["x"])
+    with h5ml.open(path) as f:
+        assert f["train"].feature("w").chunk_rows != f["train"].feature("x").chunk_rows == 4
+    sampler = H5MLBatchSampler(H5MLDataset(path, "train", features=["x", "label"]), 4, shuffle="chunk", seed=2)
+    keras = H5MLPyDataset(path, "train", 4, inputs="x", targets="label", shuffle="chunk", seed=2)
+    assert sampler.sampler.chunk_rows == keras.sampler.chunk_rows == 4
+    keras.load_state_dict(sampler.state_dict(batches_done=6))
+    assert [_ids(keras[i][0]) for i in range(len(keras))] == list(sampler)[6:]
 
 
 # -- 15: errors -------------------------------------------------------------------------------

@@ -109,8 +109,8 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
     Raises
     ------
     FileNotFoundError, h5ml.H5MLError
-        As :func:`h5ml.open` (the file is opened once here, to learn its
-        sample count, roles and chunking, then closed).
+        As :func:`h5ml.open` (the file is opened here, to learn its sample
+        count, roles and chunking, then closed).
     KeyError
         For an unknown split.
     ValueError
@@ -166,7 +166,13 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
                 targets = None if not found else found[0] if len(found) == 1 else tuple(found)
             wanted = _keys(inputs) + _keys(targets) + ([sample_weight] if sample_weight else [])
             features = features_of(wanted, probe.encodings, f"{probe.path}: split {probe.split!r}")
-            sampler = probe.sampler(
+            categorical = [name for name, encoding in probe.encodings.items() if encoding == "categorical"]
+            self._class_names = {name: probe.class_names(name) for name in categorical}
+        finally:
+            probe.close()  # no open handle is left for a forked worker to inherit
+        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color)
+        try:  # chunk rows from the features read, as the PyTorch adapter's: the same settings, the same states
+            sampler = self.source.sampler(
                 batch_size,
                 shuffle=shuffle,
                 seed=seed,
@@ -177,12 +183,9 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
                 bucket_by=bucket_by,
                 pool_batches=pool_batches,
             )
-            categorical = [name for name, encoding in probe.encodings.items() if encoding == "categorical"]
-            self._class_names = {name: probe.class_names(name) for name in categorical}
         finally:
-            probe.close()  # no open handle is left for a forked worker to inherit
+            self.source.close()
         EpochCursor.__init__(self, sampler)
-        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color)
         self.feed = BatchFeed(
             self.source,
             pad_value=pad_value,
