@@ -4,8 +4,9 @@
 file: pass it to ``model.fit``, ``evaluate`` or ``predict``. It imports
 ``keras`` only, never a backend, so it works under TensorFlow, JAX and
 PyTorch; set ``KERAS_BACKEND`` before importing keras as usual. Orders,
-shuffle modes, shards and resume states come from :mod:`h5ml.sampling`, the
-same as the PyTorch adapter's::
+shuffle modes, shards, epochs and resume states come from :mod:`h5ml.sampling`
+and the batch arrays from :mod:`h5ml.sampling.batches`, the same as the
+PyTorch adapter's (a resume state of one resumes the other)::
 
     import keras
     from h5ml_keras import H5MLPyDataset
