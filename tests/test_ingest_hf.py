@@ -25,7 +25,8 @@ datasets = pytest.importorskip("datasets")
 soundfile = pytest.importorskip("soundfile")
 PIL_Image = pytest.importorskip("PIL.Image")
 
-from h5ml.ingest.hf import convert_huggingface, media_type_of, standard_split_name  # noqa: E402
+from h5ml.ingest.hf import convert_huggingface, media_type_of  # noqa: E402
+from h5ml.ingest.naming import standard_split_name  # noqa: E402
 
 CLASSES = ["cat", "dog", "bird"]
 RATE = 8000
