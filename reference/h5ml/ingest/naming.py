@@ -18,6 +18,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import IngestError
+from h5ml.ingest.options import parameter_error
 
 __all__ = [
     "CLASS_COUNT_NAMES",
@@ -25,6 +26,7 @@ __all__ = [
     "NAMING_RULE",
     "SPLIT_SUFFIXES",
     "class_count",
+    "name_list",
     "name_problem",
     "natural_key",
     "split_array_name",
@@ -173,6 +175,39 @@ def name_problem(kind: str, name: Any) -> str | None:
     if isinstance(name, str) and spec.is_valid_name(name):
         return None
     return f"the {kind} name {name!r} breaks the naming rule ({NAMING_RULE})"
+
+
+def name_list(parameter: str, value: Any, option: str | None = None) -> list[str] | None:
+    """A parameter that lists names (columns, splits, features), checked; None stays None ("all").
+
+    Parameters
+    ----------
+    parameter
+        The parameter, for the message (``"columns"``).
+    value
+        What was given: a list (or any iterable) of ``str``, or None.
+    option
+        Its command-line option, when not the parameter's own spelling (see
+        :func:`h5ml.ingest.options.parameter_error`).
+
+    Returns
+    -------
+    list of str or None
+        The names, in order.
+
+    Raises
+    ------
+    h5ml.errors.ParameterError
+        If ``value`` is a string (it would be read letter by letter), not
+        iterable, or holds something else than strings.
+    """
+    if value is None:
+        return None
+    names = None if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__") else list(value)
+    if names is None or not all(isinstance(n, str) for n in names):
+        hint = f"; write [{value!r}]" if isinstance(value, str) else ""
+        raise parameter_error(parameter, f"{parameter} must be a list of names, got {value!r}{hint}", option=option)
+    return names
 
 
 def class_count(

@@ -80,16 +80,19 @@ def parameter_error(name: str, message: str, option: str | None = None) -> Param
         (``"mode must be one of [...], got 'video'"``).
     option
         The command-line option, when it is not :func:`cli_option` of ``name``
-        (``subset(splits=...)`` is ``h5ml subset --split``).
+        (``subset(splits=...)`` is ``h5ml subset --split``), or the argument
+        (``merge(sources=...)`` is ``h5ml merge SOURCES``).
 
     Returns
     -------
     h5ml.errors.ParameterError
         With the message ``"<message> (parameter <name>, option <--name>)"``
-        (without the option when the command line has none), to be raised.
+        (``argument <NAME>`` for a positional argument; nothing when the
+        command line has neither), to be raised.
     """
     option = cli_option(name) if option is None else option
-    where = f"parameter {name}" + ("" if option is None else f", option {option}")
+    kind = "option" if option is None or option.startswith("-") else "argument"
+    where = f"parameter {name}" + ("" if option is None else f", {kind} {option}")
     return ParameterError(f"{message} ({where})")
 
 

@@ -112,7 +112,9 @@ def merge(
     start = time.perf_counter()
     paths = [Path(s) for s in sources] if not isinstance(sources, (str, os.PathLike)) else []
     if not paths:
-        raise parameter_error("sources", "merge needs a list of at least one h5ml file (sources=[a, b, ...])")
+        raise parameter_error(
+            "sources", "merge needs a list of at least one h5ml file (sources=[a, b, ...])", option="SOURCES"
+        )
     for path in paths:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
@@ -120,7 +122,9 @@ def merge(
     for path in paths:
         key = path.resolve()
         if key in seen:
-            raise parameter_error("sources", f"{path} is given twice (also as {seen[key]}); each file is merged once")
+            raise parameter_error(
+                "sources", f"{path} is given twice (also as {seen[key]}); each file is merged once", option="SOURCES"
+            )
         seen[key] = path
     out = check_output(output, overwrite, paths)
     datasets = [open_dataset(path) for path in paths]

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.edit.copying import Compression, check_compression, copy_rows, declaration, root_metadata
 from h5ml.ingest.edit.selection import SampleSelection, parse_samples
+from h5ml.ingest.naming import name_list
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
@@ -32,13 +33,13 @@ __all__ = ["subset"]
 _OPTIONS = {"splits": "--split", "features": "--feature"}
 
 
-def _check_names(label: str, value: Sequence[str] | None) -> None:
-    if isinstance(value, str):
-        raise TypeError(f"{label} must be a list of names, got the string {value!r}; write [{value!r}]")
-    if value is not None and not list(value):
+def _check_names(label: str, value: Sequence[str] | None) -> list[str] | None:
+    names = name_list(label, value, option=_OPTIONS[label])
+    if names is not None and not names:
         raise parameter_error(
             label, f"{label}=[] keeps nothing; give at least one name, or None for all", option=_OPTIONS[label]
         )
+    return names
 
 
 @shared_doc(names=("progress", "overwrite"))
@@ -93,17 +94,15 @@ def subset(
         If a split or a feature to keep does not exist (in a kept split).
     h5ml.errors.ParameterError
         If ``samples`` is invalid for a split (the message names it) or names
-        a split not kept, ``splits`` or ``features`` is empty, or
-        ``compression`` is not one of the values above.
+        a split not kept, ``splits`` or ``features`` is empty or not a list
+        of names, or ``compression`` is not one of the values above.
     IndexError, TypeError
-        If an index of ``samples`` is out of range, or ``samples``, ``splits``
-        or ``features`` is of a type they do not take.
+        If an index of ``samples`` is out of range, or ``samples`` is of a type it does not take.
     h5ml.H5MLError
         If the source cannot be read (as :func:`h5ml.open`); the output is unchanged.
     """
     check_compression(compression)
-    _check_names("splits", splits)
-    _check_names("features", features)
+    splits, features = _check_names("splits", splits), _check_names("features", features)
     start = time.perf_counter()
     source_path = Path(source)
     if not source_path.is_file():

@@ -12,6 +12,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.ingest.naming import name_list
 from h5ml.reader import Dataset, Feature, Split
 
 __all__ = ["OFFSETS_WINDOW", "has_shapes", "sample_lengths", "selected"]
@@ -27,14 +28,12 @@ def selected(
 
     Raises
     ------
-    TypeError
-        If ``splits`` or ``features`` is a string, not a list.
+    h5ml.errors.ParameterError
+        If ``splits`` or ``features`` is not a list of names (a string alone, say).
     h5ml.SplitNotFoundError, h5ml.FeatureNotFoundError
         If a split or a feature does not exist.
     """
-    for name, value in (("splits", splits), ("features", features)):
-        if isinstance(value, str):
-            raise TypeError(f"{name} must be a list of names, got the string {value!r}; write [{value!r}]")
+    splits, features = name_list("splits", splits, option="--split"), name_list("features", features, "--feature")
     chosen: list[tuple[Split, list[str]]] = []
     for name in list(dataset.splits) if splits is None else list(splits):
         split = dataset[name]  # raises SplitNotFoundError listing the splits

@@ -16,7 +16,7 @@ import numpy as np
 
 from h5ml.errors import IngestError
 from h5ml.ingest.features import check_fixed_fields
-from h5ml.ingest.naming import NAMING_RULE, name_problem
+from h5ml.ingest.naming import NAMING_RULE, name_list, name_problem
 from h5ml.ingest.options import parameter_error
 from h5ml.model.values import FeatureSpec, SpecTable
 
@@ -147,7 +147,8 @@ def plan_columns(
 ) -> tuple[Column, ...]:
     """How each selected column is read; every unsupported feature type is refused before any row is read."""
     features = dataset.features
-    names = list(features) if columns is None else list(columns)
+    listed = name_list("columns", columns)
+    names = list(features) if listed is None else listed
     unknown = [n for n in names if n not in features]
     if unknown:
         raise parameter_error("columns", f"{label_text}: no column(s) {unknown}; the columns are {list(features)}")

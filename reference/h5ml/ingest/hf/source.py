@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from h5ml.errors import IngestError
 from h5ml.ingest.hf.columns import Column, import_datasets
-from h5ml.ingest.naming import name_problem, standard_split_name
+from h5ml.ingest.naming import name_list, name_problem, standard_split_name
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.splitting import assign_splits, check_ratios, split_seed
 from h5ml.model.values import text_problem
@@ -154,11 +154,7 @@ def _rename(available: list[str], splits: Sequence[str] | Mapping[str, str] | No
     elif isinstance(splits, Mapping):
         chosen = dict(splits)
     else:
-        if isinstance(splits, str):
-            raise parameter_error(
-                "splits", f"splits must be a list of split names, got the string {splits!r}; write [{splits!r}]"
-            )
-        chosen = {name: standard_split_name(name) for name in splits}
+        chosen = {name: standard_split_name(name) for name in name_list("splits", splits) or []}
     unknown = [name for name in chosen if name not in available]
     if unknown:
         raise parameter_error("splits", f"{label_text} has no split(s) {unknown}; its splits are {available}")

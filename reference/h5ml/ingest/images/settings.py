@@ -114,7 +114,7 @@ def checked_settings(
             "color='keep' gives images different channel counts, which dense samples cannot have: choose "
             "color='RGB', 'RGBA', 'L' or 'LA', or use mode='ragged'",
         )
-    values = tuple(size)
+    values = tuple(size) if hasattr(size, "__iter__") and not isinstance(size, str) else ()
     if len(values) != 2 or not all(
         isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in values
     ):

@@ -18,6 +18,7 @@ from typing import Any
 from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import SPLIT_SEED_NOTE, shared_doc
 from h5ml.ingest.features import with_user_features
+from h5ml.ingest.naming import name_list
 from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.progress import ProgressBars
@@ -32,13 +33,6 @@ from h5ml.model.values import FeatureSpec
 __all__ = ["convert_table"]
 
 _NOT_USED = "Not used: pandas and pyarrow parse the table in this process."
-
-
-def _names(option: str, value: Any) -> tuple[str, ...]:
-    """A list of column names, checked (a string alone is refused: it would be read letter by letter)."""
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise parameter_error(option, f"{option} must be a list of column names, got {value!r}")
-    return tuple(value)
 
 
 def _request(
@@ -65,8 +59,12 @@ def _request(
         codecs.lookup(text_encoding)
     except (LookupError, TypeError):
         raise parameter_error("text_encoding", f"text_encoding {text_encoding!r} is not a codec Python knows") from None
-    categorical, strings = _names("categorical", categorical), _names("strings", strings)
-    wanted = None if columns is None else [c for c in _names("columns", columns) if c != split_column]
+    categorical, strings = (
+        tuple(name_list("categorical", categorical) or ()),
+        tuple(name_list("strings", strings) or ()),
+    )
+    listed = name_list("columns", columns)
+    wanted = None if listed is None else [c for c in listed if c != split_column]
     for name in [*([] if label is None else [label]), *categorical, *strings]:
         if wanted is not None and name not in wanted:
             wanted.append(name)
