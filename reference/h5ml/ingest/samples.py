@@ -42,7 +42,7 @@ from h5ml.ingest.pipeline import (
     conversion_metadata,
     progress_bar,
 )
-from h5ml.model.metadata import WRITER_SET_ATTRS
+from h5ml.model.new_root import WRITER_SET_ATTRS
 from h5ml.model.values import Categorical, FeatureSpec, SpecTable
 from h5ml.sampling.seeds import draw_seed, write_order
 

@@ -75,7 +75,7 @@ from h5ml.model.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
 from h5ml.model.hdf5 import member_names
 from h5ml.model.header import check_header
 from h5ml.model.layout import Layout, declared_layout, feature_attrs, infer_layout, stored_spec
-from h5ml.model.metadata import INT64_MAX, new_root_metadata
+from h5ml.model.new_root import INT64_MAX, new_root_metadata
 from h5ml.model.values import (
     Categorical,
     FeatureSpec,
