@@ -43,7 +43,9 @@ builds on each have their own module:
 - :mod:`h5ml.writer.batches`: a batch of values checked and cast to its stored form;
 - :mod:`h5ml.model.stats`: the streaming statistics (§6.7);
 - :mod:`h5ml.writer.sinks`: per feature and per split, the HDF5 objects, buffers,
-  fingerprint and statistics while the file is written.
+  fingerprint and statistics while the file is written;
+- :mod:`h5ml.writer.compress`: whole gzip chunks compressed in threads and
+  stored with ``H5Dwrite_chunk`` (§3.5, §7).
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ from h5ml.sampling.seeds import draw_seed, write_order
 from h5ml.spec.attrs import read_attr, write_attr
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
 from h5ml.writer.batches import Batch, normalize
-from h5ml.writer.sinks import BLOCK_BYTES, ChunkPool, FeatureSink, SplitSink
+from h5ml.writer.compress import ChunkPool
+from h5ml.writer.sinks import BLOCK_BYTES, FeatureSink, SplitSink
 
 __all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"]
 
