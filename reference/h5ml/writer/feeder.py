@@ -114,7 +114,7 @@ class Feeder:
         self.pool.finish()
 
     def flush_final(self, split: SplitSink) -> None:
-        """Write a split's last buffered samples, creating its features' objects with their final chunk shapes (§7.3)."""
+        """Write a split's last buffered samples; features still without objects get their final chunks (§7.3)."""
         split.flush(final=True, compression_opts=self._compression_opts, pool=self.pool)
 
     def close(self) -> None:
@@ -123,7 +123,7 @@ class Feeder:
         self._threads.shutdown()
 
     def abort(self) -> None:
-        """Stop the threads, dropping the chunks not stored and the fingerprints not computed (the file is discarded)."""
+        """Stop the threads, dropping the chunks not stored and the feeds not run (the file is discarded)."""
         try:
             self.pool.close(abort=True)
         finally:

@@ -1,4 +1,4 @@
-"""The in-memory :func:`write`: whole columns of every split written as one h5ml file, atomically (§4, §5, §6, §7, §8).
+"""The in-memory :func:`write`: whole columns of every split written as one file, atomically (§4, §5, §6, §7, §8).
 
 :func:`write` checks the whole input first (names §5.1.1, one number of
 samples per split §5.3, the ``features=`` keys, the seed §5.3), then writes
@@ -49,9 +49,10 @@ def write(
     splits
         ``{split: {feature: values}}``. Values: numeric array ``(N, ...)``
         (dense; bool stored as uint8 0/1, §3.3), numpy str array or list of
-        ``str`` (string), :class:`Categorical` or a pandas-like categorical
-        (categorical), list of arrays differing in their first axis (ragged)
-        or in more axes (ragged with ``shapes``), list of ``bytes`` (bytes).
+        ``str`` (string), :class:`~h5ml.model.values.Categorical` or a
+        pandas-like categorical (categorical), list of arrays differing in
+        their first axis (ragged) or in more axes (ragged with ``shapes``),
+        list of ``bytes`` (bytes).
         Every feature of a split has the same number of samples N.
     metadata
         Root metadata (§4.2); see :class:`Writer`.
@@ -70,7 +71,7 @@ def write(
         Options per feature: ``{"label": {"role": "target"}}`` applies to the
         feature of every split; ``"split/feature"`` keys apply to one split and
         override the general ones field by field. Values are
-        :class:`FeatureSpec` or dicts of its fields.
+        :class:`~h5ml.model.values.FeatureSpec` or dicts of its fields.
 
     Returns
     -------

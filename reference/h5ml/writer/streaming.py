@@ -115,8 +115,8 @@ class Writer:
 
     Notes
     -----
-    Samples are buffered (up to :data:`WRITE_BUFFER_BYTES` per split) before
-    they reach HDF5; :meth:`flush` writes them. Values are copied when they
+    Samples are buffered (up to :data:`~h5ml.writer.writer.WRITE_BUFFER_BYTES`
+    per split) before they reach HDF5; :meth:`flush` writes them. Values are copied when they
     are buffered, so callers may reuse their arrays after :meth:`append`.
     Concurrent writers of one target: the last to close wins.
     An unclosed writer that is garbage-collected deletes its temporary file.
@@ -301,7 +301,8 @@ class Writer:
             The split (created if needed).
         columns
             ``{feature: values}``, each as :meth:`append` takes it (array
-            ``(N, ...)``, list of str, bytes or arrays, :class:`Categorical`).
+            ``(N, ...)``, list of str, bytes or arrays,
+            :class:`~h5ml.model.values.Categorical`).
 
         Raises
         ------
@@ -324,9 +325,10 @@ class Writer:
             The split (created if needed).
         batch
             ``{feature: values}`` with the same number of samples n for every
-            feature; each value as :func:`write` takes it (array ``(n, ...)``,
-            list of str/bytes/arrays, :class:`Categorical`, codes). Features
-            not declared with :meth:`add_feature` are inferred from the first
+            feature; each value as :func:`~h5ml.writer.inmemory.write` takes
+            it (array ``(n, ...)``, list of str/bytes/arrays,
+            :class:`~h5ml.model.values.Categorical`, codes). Features not
+            declared with :meth:`add_feature` are inferred from the first
             batch. Every later batch names exactly the split's features.
 
         Raises

@@ -21,8 +21,9 @@ called with ``abort=True``), the temporary file is deleted and the target is
 untouched. The target must be a regular file or not exist; a symbolic link to
 a regular file is written through (the file it resolves to is replaced, the
 link is kept); anything else (a FIFO, a device, a directory, a dangling link)
-is refused, when the writer starts and again just before ``os.replace``. The writer never opens the target for writing, so readers that have
-it open never meet a lock (they keep reading the file they opened).
+is refused, when the writer starts and again just before ``os.replace``. The
+writer never opens the target for writing, so readers that have it open never
+meet a lock (they keep reading the file they opened).
 
 Encodings (§6) are inferred from the Python values unless given:
 
