@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from h5ml.reader.column import numeric_dtype
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index
 
@@ -33,9 +32,7 @@ class DenseFeature(Feature):
     @property
     def dtype(self) -> np.dtype[Any]:
         """The values' dtype: the stored numeric type in native order, or bool (§3.3)."""
-        if self._is_logical_bool():
-            return np.dtype(bool)
-        return numeric_dtype(self._main(), self.path)
+        return self._values_dtype()
 
     @property
     def sample_shape(self) -> tuple[int | None, ...]:

@@ -404,7 +404,7 @@ def direct_rows(
         shape = node.shape
         inner = tuple(int(d) for d in shape[1:])
         return DirectRows(file_map, node.name, blocks, block_rows, int(shape[0]), inner, node.dtype, stats)
-    except (OSError, RuntimeError, ValueError, TypeError, KeyError, OverflowError):
+    except (OSError, RuntimeError, ValueError, TypeError, KeyError, ImportError, OverflowError):
         return None
 
 

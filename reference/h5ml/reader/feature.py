@@ -124,8 +124,8 @@ class Feature:
     Parameters
     ----------
     source
-        The open dataset the feature belongs to (anything with ``path`` and
-        ``h5_node``; normally a :class:`h5ml.reader.dataset.Dataset`).
+        The open dataset the feature belongs to (a :class:`NodeSource`;
+        normally a :class:`h5ml.reader.dataset.Dataset`).
     split
         The split name.
     name
@@ -339,6 +339,12 @@ class Feature:
         if self._logical_bool is None:
             self._logical_bool = bool(self._attr("logical_dtype") == "bool")
         return self._logical_bool
+
+    def _values_dtype(self) -> np.dtype[Any]:
+        """The main dataset's numeric dtype in native order, or bool for ``logical_dtype = "bool"`` (§3.2, §3.3)."""
+        if self._is_logical_bool():
+            return np.dtype(bool)
+        return numeric_dtype(self._main(), self.path)
 
     # -- shape and storage --------------------------------------------------
     @property

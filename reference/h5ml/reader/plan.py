@@ -28,6 +28,10 @@ Span rules (§7, reader side):
   for compressed data, never below one chunk) so that a sparse request over
   compressed data does not hold the whole dataset in memory at once.
 
+Unfiltered numeric data that the reader copies out of the file's memory map
+needs no plan: :meth:`h5ml.reader.direct.DirectRows.take` gathers any rows,
+in request order, in one copy.
+
 The work is vectorised (one sort at most, no Python loop over rows), so a plan
 for a small batch costs tens of microseconds. A single integer needs no plan:
 readers check it with :func:`check_index` and read the row directly.

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.reader.column import Column, numeric_dtype
+from h5ml.reader.column import Column
 from h5ml.reader.offsets import OffsetFeature
 from h5ml.reader.plan import Indices, check_index, plan_reads
 
@@ -63,9 +63,7 @@ class RaggedFeature(OffsetFeature):
     @property
     def dtype(self) -> np.dtype[Any]:
         """The values' dtype in native order, or bool for ``logical_dtype = "bool"``."""
-        if self._is_logical_bool():
-            return np.dtype(bool)
-        return numeric_dtype(self._main(), self.path)
+        return self._values_dtype()
 
     @property
     def sample_shape(self) -> tuple[int | None, ...]:

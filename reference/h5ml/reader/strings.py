@@ -1,6 +1,11 @@
 """The ``string`` encoding: a dataset (N,) of strings, read as ``str`` (§6.4, §3.4, case C06).
 
-Named ``strings`` so that it never shadows the standard library's ``string``.
+Variable- or fixed-length, UTF-8 or ASCII: every string comes back as ``str``
+(a batch is a numpy object array); bytes that are not UTF-8 raise
+:class:`~h5ml.errors.EncodingError` naming the rows, never a "repaired"
+string. Strings are always read through HDF5 (one read per span of a read
+plan), never out of the memory map. The module is named ``strings`` so that it
+never shadows the standard library's ``string``.
 """
 
 from __future__ import annotations
