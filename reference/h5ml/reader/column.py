@@ -135,6 +135,13 @@ class Column:
     every read on the h5py paths. Each HDF5 read and each copy out of the map
     is counted in ``stats`` (:class:`h5ml.reader.read_stats.ReadStats`).
 
+    Damaged and hostile files: a buffer larger than :data:`TRUSTED_READ_BYTES`
+    is allocated only after :meth:`check_stored` compared it with the data the
+    dataset stores (§10.4), and a failure of the HDF5 library during a read
+    becomes InvalidFileError naming the dataset and the rows (E145); so does
+    a copy out of the map of a file truncated while open, instead of
+    crashing the process (§10.3).
+
     Parameters
     ----------
     path
@@ -152,11 +159,6 @@ class Column:
     maps
         Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
         through h5py only; called once, on the first read. None: never map.
-
-    Damaged and hostile files: a buffer larger than :data:`TRUSTED_READ_BYTES`
-    is allocated only after :meth:`check_stored` compared it with the data the
-    dataset stores (§10.4), and a failure of the HDF5 library during a read
-    becomes InvalidFileError naming the dataset and the rows (E145).
     """
 
     __slots__ = (
