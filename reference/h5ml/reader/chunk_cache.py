@@ -2,12 +2,14 @@
 
 Each filtered (compressed or checksummed) chunked dataset gets a cache that
 holds several of its chunks, so that a chunk is decoded once however its rows
-are asked for. Unfiltered chunked datasets are read with no chunk cache: HDF5
-then reads the requested rows straight from the file, where a cache only adds
-a copy, and a cache smaller than the data made random reads much slower
-(12 KiB rows: about 6.7 us per sample without a cache, 89 us with a 64 MiB
-cache once the data outgrew it; 64-row slices were not slower). Contiguous
-datasets never use a chunk cache.
+are asked for. Unfiltered chunked datasets are read with no chunk cache
+(when HDF5 reads them: single samples through h5py's ``dataset[i]``, data
+that cannot be mapped, and everything with ``direct=False``): HDF5 then reads
+the requested rows straight from the file, where a cache only adds a copy,
+and a cache smaller than the data made random reads much slower (12 KiB rows:
+about 6.7 us per sample without a cache, 89 us with a 64 MiB cache once the
+data outgrew it; 64-row slices were not slower). Contiguous datasets never use
+a chunk cache.
 
 :func:`file_cache_settings` is the cache every dataset of a file gets by
 default (the file access property list); :func:`open_chunked` reopens a
