@@ -342,6 +342,31 @@ def test_ragged_lengths_read_offsets_only(written: tuple[Dataset, dict[str, Any]
     ]
 
 
+def test_read_stats_count_and_record_reads(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§7.3: Dataset.read_stats counts every read of feature data; record() lists them, nested blocks apart."""
+    ds, src = written
+    assert ds["train"]["label"][4] == int(src["codes"][4])
+    stats = ds.read_stats
+    assert isinstance(stats, ReadStats) and ds.read_stats is stats
+    stats.reset()
+    assert (stats.hdf5_reads, stats.direct_copies, stats.reads) == (0, 0, 0)
+    with stats.record() as outer:
+        ds["train"]["label"][4]
+        with stats.record() as inner:
+            ds["train"]["text"][[7, 2]]
+        ds["train"]["label"][5]
+    assert [r.hdf5_path for r in outer] == ["/train/label/codes", "/train/label/codes"]
+    assert {r.hdf5_path for r in inner} == {"/train/text"}
+    assert stats.reads == stats.hdf5_reads + stats.direct_copies == len(outer) + len(inner)
+    ds["train"]["x"][3]
+    assert stats.reads == len(outer) + len(inner) + 1 and stats.events is None  # counted, no longer recorded
+    assert "HDF5 reads" in repr(stats)
+    stats.reset()
+    assert stats.reads == 0
+    copy = pickle.loads(pickle.dumps(ds))
+    assert copy.read_stats.reads == 0 and copy.read_stats is not stats
+
+
 def test_split_api(written: tuple[Dataset, dict[str, Any]]) -> None:
     """§5: splits in file order, num_samples, features mapping, reading several features, attributes."""
     ds, src = written
