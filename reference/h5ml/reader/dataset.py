@@ -322,7 +322,7 @@ class Dataset:
     def _forget_inherited(self) -> None:
         inherited, self._file = self._file, None
         self._nodes = {}
-        self._release_map()  # a forked child unmaps its copy of the parent's map; the parent keeps its own
+        self._release_map(inherited=inherited is not None)  # a child unmaps its copy; the parent keeps its own
         if inherited is not None:
             self._read_stats.reset()
             try:  # closes this process's copy only; the parent keeps its own
@@ -330,11 +330,14 @@ class Dataset:
             except Exception:  # a stale handle may already be invalid here
                 pass
 
-    def _release_map(self) -> None:
-        """Unmap the file (every reader of the map is released first); the next :meth:`file_map` maps it again."""
+    def _release_map(self, inherited: bool = False) -> None:
+        """Unmap the file (every reader of the map is released first); the next :meth:`file_map` maps it again.
+
+        ``inherited``: the map was made by the parent of this forked process.
+        """
         file_map, self._map, self._map_made = self._map, None, False
         if file_map is not None:
-            file_map.close()
+            file_map.close(inherited=inherited)
 
     def file_map(self) -> FileMap | None:
         """The read-only memory map of the file in this process, made on first use (low level, §7.3).
@@ -527,7 +530,7 @@ class Dataset:
         self._file = None
         self._nodes = {}
         self._splits = None
-        self._release_map()
+        self._release_map(inherited=self._pid is not None and self._pid != os.getpid())
         self._closed = True
 
     def __enter__(self) -> Dataset:

@@ -105,13 +105,22 @@ class FileMap:
         with self._lock:
             self._users.add(user)
 
-    def close(self) -> None:
+    def close(self, *, inherited: bool = False) -> None:
         """Release every :class:`DirectRows` of this map, then unmap the file and close the map's descriptor.
 
         A view of the map held elsewhere (none is handed out: every read
         returns a copy) keeps the map until that view is freed; the map is
         then unmapped by the garbage collector.
+
+        Parameters
+        ----------
+        inherited
+            True in a forked child closing its copy of the parent's map (the
+            parent's is not affected): the lock, which a thread of the parent
+            may have held at the fork, is replaced first.
         """
+        if inherited:
+            self._lock = threading.Lock()
         with self._lock:
             users, self._users = list(self._users), weakref.WeakSet()
             region, self._region = self._region, None
