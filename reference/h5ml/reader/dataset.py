@@ -16,9 +16,10 @@ external link, external raw storage or virtual dataset is present (§3.6,
 first read (§3.5). The splits are :class:`h5ml.reader.split.Split`; the
 storage walk is :mod:`h5ml.reader.storage`.
 
-What a dataset holds, per process: the read-only ``h5py.File``, the h5py
-objects it handed out (each chunked dataset opened with the chunk cache of
-:mod:`h5ml.reader.chunk_cache`, §7.3), the memory map of the file that
+What a dataset holds, per process: the read-only ``h5py.File`` (opened by
+:mod:`h5ml.reader.handle`), the h5py objects it handed out (each chunked
+dataset opened with the chunk cache of :mod:`h5ml.reader.chunk_cache`,
+§7.3), the memory map of the file that
 unfiltered numeric data is copied from (:mod:`h5ml.reader.direct`; none with
 ``direct=False``), and the count of its reads (:attr:`Dataset.read_stats`).
 A dataset, its splits and its features pickle by path and options; the copy
@@ -46,17 +47,18 @@ import os
 import threading
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import h5py
 
 from h5ml import spec
-from h5ml.errors import H5MLError, InvalidFileError, NotH5MLError, SplitNotFoundError
+from h5ml.errors import H5MLError, InvalidFileError, SplitNotFoundError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
 from h5ml.model.header import check_header
-from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, file_cache_settings, open_chunked
+from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.direct import FileMap, open_file_map
+from h5ml.reader.handle import FORK_GENERATION, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
 from h5ml.reader.storage import check_storage
@@ -67,18 +69,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: ``Split`` is re-exported until the branches of "the house" merge (``from h5ml.reader.dataset import Split``
 #: in h5ml.ingest); import it from :mod:`h5ml.reader` or :mod:`h5ml.reader.split`.
 __all__ = ["Dataset", "Split", "open"]
-
-#: How many times this process's line has forked: a child's count differs from its parent's, so a
-#: file handle opened under another count was inherited (a cheaper test than ``os.getpid()``, a system
-#: call, on the per-sample path).
-_FORK_GENERATION: Final = [0]
-
-
-def _count_fork() -> None:
-    _FORK_GENERATION[0] += 1
-
-
-os.register_at_fork(after_in_child=_count_fork)
 
 
 def open(
@@ -148,44 +138,6 @@ def open(
     dataset = Dataset(path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes, direct=direct)
     dataset.h5file  # noqa: B018 - open now so that every check above raises here
     return dataset
-
-
-def _open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
-    """Open ``path`` read-only with ``cache_bytes`` of chunk cache per dataset (§7.3); errors that say what to do.
-
-    Raises
-    ------
-    FileNotFoundError, PermissionError
-        As the operating system says.
-    OSError
-        If HDF5 cannot lock the file (another process writes it).
-    NotH5MLError
-        If HDF5 cannot open it (not HDF5, or damaged).
-    """
-    kwargs: dict[str, Any] = file_cache_settings(cache_bytes)
-    if locking is not None:
-        kwargs["locking"] = locking
-    try:
-        return h5py.File(path, "r", **kwargs)
-    except (FileNotFoundError, PermissionError):
-        raise
-    except LIBRARY_ERRORS as exc:
-        if not is_library_failure(exc):
-            raise
-        text = str(exc)
-        if "unable to lock file" in text.lower():
-            raise OSError(
-                getattr(exc, "errno", None),
-                f"{path}: HDF5 could not lock the file for reading ({text}); another process has it "
-                "open for writing. Wait for it to finish, or pass locking=False on read-only media or NFS",
-            ) from exc
-        if not os.path.exists(path):
-            raise FileNotFoundError(2, f"{path}: no such file") from exc
-        raise NotH5MLError(
-            f"{path}: cannot be opened as HDF5 ({text}); it is not an h5ml file or it is damaged; "
-            f"{validate_advice(path)}",
-            path=path,
-        ) from exc
 
 
 class Dataset:
@@ -310,13 +262,13 @@ class Dataset:
         with self._lock:
             if self._file is None or self._pid != pid:
                 self._forget_inherited()
-                handle = _open_h5file(self._path, self._locking, self.file_cache_bytes)
+                handle = open_h5file(self._path, self._locking, self.file_cache_bytes)
                 try:
                     self._check(handle)
                 except BaseException:
                     handle.close()
                     raise
-                self._file, self._pid, self._generation = handle, pid, _FORK_GENERATION[0]
+                self._file, self._pid, self._generation = handle, pid, FORK_GENERATION[0]
             return self._file
 
     def _forget_inherited(self) -> None:
@@ -385,7 +337,7 @@ class Dataset:
             RuntimeError for a damaged object: callers map them to InvalidFileError).
         """
         node = self._nodes.get(hdf5_path)
-        if node is not None and self._generation == _FORK_GENERATION[0]:
+        if node is not None and self._generation == FORK_GENERATION[0]:
             return node  # the per-sample path: opened in this process (close() and a reopen clear the cache)
         f = self.h5file
         node = self._nodes.get(hdf5_path)
