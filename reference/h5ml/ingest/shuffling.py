@@ -20,7 +20,7 @@ import numpy as np
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.ingest.report import IngestReport
-from h5ml.model.metadata import WRITER_SET_ATTRS
+from h5ml.model.new_root import WRITER_SET_ATTRS
 from h5ml.model.values import Categorical, FeatureSpec
 from h5ml.reader import Feature
 from h5ml.reader import open as open_h5ml
