@@ -122,7 +122,7 @@ def declaration(feature: Feature, compression: Compression) -> dict[str, Any]:
 
 
 def root_metadata(dataset: Dataset, given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The source's root attributes a new file keeps (see the module docstring), under ``given``."""
+    """The source's root attributes a new file keeps (see :mod:`h5ml.ingest.edit`), under ``given``."""
     kept = {k: v for k, v in dataset.metadata.to_json().items() if k not in _NOT_COPIED}
     kept.update(given or {})
     return kept

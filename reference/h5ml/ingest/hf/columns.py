@@ -236,7 +236,7 @@ def numpy_dtype(dtype: str) -> str:
 
 
 def declare(column: Column) -> Declaration:
-    """The feature one planned column becomes (§6; see the module docstring)."""
+    """The feature one planned column becomes (§6; the table is in :mod:`h5ml.ingest.hf`)."""
     kind = column.kind
     if kind == "categorical":
         return Declaration("categorical", class_names=column.class_names, role="target")
