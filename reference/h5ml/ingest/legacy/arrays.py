@@ -25,6 +25,7 @@ from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import ROLE_NAMES
 from h5ml.ingest.legacy.source import (
     BLOCKS,
+    METADATA_NOTE,
     check_source,
     close_sources,
     hard_members,
@@ -215,7 +216,7 @@ _NOT_USED = (
 
 @shared_doc(
     notes={
-        "metadata": "It goes over the source's root attributes (:mod:`h5ml.ingest.legacy`).",
+        "metadata": METADATA_NOTE,
         "shuffle": "Rows are then read one at a time (with a 64 MiB chunk cache): slower on compressed sources.",
         "workers": _NOT_USED,
         "processes": _NOT_USED,

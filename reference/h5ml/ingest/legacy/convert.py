@@ -15,7 +15,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.legacy.arrays import convert_hdf5_arrays
 from h5ml.ingest.legacy.per_sample import convert_hdf5_per_sample
-from h5ml.ingest.legacy.source import SOURCE_LAYOUTS, SourceLayout, detect_layout
+from h5ml.ingest.legacy.source import METADATA_NOTE, PROCESSES_NOTE, SOURCE_LAYOUTS, SourceLayout, detect_layout
 from h5ml.ingest.options import SHARED_OPTIONS, ConvertOptions, OnError, check_choice
 from h5ml.ingest.report import ID_FEATURE, IngestReport
 from h5ml.model.values import FeatureSpec
@@ -25,12 +25,10 @@ __all__ = ["convert_hdf5"]
 
 @shared_doc(
     notes={
-        "metadata": "It goes over the source's root attributes (:mod:`h5ml.ingest.legacy`).",
+        "metadata": METADATA_NOTE,
         "workers": "Used by the per-sample layout (each worker opens the file by path); the arrays layout reads "
         "in this process.",
-        "processes": (
-            "HDF5 sources want processes: h5py lets one thread at a time into HDF5, so threads read no faster than one."
-        ),
+        "processes": PROCESSES_NOTE,
     }
 )
 def convert_hdf5(

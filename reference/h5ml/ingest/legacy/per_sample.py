@@ -24,6 +24,8 @@ from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import ROLE_NAMES
 from h5ml.ingest.legacy.source import (
+    METADATA_NOTE,
+    PROCESSES_NOTE,
     check_source,
     close_sources,
     hard_members,
@@ -281,11 +283,9 @@ def _items(
 
 @shared_doc(
     notes={
-        "metadata": "It goes over the source's root attributes (:mod:`h5ml.ingest.legacy`).",
+        "metadata": METADATA_NOTE,
         "workers": "Each opens the file by path.",
-        "processes": (
-            "HDF5 sources want processes: h5py lets one thread at a time into HDF5, so threads read no faster than one."
-        ),
+        "processes": PROCESSES_NOTE,
         "on_error": (
             "A bad sample is one missing one of its split's features, of a type h5ml cannot store, or "
             "unreadable; all its features are left out."

@@ -27,6 +27,8 @@ from h5ml.ingest.output import conversion_metadata
 
 __all__ = [
     "BLOCKS",
+    "METADATA_NOTE",
+    "PROCESSES_NOTE",
     "SOURCE_LAYOUTS",
     "SourceLayout",
     "check_source",
@@ -43,6 +45,11 @@ __all__ = [
 SourceLayout = Literal["per-sample", "arrays"]
 #: The values of :data:`SourceLayout`.
 SOURCE_LAYOUTS: Final = ("per-sample", "arrays")
+#: What the HDF5 converters add to the shared paragraphs of ``metadata`` and ``processes`` (:mod:`h5ml.ingest.docstrings`).
+METADATA_NOTE: Final = "It goes over the source's root attributes (:mod:`h5ml.ingest.legacy`)."
+PROCESSES_NOTE: Final = (
+    "HDF5 sources want processes: h5py lets one thread at a time into HDF5, so threads read no faster than one."
+)
 
 
 def check_source(source: str | os.PathLike[str]) -> Path:
