@@ -450,7 +450,8 @@ def run(
     pairs, images, rows
         Audio pairs, image files, and rows of the writer's arrays.
     workers
-        Decoding processes of the converters.
+        Decoding workers of the converters (their ``workers``: threads, as ``h5ml convert --workers N``
+        without ``--processes``).
     repeats
         Runs of each pipeline (alternating); the best counts.
     seed

@@ -42,7 +42,7 @@ import h5py
 import numpy as np
 
 import h5ml
-from h5ml.reader.dataset import DEFAULT_CACHE_BYTES
+from h5ml.reader import DEFAULT_CACHE_BYTES
 
 SAMPLE_SHAPE = (28, 28, 1)
 

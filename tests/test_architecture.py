@@ -73,3 +73,14 @@ def test_import_h5ml_loads_no_framework() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: The adapters only wrap the core: their lines in total (docstrings included).
+ADAPTER_LINES = {"h5ml_torch": 500, "h5ml_keras": 400}
+
+
+@pytest.mark.parametrize(("adapter", "limit"), sorted(ADAPTER_LINES.items()))
+def test_adapters_are_thin(adapter: str, limit: int) -> None:
+    """What the two adapters share lives in the core once; each adapter stays a thin wrapper of it."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "adapters" / adapter).glob("*.py"))
+    assert 0 < lines < limit, f"adapters/{adapter} has {lines} lines; move logic it shares into h5ml"

@@ -1,4 +1,4 @@
-"""NumPy .npz/.npy to h5ml: :mod:`h5ml.ingest.arrays` (names §5.1, roles §6.1, categorical §6.5, shuffle §7.6)."""
+"""NumPy .npz/.npy to h5ml: :mod:`h5ml.ingest.npz` (names §5.1, roles §6.1, categorical §6.5, shuffle §7.6)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 import h5ml
 from h5ml.errors import EncodingError
-from h5ml.ingest.arrays import convert_npy, convert_npz, split_array_name
+from h5ml.ingest.naming import split_array_name
+from h5ml.ingest.npz import convert_npy, convert_npz
 from h5ml.tools import cli
 from h5ml.validator.runner import validate
 
@@ -56,14 +57,14 @@ def test_split_array_name(name: str, expected: tuple[str, str]) -> None:
 def test_tutorial_layout_without_shuffle(tmp_path: Path) -> None:
     """x/y become splits train and validation with roles input/target; values equal exactly."""
     arrays = tutorial_npz(tmp_path / "mnist.npz")
-    out = convert_npz(
+    report = convert_npz(
         tmp_path / "mnist.npz",
         tmp_path / "mnist.h5",
         shuffle=False,
-        description="tutorial digits",
-        license="CC0-1.0",
+        metadata={"description": "tutorial digits", "license": "CC0-1.0"},
     )
-    assert out == tmp_path / "mnist.h5"
+    out = report.output
+    assert out == tmp_path / "mnist.h5" and report.samples == {"train": 1000, "validation": 200}
     codes = issue_codes(out)
     assert [c for c in codes if not c.startswith("I")] == []
     assert set(codes) <= {"I303"}  # not shuffled: reported as info only
@@ -123,7 +124,7 @@ def test_class_names_and_label_checks(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     source = tmp_path / "d.npz"
     np.savez(source, x_test=rng.random((6, 2)), y_test=np.array([0, 1, 2, -1, 1, 0]))
-    out = convert_npz(source, tmp_path / "d.h5", label="y", class_names=["a", "b", "c"], shuffle=True, seed=1)
+    out = convert_npz(source, tmp_path / "d.h5", label="y", class_names=["a", "b", "c"], shuffle=True, seed=1).output
     with h5ml.open(out) as ds:
         assert list(ds.splits) == ["test"]
         assert ds["test"]["y"].class_names == ["a", "b", "c"]
@@ -229,7 +230,7 @@ def npy(tmp_path: Path) -> Iterator[tuple[Path, np.ndarray]]:
 def test_npy_defaults_and_names(npy: tuple[Path, np.ndarray], tmp_path: Path) -> None:
     """One array: split train, feature named after the stem; or the split/feature given."""
     source, array = npy
-    out = convert_npy(source, tmp_path / "a.h5", shuffle=False, compression=None)
+    out = convert_npy(source, tmp_path / "a.h5", shuffle=False, compression=None).output
     with h5ml.open(out) as ds:
         assert list(ds.splits) == ["train"]
         feature = ds["train"]["pixels"]
@@ -262,7 +263,7 @@ def test_npy_refusals(tmp_path: Path) -> None:
 def test_string_and_bool_arrays(tmp_path: Path) -> None:
     source = tmp_path / "mixed.npz"
     np.savez(source, word_train=np.array(["é", "b", "c"]), flag_train=np.array([True, False, True]))
-    out = convert_npz(source, tmp_path / "m.h5", shuffle=False)
+    out = convert_npz(source, tmp_path / "m.h5", shuffle=False).output
     with h5ml.open(out) as ds:
         assert ds["train"]["word"].encoding == "string"
         assert ds["train"]["word"][:].tolist() == ["é", "b", "c"]
@@ -275,11 +276,11 @@ def test_output_equal_to_source_is_refused_even_with_overwrite(tmp_path: Path) -
     source = tmp_path / "data.npz"
     tutorial_npz(source, n_train=20, n_valid=5)
     before = source.read_bytes()
-    with pytest.raises(FileExistsError, match="the output is the source file itself"):
+    with pytest.raises(FileExistsError, match="the output is the source itself"):
         convert_npz(source, source, overwrite=True)
     err = io.StringIO()
     assert cli.run(["convert", str(source), str(source), "--overwrite"], io.StringIO(), err) == 2
-    assert "source file itself" in err.getvalue()
+    assert "the output is the source itself" in err.getvalue()
     assert source.read_bytes() == before
 
 
@@ -324,12 +325,13 @@ def test_converted_arrays_pass_strict_validation(tmp_path: Path) -> None:
     """§4.2: an .npz conversion states a license (NOASSERTION unless given) and a description: no W203/W204."""
     source = tmp_path / "arrays.npz"
     np.savez(source, x_train=np.arange(12.0).reshape(6, 2), y_train=np.array([0, 1, 2, 0, 1, 2]))
-    out = convert_npz(source, tmp_path / "a.h5", label="y")
+    out = convert_npz(source, tmp_path / "a.h5", label="y").output
     report = h5ml.validate(out, deep=True)
     assert report.valid_strict, [(i.code, i.message) for i in report.issues]
     with h5ml.open(out) as ds:
         assert ds.metadata.license == "NOASSERTION" and ds.metadata.description.startswith("Converted from NumPy")
-    given = convert_npz(source, tmp_path / "b.h5", license="CC-BY-4.0", description="Six samples.", overwrite=True)
+    metadata = {"license": "CC-BY-4.0", "description": "Six samples."}
+    given = convert_npz(source, tmp_path / "b.h5", metadata=metadata, overwrite=True).output
     with h5ml.open(given) as ds:
         assert (ds.metadata.license, ds.metadata.description) == ("CC-BY-4.0", "Six samples.")
 
@@ -346,7 +348,7 @@ def test_the_tutorials_scalar_metadata_becomes_description_and_classes(tmp_path:
         "y_valid": np.array([2, 0, 1]),
     }
     np.savez(source, description=np.array("Eight toy samples."), nb_classes=np.array(3), **arrays)  # type: ignore[arg-type]
-    out = convert_npz(source, tmp_path / "t.h5")
+    out = convert_npz(source, tmp_path / "t.h5").output
     with h5ml.open(out) as ds:
         assert ds.metadata.description == "Eight toy samples."
         assert sorted(ds.splits) == ["train", "validation"]

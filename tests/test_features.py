@@ -1,10 +1,12 @@
-"""Feature readers (h5ml.reader.features): the single-sample and step-1 slice fast path against the planned path (§6, C01).
+"""Feature readers (h5ml.reader.feature and one module per encoding): the fast paths against the planned path (§6, C01).
 
 An integer index and a slice with step 1 are read without a read plan (one
-read per dataset); everything else goes through :func:`h5ml.reader.plan.plan_reads`.
-These tests check that both paths return the same values with the same types
-and dtypes for every encoding, storage variant and index kind, plain and gzip,
-and that the fast path really skips the planner.
+read per dataset); everything else goes through :func:`h5ml.reader.plan.plan_reads`,
+or, for unfiltered numbers, one copy out of the file's memory map. These tests
+check that every path returns the same values with the same types and dtypes
+for every encoding, storage variant and index kind, plain and gzip, with the
+memory map and without it (``direct=False``), and that the fast path costs one
+read per dataset (:attr:`h5ml.Dataset.read_stats`).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import pytest
 
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
-from h5ml.reader import dataset as reader_module
-from h5ml.reader import features as features_module
-from h5ml.reader.dataset import Dataset
+from h5ml.reader import Dataset, ReadEvent
+from h5ml.reader import offsets as offsets_module
+from h5ml.reader.column import Column
 
 N = 60
 #: Every feature of the test file; the planned path and the fast path must agree on each.
@@ -249,7 +251,7 @@ def test_split_single_sample_equals_each_feature(opened: tuple[Dataset, dict[str
 def test_uncached_offsets_read_only_the_rows_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """§6.3: with offsets too large to keep (large files), ints and slices read them per request, same values."""
     src = _write(tmp_path / "f.h5", "gzip")
-    monkeypatch.setattr(features_module, "OFFSETS_CACHE_BYTES", 0)
+    monkeypatch.setattr(offsets_module, "OFFSETS_CACHE_BYTES", 0)
     with h5ml.open(tmp_path / "f.h5") as ds:
         for name in ("ragged", "image", "rbool", "blob"):
             feat = ds["train"][name]
@@ -257,75 +259,140 @@ def test_uncached_offsets_read_only_the_rows_needed(tmp_path: Path, monkeypatch:
                 _assert_same(feat[index], _one(src, name, int(index) % N))
             for sl in STEP1_SLICES:
                 _assert_same(feat[sl], _batch(src, name, _rows(sl)))
-            assert feat._offsets is None  # nothing was kept
+            with ds.read_stats.record() as reads:
+                feat[7]
+                feat[7]
+            offsets = [(r.start, r.stop) for r in reads if r.hdf5_path.endswith("/offsets")]
+            assert offsets == [(7, 9), (7, 9)]  # nothing was kept: each read asks for the 2 offsets it needs
         assert ds["train"]["ragged"].lengths(-1) == len(src["ragged"][-1])
 
 
-# -- mechanism: the fast path skips the planner -------------------------------------------------------------
+# -- cost: one read per dataset (Dataset.read_stats) ---------------------------------------------------------
+
+#: The datasets one sample (or one step-1 slice) of each feature reads, once its offsets are in memory.
+_DATASETS_READ = {
+    "label": ["/train/label/codes"],
+    "ragged": ["/train/ragged/values"],
+    "image": ["/train/image/values", "/train/image/shapes"],
+    "rbool": ["/train/rbool/values"],
+    "blob": ["/train/blob/values"],
+}
 
 
-def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("the fast path made a read plan")
+def _datasets(reads: list[ReadEvent]) -> list[str]:
+    return [r.hdf5_path for r in reads]
 
 
 @pytest.mark.parametrize("uncached", [False, True], ids=["cached-offsets", "uncached-offsets"])
-def test_ints_and_step_one_slices_make_no_read_plan(
+def test_ints_and_step_one_slices_cost_one_read_per_dataset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uncached: bool
 ) -> None:
-    """An int or a step-1 slice never calls plan_reads or merge_ranges (features, split, lengths)."""
-    src = _write(tmp_path / "f.h5", None)
+    """An int or a step-1 slice reads each dataset of the feature once (offsets too, when not kept in memory).
+
+    Measured with Dataset.read_stats on gzip data (chunks are never copied out of the memory map): split[i]
+    costs the sum of the features' single reads, a slice within one chunk one read per dataset.
+    """
+    src = _write(tmp_path / "f.h5", "gzip")
     if uncached:
-        monkeypatch.setattr(features_module, "OFFSETS_CACHE_BYTES", 0)
-    monkeypatch.setattr(features_module, "plan_reads", _refuse)
-    monkeypatch.setattr(features_module, "merge_ranges", _refuse)
-    monkeypatch.setattr(reader_module, "normalize_indices", _refuse)
+        monkeypatch.setattr(offsets_module, "OFFSETS_CACHE_BYTES", 0)
     with h5ml.open(tmp_path / "f.h5") as ds:
         split = ds["train"]
+        split[0]  # reads and keeps the offsets of ragged and bytes features (unless uncached)
+
+        def want(name: str) -> list[str]:
+            paths = _DATASETS_READ.get(name, [f"/train/{name}"])
+            if uncached and name in ("ragged", "image", "rbool", "blob"):
+                return [f"/train/{name}/offsets", *paths]
+            return paths
+
         for index in (3, -2, np.int64(9)):
-            sample = split[index]
+            with ds.read_stats.record() as reads:
+                sample = split[index]
             for name in NAMES:
                 _assert_same(sample[name], _one(src, name, int(index) % N))
+            assert sorted(_datasets(reads)) == sorted(p for name in NAMES for p in want(name))
+            assert all(not r.gather and r.stop - r.start == r.rows for r in reads)  # runs of rows, no gather
         for name in NAMES:
-            _assert_same(split[name][slice(2, 11)], _batch(src, name, np.arange(2, 11)))
-        assert split["blob"].lengths(7) == len(src["blob"][7])
-        with pytest.raises(AssertionError, match="made a read plan"):
-            split["text"][[1, 2]]  # a batch of strings does plan: the patch is live
-        _assert_same(split["x"][[2, 1]], _batch(src, "x", np.array([2, 1])))  # unfiltered numbers: no plan (§7.3)
+            with ds.read_stats.record() as reads:
+                got = split[name][slice(2, 7)]
+            _assert_same(got, _batch(src, name, np.arange(2, 7)))
+            assert _datasets(reads) == want(name), name
+        with ds.read_stats.record() as reads:
+            assert split["blob"].lengths(7) == len(src["blob"][7])
+        assert [(r.hdf5_path, r.start, r.stop) for r in reads] == ([("/train/blob/offsets", 7, 9)] if uncached else [])
 
 
-def test_one_sample_is_one_read_per_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ragged sample with shapes reads one slice of values and one row of shapes; offsets once, then cached."""
+def test_one_sample_is_one_read_per_dataset(tmp_path: Path) -> None:
+    """A ragged sample with shapes reads one slice of values and one row of shapes; offsets once, then kept."""
     src = _write(tmp_path / "f.h5", None)
-    reads: list[tuple[str, Any]] = []
-    original_into = features_module._Column.read_into
-    original_getitem = h5py.Dataset.__getitem__
-
-    def into(self: Any, out: np.ndarray, start: int, stop: int) -> None:
-        reads.append((self.path, (start, stop)))
-        original_into(self, out, start, stop)
-
-    def getitem(self: h5py.Dataset, key: Any, *args: Any) -> Any:
-        reads.append((self.name, key))
-        return original_getitem(self, key, *args)
-
-    monkeypatch.setattr(features_module._Column, "read_into", into)
-    monkeypatch.setattr(h5py.Dataset, "__getitem__", getitem)
     with h5ml.open(tmp_path / "f.h5") as ds:
         feat = ds["train"]["image"]
-        _assert_same(feat[10], src["image"][10])
-        reads.clear()
-        _assert_same(feat[11], src["image"][11])
-        start, stop = (int(v) for v in np.cumsum([0] + [a.size for a in src["image"]])[[11, 12]])
-        assert reads == [("/train/image/values", (start, stop)), ("/train/image/shapes", 11)]
-        reads.clear()
-        _assert_same(ds["train"]["x"][-1], src["x"][-1])
-        assert reads == [("/train/x", N - 1)]  # h5py's compiled dataset[i]
+        with ds.read_stats.record() as reads:
+            _assert_same(feat[10], src["image"][10])
+        assert _datasets(reads) == ["/train/image/offsets", "/train/image/values", "/train/image/shapes"]
+        row = next(i for i in range(11, N) if src["image"][i].size)  # a sample with values
+        with ds.read_stats.record() as reads:
+            _assert_same(feat[row], src["image"][row])
+        start, stop = (int(v) for v in np.cumsum([0] + [a.size for a in src["image"]])[[row, row + 1]])
+        # Unfiltered values come out of the memory map; the shapes row (int64, native) through h5py's dataset[i].
+        assert reads == [
+            ReadEvent("/train/image/values", "map", start, stop, stop - start),
+            ReadEvent("/train/image/shapes", "hdf5", row, row + 1, 1),
+        ]
+        with ds.read_stats.record() as reads:
+            _assert_same(ds["train"]["x"][-1], src["x"][-1])
+        assert reads == [ReadEvent("/train/x", "hdf5", N - 1, N, 1)]  # h5py's compiled dataset[i]
+        with ds.read_stats.record() as reads:
+            _assert_same(ds["train"]["x"][[2, 1]], _batch(src, "x", np.array([2, 1])))
+        assert reads == [ReadEvent("/train/x", "map", 1, 3, 2, gather=True)]  # unfiltered numbers: one copy
+
+
+def _read_everything(ds: Dataset) -> list[Any]:
+    """Every feature under every index kind, and whole-split reads, in one fixed order."""
+    split = ds["train"]
+    out: list[Any] = []
+    for name in NAMES:
+        feat = split[name]
+        out.extend(feat[request] for request in [*INTS, *STEP1_SLICES, *OTHER_REQUESTS])
+    out.extend(split[request] for request in (4, slice(3, 9), [7, 1, 7]))
+    out.append(split["ragged"].lengths([5, 2, 5]))
+    return out
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"], ids=["plain", "gzip"])
+def test_direct_false_reads_the_same_values_through_h5py(tmp_path: Path, compression: str | None) -> None:
+    """§7.3: ``direct=False`` (h5ml.open and Dataset, kept by pickle) returns identical values, all through HDF5."""
+    path = tmp_path / "f.h5"
+    _write(path, compression)
+    with h5ml.open(path) as mapped:
+        want = _read_everything(mapped)
+        copies = mapped.read_stats.direct_copies
+    assert copies > 0  # the default really read through the map (gzip files too: their offsets and codes are plain)
+    opened = h5ml.open(path, direct=False)
+    made = Dataset(path, direct=False)
+    copy = pickle.loads(pickle.dumps(made))
+    for ds in (opened, made, copy):
+        with ds:
+            assert ds.direct is False and ds.file_map() is None
+            got = _read_everything(ds)
+            assert len(got) == len(want)
+            for g, w in zip(got, want, strict=True):
+                if isinstance(w, dict):
+                    assert list(g) == list(w)
+                    for name in w:
+                        _assert_same(g[name], w[name])
+                else:
+                    _assert_same(g, w)
+            assert ds.read_stats.direct_copies == 0 and ds.read_stats.hdf5_reads > 0
+    with h5ml.open(path) as ds:
+        assert ds.direct is True and ds.file_map() is not None
 
 
 def test_read_buffer_of_the_wrong_size_is_refused(opened: tuple[Dataset, dict[str, Any]]) -> None:
     """The one low-level read refuses a buffer that does not hold exactly the rows asked (no write past it)."""
     ds, src = opened
-    column = ds["train"]["be"]._column()
+    node = ds.h5_node("/train/be")
+    column = Column("/train/be", node, np.dtype(np.int32), filename=ds.path, maps=ds.file_map)
     out = np.empty((2, 2), dtype=np.int32)
     column.read_into(out, 4, 6)
     assert np.array_equal(out, src["be"][4:6])

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.ingest import edit
-from h5ml.ingest.edit import SampleBatches, merge, parse_samples, subset
+from h5ml.ingest.edit import SampleBatches, batches, ids, merge, parse_samples, subset
 
 CLASSES = ["a", "b", "c"]
 
@@ -124,7 +123,7 @@ def test_subset_whole_splits_keep_seed_and_every_encoding(source: Path, tmp_path
 
 def test_subset_in_many_small_batches(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With 200-byte batches the copy takes many batches and the values are the same."""
-    monkeypatch.setattr(edit, "BATCH_BYTES", 200)
+    monkeypatch.setattr(batches, "BATCH_BYTES", 200)
     with h5ml.open(source) as ds:
         assert len(list(SampleBatches(list(ds["train"].features.values()), range(3, 40)))) >= 10
     out = tmp_path / "batched.h5"
@@ -312,7 +311,7 @@ def test_merge_id_feature_option(tmp_path: Path) -> None:
 
 def test_merge_confirms_equal_id_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ids whose keys are equal (here every key, as if every hash collided) are duplicates only when the ids are."""
-    monkeypatch.setattr(edit, "_id_keys", lambda feature: np.zeros(feature.num_samples, dtype=np.int64))
+    monkeypatch.setattr(ids, "_id_keys", lambda feature: np.zeros(feature.num_samples, dtype=np.int64))
     a = h5ml.write(tmp_path / "a.h5", {"train": {"id": ["p", "q", "r"]}})
     b = h5ml.write(tmp_path / "b.h5", {"train": {"id": ["s", "t", "q"]}})
     c = h5ml.write(tmp_path / "c.h5", {"train": {"id": ["u", "v"]}})

@@ -1,4 +1,4 @@
-"""Export to .npz and Parquet: :mod:`h5ml.ingest.export` (array names of h5ml.ingest.arrays, encodings §6)."""
+"""Export to .npz and Parquet: :mod:`h5ml.ingest.export` (array names of h5ml.ingest.npz, encodings §6)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.ingest import edit
-from h5ml.ingest.arrays import convert_npz
+from h5ml.ingest.edit import batches
 from h5ml.ingest.export import export_npz, export_parquet
+from h5ml.ingest.npz import convert_npz
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -84,7 +84,7 @@ def test_npz_arrays_follow_the_documented_names(source: Path, tmp_path: Path) ->
 def test_npz_round_trips_through_convert_npz(source: Path, tmp_path: Path) -> None:
     """Dense and string features of train/validation/test come back from convert_npz unchanged."""
     npz = export_npz(source, tmp_path / "dense.npz", features=["x", "y", "flag", "text"], compress=True)
-    back = convert_npz(npz, tmp_path / "back.h5", description="round trip", license="CC0-1.0")
+    back = convert_npz(npz, tmp_path / "back.h5", metadata={"description": "round trip", "license": "CC0-1.0"}).output
     original, got = read_all(source), read_all(back)
     assert sorted(got) == sorted(original)
     for split, values in got.items():
@@ -125,7 +125,7 @@ def test_npz_round_trips_every_encoding(tmp_path: Path) -> None:
         assert archive["clip_train_media_type"].item() == "audio/L16; rate=16000"
         assert archive["kind_validation_class_names"].tolist() == ["z"] and "kind_class_names" not in archive.files
         assert archive["label_class_names"].tolist() == CLASSES
-    back = convert_npz(npz, tmp_path / "back.h5", description="round trip", license="CC0-1.0")
+    back = convert_npz(npz, tmp_path / "back.h5", metadata={"description": "round trip", "license": "CC0-1.0"}).output
     with h5ml.open(source) as original, h5ml.open(back) as got:
         assert list(got.splits) == list(original.splits)
         for name in original.splits:
@@ -226,7 +226,7 @@ def test_npz_companion_names_without_their_values_are_features(tmp_path: Path) -
     """``x_offsets`` without ``x`` and ``y_media_type`` without ``y_offsets`` are ordinary arrays, as before."""
     source = tmp_path / "plain.npz"
     np.savez(source, x_offsets=np.arange(3), y=np.arange(3.0), y_media_type=np.array(["a", "b", "c"]))
-    with h5ml.open(convert_npz(source, tmp_path / "plain.h5")) as ds:
+    with h5ml.open(convert_npz(source, tmp_path / "plain.h5").output) as ds:
         assert sorted(ds["train"].features) == ["x_offsets", "y", "y_media_type"]
         assert ds["train"]["y_media_type"].encoding == "string" and ds["train"]["x_offsets"][:].tolist() == [0, 1, 2]
 
@@ -237,7 +237,7 @@ def test_npz_categorical_codes_with_their_class_names(source: Path, tmp_path: Pa
     with np.load(npz) as archive:
         class_names = archive["label_class_names"].tolist()
         np.savez(tmp_path / "codes.npz", label_train=archive["label_train"], label_test=archive["label_test"])
-    back = convert_npz(tmp_path / "codes.npz", tmp_path / "labels.h5", label="label", class_names=class_names)
+    back = convert_npz(tmp_path / "codes.npz", tmp_path / "labels.h5", label="label", class_names=class_names).output
     with h5ml.open(back) as ds, h5ml.open(source) as src:
         assert ds["train"]["label"].class_names == CLASSES
         for split in ("train", "test"):
@@ -314,7 +314,7 @@ def test_parquet_directory_of_splits(source: Path, tmp_path: Path) -> None:
 
 def test_parquet_one_split_in_row_groups(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With small batches the file has several row groups and the same values; pandas reads it too."""
-    monkeypatch.setattr(edit, "BATCH_BYTES", 300)
+    monkeypatch.setattr(batches, "BATCH_BYTES", 300)
     path = tmp_path / "train.parquet"
     assert export_parquet(source, path, split="train", compression="zstd") == {"train": path}
     parquet = pq.ParquetFile(path)

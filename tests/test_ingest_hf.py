@@ -25,7 +25,8 @@ datasets = pytest.importorskip("datasets")
 soundfile = pytest.importorskip("soundfile")
 PIL_Image = pytest.importorskip("PIL.Image")
 
-from h5ml.ingest.hf import convert_huggingface, media_type_of, standard_split_name  # noqa: E402
+from h5ml.ingest.hf import convert_huggingface, media_type_of  # noqa: E402
+from h5ml.ingest.naming import standard_split_name  # noqa: E402
 
 CLASSES = ["cat", "dog", "bird"]
 RATE = 8000
@@ -257,6 +258,25 @@ def test_dataset_without_split_is_cut_stratified_and_can_shuffle(tmp_path: Path)
         order = np.random.default_rng(11).permutation(15)
         np.testing.assert_array_equal(ds["train"]["x"][:], order)
         np.testing.assert_array_equal(ds["train"]["label"][:], np.asarray(labels)[order])
+
+
+def test_the_split_cut_uses_the_seed_given_not_a_drawn_shuffle_seed(tmp_path: Path) -> None:
+    """shuffle=True without a seed draws a shuffle seed per conversion, but the cut of split_ratios uses the seed
+    given (0 when None), as every converter does: two conversions hold the same rows in each split."""
+    labels = [0] * 10 + [1] * 5
+    source = datasets.Dataset.from_dict(
+        {"label": labels, "x": list(range(15))},
+        features=datasets.Features({"label": datasets.ClassLabel(names=["a", "b"]), "x": datasets.Value("int32")}),
+    )
+    expected = assign_splits(15, {"train": 0.8, "test": 0.2}, seed=0, labels=[str(v) for v in labels])
+    seeds = []
+    for name in ("one.h5", "two.h5"):
+        convert_huggingface(source, tmp_path / name, shuffle=True)
+        with h5ml.open(tmp_path / name) as ds:
+            for split in ("train", "test"):
+                assert sorted(ds[split]["x"][:].tolist()) == [i for i, s in enumerate(expected) if s == split]
+            seeds.append(ds["train"].shuffle_seed)
+    assert None not in seeds and seeds[0] != seeds[1]
 
 
 def bad_rows_dataset() -> Any:

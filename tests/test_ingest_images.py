@@ -393,7 +393,7 @@ def test_split_folders_and_layout_detection(tmp_path: Path) -> None:
     build(only_nested, {"": {"cat/indoor": [("1.png", tiles("chelsea", [(8, 8)])[0])]}})
     auto = convert_image_folder(only_nested, tmp_path / "d.h5", size=(8, 8))
     assert auto.samples == {"cat": 1}  # read as ROOT/<split>/<class>: layout="classes" says otherwise
-    forced = convert_image_folder(only_nested, tmp_path / "e.h5", size=(8, 8), layout="classes")
+    forced = convert_image_folder(only_nested, tmp_path / "e.h5", size=(8, 8), folder_layout="classes")
     assert forced.samples == {"train": 1} and read_split(tmp_path / "e.h5", "train")["class_names"] == ["cat"]
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import h5ml
 from h5ml.ingest import SKIPPED_ATTR, legacy
+from h5ml.ingest.legacy import arrays as legacy_arrays
 from h5ml.ingest.legacy import (
     convert_hdf5,
     convert_hdf5_arrays,
@@ -66,7 +67,7 @@ def test_per_sample_layout_round_trip_with_workers(tmp_path: Path) -> None:
     # Two worker processes, each opening the file by path; run in a child with a time limit (a pool could hang).
     child = (
         "import json, sys; from h5ml.ingest.legacy import convert_hdf5; "
-        "r = convert_hdf5(sys.argv[1], sys.argv[2], workers=2, compression='gzip', progress=False); "
+        "r = convert_hdf5(sys.argv[1], sys.argv[2], workers=2, processes=True, compression='gzip', progress=False); "
         "print(json.dumps({'samples': r.samples, 'skipped': len(r.skipped)}))"
     )
     done = subprocess.run(
@@ -185,7 +186,7 @@ def test_arrays_layout_round_trip_in_blocks(tmp_path: Path, monkeypatch: pytest.
     src, out = tmp_path / "dataset.h5", tmp_path / "converted.h5"
     y = np.random.default_rng(1).integers(0, 10, size=(50,)).astype("float32")  # as `shape=(50000)` makes them
     x_train, y_train, x_valid, y_valid = _french_layout(src, y, chunked=True)
-    monkeypatch.setattr(legacy, "BLOCK_BYTES", 20_000)  # several blocks of whole chunks
+    monkeypatch.setattr(legacy_arrays, "BLOCK_BYTES", 20_000)  # several blocks of whole chunks
     assert detect_layout(src) == "arrays"
     report = convert_hdf5(src, out)
     assert report.samples == {"train": 50, "validation": 7}
@@ -207,9 +208,9 @@ def test_arrays_layout_block_rows_are_whole_chunks(tmp_path: Path) -> None:
     with h5py.File(tmp_path / "c.h5", "w") as f:
         chunked = f.create_dataset("x", shape=(10_000, 1000), dtype="f4", chunks=(100, 1000))
         plain = f.create_dataset("y", shape=(10_000, 1000), dtype="f4")
-        assert legacy._block_rows(chunked, shuffle=False) == 2000  # 8 MiB / 4000 B = 2097 rows -> 20 chunks
-        assert legacy._block_rows(plain, shuffle=False) == 2097
-        assert legacy._block_rows(chunked, shuffle=True) == 1
+        assert legacy_arrays._block_rows(chunked, shuffle=False) == 2000  # 8 MiB / 4000 B = 2097 rows -> 20 chunks
+        assert legacy_arrays._block_rows(plain, shuffle=False) == 2097
+        assert legacy_arrays._block_rows(chunked, shuffle=True) == 1
 
 
 def test_arrays_layout_label_out_of_range_stop_and_skip(tmp_path: Path) -> None:

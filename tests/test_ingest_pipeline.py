@@ -1,4 +1,4 @@
-"""h5ml.ingest.pipeline: ordered_map, the decoding pool every converter uses (issue 5)."""
+"""h5ml.ingest.parallel: ordered_map, the decoding pool every converter uses (issue 5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from h5ml.errors import IngestError
-from h5ml.ingest.pipeline import ordered_map
+from h5ml.ingest.parallel import ordered_map
 
 
 @pytest.mark.parametrize("workers,processes", [(1, False), (3, False), (2, True)], ids=["inline", "threads", "procs"])

@@ -15,7 +15,10 @@ import pytest
 
 import h5ml
 from h5ml.ingest import SKIPPED_ATTR
-from h5ml.ingest.samples import ROLE_NAMES, convert_arrays, convert_samples, copy_shuffled
+from h5ml.ingest.features import ROLE_NAMES
+from h5ml.ingest.in_memory import convert_arrays
+from h5ml.ingest.samples import convert_samples
+from h5ml.ingest.shuffling import copy_shuffled
 
 
 def _assert_strictly_valid(path: Path) -> None:

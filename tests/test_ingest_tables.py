@@ -55,7 +55,7 @@ def test_csv_round_trip_with_split_column(tmp_path: Path) -> None:
         label="class",
         categorical=["embarked"],
         split_column="fold",
-        chunk_rows=3,
+        rows_per_read=3,
         metadata={"license": "CC0-1.0"},
     )
     assert report.samples == {"train": 6, "validation": 2, "test": 2} and report.skipped == []
@@ -95,7 +95,7 @@ def test_parquet_row_groups_ratios_stratified(tmp_path: Path) -> None:
     )
     frame.to_parquet(src, row_group_size=32)
     ratios = {"train": 0.8, "test": 0.2}
-    report = convert_table(src, out, label="label", split_ratios=ratios, seed=11, chunk_rows=10)
+    report = convert_table(src, out, label="label", split_ratios=ratios, seed=11, rows_per_read=10)
     assert report.samples == {"train": 160, "test": 40}
     with h5ml.open(out) as ds:
         per_class = {s: Counter(ds[s]["label"][:].tolist()) for s in ("train", "test")}
@@ -127,7 +127,7 @@ def test_csv_types_agree_across_chunks_and_float_label_stays_dense(tmp_path: Pat
     """A column typed by the whole file: ints in the first chunk, a fraction later -> float64 for every row."""
     src = tmp_path / "values.csv"
     src.write_text("v,empty,flag,price\n1,,true,1.5\n2,,FALSE,2.5\n3,,,3.25\n4.5,,True,4.0\n")
-    report = convert_table(src, tmp_path / "values.h5", label="price", chunk_rows=2, shuffle=True, seed=2)
+    report = convert_table(src, tmp_path / "values.h5", label="price", rows_per_read=2, shuffle=True, seed=2)
     assert report.samples == {"train": 4}
     order = np.random.default_rng(2).permutation(4)
     with h5ml.open(tmp_path / "values.h5") as ds:
@@ -160,7 +160,7 @@ def test_bad_csv_stops_and_leaves_the_output(tmp_path: Path) -> None:
 def test_bad_csv_rows_are_skipped_and_recorded(tmp_path: Path) -> None:
     src, out = tmp_path / "bad.csv", tmp_path / "bad.h5"
     src.write_text(_BAD_CSV)
-    report = convert_table(src, out, on_error="skip", chunk_rows=2)
+    report = convert_table(src, out, on_error="skip", rows_per_read=2)
     assert report.samples == {"train": 3}
     assert [s.path for s in report.skipped] == [f"{src}:line 4", f"{src}:row 2"]
     with h5ml.open(out) as ds:

@@ -18,19 +18,16 @@ from pydantic import ValidationError
 import h5ml
 from h5ml import spec
 from h5ml.errors import H5MLError, MetadataError
-from h5ml.model import metadata
-from h5ml.model.metadata import (
+from h5ml.model import problems as problems_module
+from h5ml.model.metadata import RootMetadata, parse_root
+from h5ml.model.new_root import (
     ATTR_MESSAGE_OVERHEAD,
     HEADER_MESSAGE_BYTES,
     WRITER_SET_ATTRS,
-    Problem,
-    RootMetadata,
-    is_valid_root,
     max_list_items,
     new_root_metadata,
-    parse_root,
-    validate_root,
 )
+from h5ml.model.problems import Problem, is_valid_root, validate_root
 from h5ml.spec import schemas
 from h5ml.spec.attrs import write_attr
 
@@ -278,14 +275,14 @@ def test_model_refuses_to_work_with_a_schema_keyword_it_does_not_apply(monkeypat
     def fake_load(name: str) -> dict[str, Any]:
         return changed if name == "root" else original
 
-    monkeypatch.setattr(metadata, "load_schema", fake_load)
-    metadata._root_properties.cache_clear()
+    monkeypatch.setattr(problems_module, "load_schema", fake_load)
+    problems_module.root_properties.cache_clear()
     try:
         with pytest.raises(RuntimeError, match="maxLength"):
             RootMetadata.model_validate(MINIMAL)
     finally:
         monkeypatch.undo()
-        metadata._root_properties.cache_clear()
+        problems_module.root_properties.cache_clear()
     assert RootMetadata.model_validate(MINIMAL).name == "digits"
 
 

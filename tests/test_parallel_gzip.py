@@ -1,4 +1,4 @@
-"""Whole gzip chunks compressed in threads and stored directly (h5ml.writer.sinks.ChunkPool; §3.5, §6.7, §7, §8).
+"""Whole gzip chunks compressed in threads and stored directly (h5ml.writer.compress.ChunkPool; §3.5, §6.7, §7, §8).
 
 The writer byte-shuffles and deflates itself the chunks that one write fills
 completely, in a pool of threads, and stores them with ``H5Dwrite_chunk``;
@@ -31,7 +31,8 @@ from h5ml.errors import WriterError
 from h5ml.model.layout import infer_layout
 from h5ml.model.values import FeatureSpec
 from h5ml.writer.batches import Batch
-from h5ml.writer.sinks import ChunkPool, Deflate, FeatureSink
+from h5ml.writer.compress import ChunkPool, Deflate
+from h5ml.writer.sinks import FeatureSink
 from h5ml.writer.writer import Writer, write
 
 SEED = 2024
@@ -432,13 +433,13 @@ def test_a_given_pool_serves_every_flush_until_closed(tmp_path: Path, no_stray_t
 
 def test_chunks_are_deflated_by_zlib_ng_and_the_standard_zlib_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     """§3.5: zlib-ng (a dependency) compresses the chunks; without it the standard library's zlib does, same format."""
-    from h5ml.writer import sinks
+    import h5ml.writer.compress as chunk_compression
 
-    assert sinks.DEFLATE_IMPLEMENTATION == "zlib-ng"
+    assert chunk_compression.DEFLATE_IMPLEMENTATION == "zlib-ng"
     x = rows("int16", CHUNK_ROWS)
     ours = Deflate(4, True).encode(x, x.dtype)
     monkeypatch.setitem(sys.modules, "zlib_ng", None)  # import zlib_ng now fails
-    compress, name = sinks._compressor()
+    compress, name = chunk_compression._compressor()
     assert (compress, name) == (zlib.compress, "zlib")
     assert unfiltered(ours, 2, shuffled=True) == x.tobytes()
     assert zlib.decompress(compress(x.tobytes(), 4)) == x.tobytes()

@@ -1,7 +1,8 @@
-"""The reader (h5ml.reader.dataset, h5ml.reader.features) on files written with plain h5py (tests/_files.py)."""
+"""The reader (h5ml.reader: dataset, split, the feature readers) on files written with plain h5py (tests/_files.py)."""
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -28,11 +29,22 @@ from h5ml.errors import (
     UnsupportedFilterError,
     UnsupportedVersionError,
 )
-from h5ml.reader import direct as direct_module
-from h5ml.reader import features as features_module
-from h5ml.reader.dataset import DEFAULT_CACHE_BYTES, Dataset, Split
+from h5ml.reader import (
+    DEFAULT_CACHE_BYTES,
+    BytesFeature,
+    CategoricalFeature,
+    Dataset,
+    DenseFeature,
+    RaggedFeature,
+    ReadEvent,
+    ReadStats,
+    Split,
+    StringFeature,
+)
+from h5ml.reader import column as column_module
+from h5ml.reader import offsets as offsets_module
 from h5ml.reader.dataset import open as reader_open
-from h5ml.reader.features import BytesFeature, CategoricalFeature, DenseFeature, RaggedFeature, StringFeature
+from h5ml.reader.direct import FileMap
 from h5ml.spec.chunks import cache_bytes_for
 from h5ml.validator.sandbox import run_with_timeout
 
@@ -313,28 +325,46 @@ def test_feature_properties(written: tuple[Dataset, dict[str, Any]]) -> None:
     assert all((f.compression == "gzip") == compressed for f in (x, text, ragged, blob))
 
 
-def test_ragged_lengths_read_offsets_only(
-    written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """§6.3: lengths() comes from offsets alone; the values dataset is never read."""
+def test_ragged_lengths_read_offsets_only(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§6.3: lengths() comes from offsets alone; the values dataset is never read (Dataset.read_stats)."""
     ds, src = written
     feat = ds["train"]["ragged"]
-    values_name = feat.hdf5_path + "/values"
-    original = features_module._Column.read_into
-    reads: list[str] = []
-
-    def guarded(self: Any, out: np.ndarray, start: int, stop: int) -> None:
-        reads.append(self.node.name)
-        assert self.node.name != values_name, "lengths() read the values"
-        original(self, out, start, stop)
-
-    monkeypatch.setattr(features_module._Column, "read_into", guarded)
     want = np.array([len(s) for s in src["ragged"]])
-    assert np.array_equal(feat.lengths(), want)
-    assert np.array_equal(feat.lengths([9, 0, 9]), want[[9, 0, 9]])
-    assert feat.lengths(3) == 0
-    assert np.array_equal(ds["train"]["image"].lengths(), [a.size for a in src["images"]])
-    assert reads == [feat.hdf5_path + "/offsets", ds["train"]["image"].hdf5_path + "/offsets"]  # each read once
+    with ds.read_stats.record() as reads:
+        assert np.array_equal(feat.lengths(), want)
+        assert np.array_equal(feat.lengths([9, 0, 9]), want[[9, 0, 9]])
+        assert feat.lengths(3) == 0
+        assert np.array_equal(ds["train"]["image"].lengths(), [a.size for a in src["images"]])
+    # Each feature's offsets were read once, whole (N + 1 rows), and kept: no values were read.
+    assert [(r.hdf5_path, r.start, r.stop) for r in reads] == [
+        ("/train/ragged/offsets", 0, N + 1),
+        ("/train/image/offsets", 0, N + 1),
+    ]
+
+
+def test_read_stats_count_and_record_reads(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """§7.3: Dataset.read_stats counts every read of feature data; record() lists them, nested blocks apart."""
+    ds, src = written
+    assert ds["train"]["label"][4] == int(src["codes"][4])
+    stats = ds.read_stats
+    assert isinstance(stats, ReadStats) and ds.read_stats is stats
+    stats.reset()
+    assert (stats.hdf5_reads, stats.direct_copies, stats.reads) == (0, 0, 0)
+    with stats.record() as outer:
+        ds["train"]["label"][4]
+        with stats.record() as inner:
+            ds["train"]["text"][[7, 2]]
+        ds["train"]["label"][5]
+    assert [r.hdf5_path for r in outer] == ["/train/label/codes", "/train/label/codes"]
+    assert {r.hdf5_path for r in inner} == {"/train/text"}
+    assert stats.reads == stats.hdf5_reads + stats.direct_copies == len(outer) + len(inner)
+    ds["train"]["x"][3]
+    assert stats.reads == len(outer) + len(inner) + 1 and stats.events is None  # counted, no longer recorded
+    assert "HDF5 reads" in repr(stats)
+    stats.reset()
+    assert stats.reads == 0
+    copy = pickle.loads(pickle.dumps(ds))
+    assert copy.read_stats.reads == 0 and copy.read_stats is not stats
 
 
 def test_split_api(written: tuple[Dataset, dict[str, Any]]) -> None:
@@ -502,18 +532,28 @@ def test_c11_chunk_cache_stays_within_its_size(tmp_path: Path) -> None:
 
 
 class _SmallCacheSource:
-    """A NodeSource over a plain h5py file whose chunk cache is smaller than one chunk."""
+    """A NodeSource over a plain h5py file whose chunk cache is smaller than one chunk (reads through h5py only)."""
 
     def __init__(self, path: Path) -> None:
         self.path = str(path)
         self.file = h5py.File(path, "r", rdcc_nbytes=16, rdcc_nslots=7)
+        self.read_stats = ReadStats()
 
     def h5_node(self, hdf5_path: str) -> Any:
         return self.file[hdf5_path]
 
+    def file_map(self) -> FileMap | None:
+        return None
+
+
+def _runs(reads: list[ReadEvent], suffix: str = "") -> list[tuple[int, int]]:
+    """The row ranges of the HDF5 reads recorded, of datasets whose path ends with ``suffix``."""
+    assert all(r.via == "hdf5" for r in reads if r.hdf5_path.endswith(suffix))
+    return [(r.start, r.stop) for r in reads if r.hdf5_path.endswith(suffix)]
+
 
 @pytest.mark.parametrize("cache", ["holds-a-chunk", "smaller-than-a-chunk"])
-def test_gzip_chunks_are_each_decoded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
+def test_gzip_chunks_are_each_decoded_once(tmp_path: Path, cache: str) -> None:
     """§7.3/C01: a gzip batch touches only the chunks it needs, each in one read, by slices (no fancy indexing).
 
     When the chunk cache holds a chunk (h5ml.open sizes it so), reads are the runs of requested rows (gaps
@@ -522,111 +562,78 @@ def test_gzip_chunks_are_each_decoded_once(tmp_path: Path, monkeypatch: pytest.M
     """
     x = np.arange(200 * 3, dtype=np.float64).reshape(200, 3)
     write_file(tmp_path / "g.h5", {"train": {"x": Dense(x, chunks=(16, 3), compression="gzip")}})
-    reads: list[tuple[int, int]] = []
-    original = features_module._Column.read_into
-
-    def spy(self: Any, out: np.ndarray, start: int, stop: int) -> None:
-        reads.append((start, stop))
-        original(self, out, start, stop)
-
-    monkeypatch.setattr(features_module._Column, "read_into", spy)
     indices = [150, 3, 40, 3, 47, 199, 33, 64, 17]
     if cache == "holds-a-chunk":
-        with h5ml.open(tmp_path / "g.h5") as ds:
+        with h5ml.open(tmp_path / "g.h5") as ds, ds.read_stats.record() as recorded:
             got = ds["train"]["x"][indices]
+        reads = _runs(recorded)
         assert reads == [(3, 48), (64, 65), (150, 151), (199, 200)]  # 3..47 merged: gaps of at most 15 rows
     else:
         source = _SmallCacheSource(tmp_path / "g.h5")
         try:
-            got = DenseFeature(source, "train", "x")[indices]
+            with source.read_stats.record() as recorded:
+                got = DenseFeature(source, "train", "x")[indices]
         finally:
             source.file.close()
+        reads = _runs(recorded)
         assert reads == [(0, 48), (64, 80), (144, 160), (192, 200)]  # whole chunks, touching ones merged
     assert np.array_equal(got, x[indices])
     chunks_read = [c for a, b in reads for c in range(a // 16, -(-b // 16))]
     assert chunks_read == sorted({i // 16 for i in indices})  # [0, 1, 2, 4, 9, 12]: each once, no other
 
 
-def test_ragged_values_follow_the_same_chunk_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ragged_values_follow_the_same_chunk_rule(tmp_path: Path) -> None:
     """§6.3/§7.3: gzip ragged values are read in whole chunks when a chunk does not fit the cache, else by runs."""
     samples = [np.arange(k, dtype=np.int32) + 100 * k for k in [3, 0, 5, 2, 7, 1, 4, 6] * 3]
     write_file(tmp_path / "r.h5", {"train": {"r": Ragged(samples, chunk_rows=8, compression="gzip")}})
     total = sum(len(a) for a in samples)
-    reads: list[tuple[str, int, int]] = []
-    original = features_module._Column.read_into
-
-    def spy(self: Any, out: np.ndarray, start: int, stop: int) -> None:
-        reads.append((self.path, start, stop))
-        original(self, out, start, stop)
-
-    monkeypatch.setattr(features_module._Column, "read_into", spy)
     order = [20, 2, 9, 2]
     source = _SmallCacheSource(tmp_path / "r.h5")
     try:
-        got = RaggedFeature(source, "train", "r")[order]
+        with source.read_stats.record() as recorded:
+            got = RaggedFeature(source, "train", "r")[order]
     finally:
         source.file.close()
     assert all(np.array_equal(g, samples[i]) for g, i in zip(got, order, strict=True))
-    values = [(a, b) for path, a, b in reads if path.endswith("/values")]
+    values = _runs(recorded, "/values")
     assert values and all(a % 8 == 0 and (b % 8 == 0 or b == total) for a, b in values)
-    reads.clear()
-    with h5ml.open(tmp_path / "r.h5") as ds:
+    with h5ml.open(tmp_path / "r.h5") as ds, ds.read_stats.record() as recorded:
         again = ds["train"]["r"][order]
     assert all(np.array_equal(g, samples[i]) for g, i in zip(again, order, strict=True))
     offsets = np.concatenate([[0], np.cumsum([len(a) for a in samples])])
     wanted = sorted({(int(offsets[i]), int(offsets[i + 1])) for i in order if len(samples[i])})
     assert len(wanted) == 2  # sample 9 is empty: nothing to read
-    assert [(a, b) for path, a, b in reads if path.endswith("/values")] == wanted  # gap > 7 rows: 2 runs
+    assert _runs(recorded, "/values") == wanted  # gap > 7 rows: 2 runs
 
 
-def test_no_h5py_fancy_indexing(written: tuple[Dataset, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
-    """C01: every HDF5 read of every encoding is a slice (h5py fancy indexing refuses unsorted indices and is slow)."""
+def test_a_batch_reads_each_span_once(written: tuple[Dataset, dict[str, Any]]) -> None:
+    """C01/§7.3: a batch in any order with duplicates reads every dataset by runs of rows, each row at most once.
+
+    (The reader never hands h5py an index list: h5py refuses unsorted or repeated indices and is slow on
+    sorted ones.) Unfiltered numbers (x) are one copy out of the file's memory map, in the order asked.
+    """
     ds, src = written
-    original = h5py.Dataset.__getitem__
-
-    def only_slices(self: h5py.Dataset, key: Any, *args: Any) -> Any:
-        keys = key if isinstance(key, tuple) else (key,)
-        assert all(isinstance(k, slice) or k is Ellipsis for k in keys), f"fancy read {key!r} of {self.name}"
-        return original(self, key, *args)
-
-    original_direct = h5py.Dataset.read_direct
-
-    def direct_slices(self: h5py.Dataset, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
-        assert source_sel is None or isinstance(source_sel, slice), f"fancy read {source_sel!r} of {self.name}"
-        original_direct(self, dest, source_sel, dest_sel)
-
-    spans: list[tuple[str, int, int]] = []
-    original_into = features_module._Column.read_into
-
-    def span_reads(self: Any, out: np.ndarray, start: int, stop: int) -> None:
-        assert type(start) is int and type(stop) is int and start <= stop, f"read of {start!r}:{stop!r}"
-        spans.append((self.node.name, start, stop))
-        original_into(self, out, start, stop)
-
-    taken: list[list[int]] = []
-    original_take = direct_module.DirectRows.take
-
-    def direct_takes(self: Any, rows: np.ndarray) -> np.ndarray:
-        taken.append(rows.tolist())
-        return original_take(self, rows)
-
-    monkeypatch.setattr(h5py.Dataset, "__getitem__", only_slices)
-    monkeypatch.setattr(h5py.Dataset, "read_direct", direct_slices)
-    monkeypatch.setattr(features_module._Column, "read_into", span_reads)
-    monkeypatch.setattr(direct_module.DirectRows, "take", direct_takes)
-    batch = ds["train"][[77, 2, 2, 50, 13]]
+    order = [77, 2, 2, 50, 13]
+    with ds.read_stats.record() as reads:
+        batch = ds["train"][order]
     for name, values in batch.items():
-        got = values if name != "text" else list(values)
-        _assert_same(got, _expected(src, name, [77, 2, 2, 50, 13]))
-    # Every feature's data came through one-hyperslab reads (at most one per requested row for each dataset),
-    # or, unfiltered numeric data, one copy from the file's memory map in request order (§7.3).
-    names = {name for name, _, _ in spans}
-    if ds["train"]["x"].compression is None:  # x (float64) is direct; the codes (uint8, read as int64) are not
-        assert taken == [[77, 2, 2, 50, 13]] and "/train/x" not in names
+        _assert_same(values if name != "text" else list(values), _expected(src, name, order))
+    by_path: dict[str, list[ReadEvent]] = {}
+    for r in reads:
+        by_path.setdefault(r.hdf5_path, []).append(r)
+    assert {"/train/x", "/train/text", "/train/label/codes", "/train/ragged/values", "/train/blob/values"} <= set(
+        by_path
+    )
+    for path, events in by_path.items():
+        runs = [(r.start, r.stop) for r in events if not r.gather]
+        assert all(r.rows == r.stop - r.start > 0 for r in events if not r.gather), path
+        assert runs == sorted(runs) and all(b <= c for (_, b), (c, _) in itertools.pairwise(runs)), path  # disjoint
+        assert sum(r.via == "hdf5" for r in events) <= 4, path  # 4 distinct rows: at most one HDF5 read each
+    if ds["train"]["x"].compression is None:  # x (float32) is mapped; the codes (int16, read as int64) are not
+        assert by_path["/train/x"] == [ReadEvent("/train/x", "map", 2, 78, 5, gather=True)]
     else:
-        assert not taken and "/train/x" in names
-    assert {"/train/text", "/train/label/codes"} <= names
-    assert all(sum(n == name for n, _, _ in spans) <= 4 for name, _, _ in spans)
+        assert all(r.via == "hdf5" for r in by_path["/train/x"])
+    assert all(r.via == "hdf5" for r in by_path["/train/text"] + by_path["/train/label/codes"])
 
 
 @pytest.mark.parametrize("budget", ["uncached-offsets", "tiny-spans", "wide-gaps"])
@@ -636,11 +643,11 @@ def test_reads_under_other_memory_budgets(
     """Offsets read per request (large files), spans cut to one chunk, and wide gap merging all give the same values."""
     ds, src = written
     if budget == "uncached-offsets":
-        monkeypatch.setattr(features_module, "OFFSETS_CACHE_BYTES", 0)
+        monkeypatch.setattr(offsets_module, "OFFSETS_CACHE_BYTES", 0)
     elif budget == "tiny-spans":
-        monkeypatch.setattr(features_module, "_SPAN_BYTES", 1)
+        monkeypatch.setattr(column_module, "_SPAN_BYTES", 1)
     else:
-        monkeypatch.setattr(features_module, "_GAP_BYTES", 1 << 30)
+        monkeypatch.setattr(column_module, "_GAP_BYTES", 1 << 30)
     fresh = h5ml.open(ds.path)
     order = [61, 3, 3, 98, 0, 47, 48, 12]
     with fresh:

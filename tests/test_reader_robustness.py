@@ -1,4 +1,4 @@
-"""The reader on invalid, damaged and hostile files (h5ml.reader.dataset, h5ml.reader.features; SPEC §5.3, §6, §9, §10).
+"""The reader on invalid, damaged and hostile files (h5ml.reader: dataset, structure, column; SPEC §5.3, §6, §9, §10).
 
 Rule under test: given any file, the reader returns the stored values or
 raises an :class:`h5ml.H5MLError` subclass whose message says what is wrong,
@@ -25,6 +25,7 @@ import pytest
 import h5ml
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
 from h5ml.errors import EncodingError, ForbiddenStorageError, H5MLError, InvalidFileError
+from h5ml.reader.column import TRUSTED_READ_BYTES
 
 N = 6
 UTF8 = h5py.string_dtype("utf-8")
@@ -553,7 +554,7 @@ def test_large_reads_of_data_that_is_stored_pass_the_check(tmp_path: Path) -> No
     with h5ml.open(tmp_path / "big.h5") as ds:
         for name in ("plain", "gzip", "contiguous"):
             got = ds["train"][name][:]
-            assert got.nbytes > h5ml.reader.features.TRUSTED_READ_BYTES
+            assert got.nbytes > TRUSTED_READ_BYTES
             assert np.array_equal(got[[0, 4097, -1], 0], rows[[0, 4097, -1], 0])
 
 

@@ -378,7 +378,8 @@ def _run_isolated(code: str, python_path: Path, cwd: Path) -> subprocess.Complet
 
 _PROBE = """
 import json, h5ml, h5ml.spec.schemas as s
-from h5ml.model.metadata import new_root_metadata, is_valid_root
+from h5ml.model.new_root import new_root_metadata
+from h5ml.model.problems import is_valid_root
 doc = new_root_metadata("probe", license="MIT")
 doc["complete"] = 1
 print(json.dumps({"module": h5ml.__file__, "dir": str(s.schema_dir()), "valid": is_valid_root(doc),

@@ -18,7 +18,8 @@ from h5ml.model.fingerprint import fingerprint_feature
 from h5ml.model.layout import Layout, feature_attrs, infer_layout
 from h5ml.model.values import Categorical, FeatureSpec
 from h5ml.writer.batches import Batch, normalize
-from h5ml.writer.sinks import ChunkPool, FeatureSink, SplitSink
+from h5ml.writer.compress import ChunkPool
+from h5ml.writer.sinks import FeatureSink, SplitSink
 
 SEED = 99
 N = 50

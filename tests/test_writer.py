@@ -6,6 +6,7 @@ h5ml reader, so these tests check the bytes on disk against SPEC.md.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import multiprocessing
@@ -15,6 +16,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -1243,7 +1245,7 @@ def test_dense_samples_with_a_zero_length_axis_round_trip(tmp_path: Path) -> Non
 
 def test_file_kinds_are_named() -> None:
     """§4.4: the refusal names what sits at the target (modes built here; no system file is touched)."""
-    from h5ml.writer.writer import _file_kind
+    from h5ml.writer.atomic import file_kind
 
     kinds = {
         stat.S_IFCHR: "character device",
@@ -1253,7 +1255,7 @@ def test_file_kinds_are_named() -> None:
         stat.S_IFDIR: "directory",
         stat.S_IFLNK: "symbolic link",
     }
-    assert {mode: _file_kind(mode | 0o644) for mode in kinds} == kinds
+    assert {mode: file_kind(mode | 0o644) for mode in kinds} == kinds
 
 
 def test_append_mode_refuses_bad_metadata_and_keeps_the_file(tmp_path: Path) -> None:
@@ -1349,3 +1351,94 @@ def test_an_empty_media_type_is_refused_as_the_validator_does(tmp_path: Path) ->
     with pytest.raises(WriterError, match="media_type"):
         write(tmp_path / "m.h5", {"train": {"b": [b"x"]}}, features={"b": {"media_type": ""}})
     assert not (tmp_path / "m.h5").exists()
+
+
+# --------------------------------------------------------------------------
+# Writer.infer_features: a split's features from whole columns (the hook write() uses)
+
+
+def test_infer_features_takes_the_stored_form_from_the_whole_column(tmp_path: Path) -> None:
+    """§6.3, §6.5: inferred from all values, a ragged feature stays ragged and a categorical one keeps every class,
+    whatever the batches that follow hold; the features= options apply and count as used."""
+    clips = [np.arange(3, dtype=np.int16), np.arange(3, dtype=np.int16) + 10, np.arange(5, dtype=np.int16)]
+    label = Categorical(np.array([0, 0, 2]), ["cat", "dog", "owl"])
+    target = tmp_path / "i.h5"
+    with Writer(target, features={"clip": {"role": "input", "units": "counts"}}) as w:
+        w.add_split("train", expected_samples=3)
+        w.infer_features("train", {"clip": clips, "label": label})
+        w.append("train", {"clip": clips[:2], "label": Categorical(np.array([0, 0]), ["cat", "dog", "owl"])})
+        w.append("train", {"clip": clips[2:], "label": ["owl"]})
+    with h5py.File(target, "r") as f:
+        clip = f["train/clip"]
+        assert clip.attrs["encoding"] == "ragged" and (clip.attrs["role"], clip.attrs["units"]) == ("input", "counts")
+        assert clip["offsets"][()].tolist() == [0, 3, 6, 11] and clip["values"].dtype == np.int16
+        assert clip["values"][()].tolist() == [0, 1, 2, 10, 11, 12, 0, 1, 2, 3, 4]
+        codes = f["train/label"]
+        assert codes.attrs["encoding"] == "categorical" and codes["codes"][()].tolist() == [0, 0, 2]
+        assert [n.decode() for n in codes["class_names"][()]] == ["cat", "dog", "owl"]
+        assert f["train"].attrs["num_samples"] == 3
+    assert h5ml.validate(target, deep=True).valid
+    # Inferred from the first batch alone (two clips of 3 values), the feature is dense: the third clip is refused.
+    with Writer(tmp_path / "j.h5") as w:
+        w.append("train", {"clip": clips[:2]})
+        with pytest.raises(EncodingError):
+            w.append("train", {"clip": clips[2:]})
+    with h5py.File(tmp_path / "j.h5", "r") as f:
+        assert f["train/clip"].attrs["encoding"] == "dense" and f["train/clip"].shape == (2, 3)
+
+
+def test_infer_features_in_append_mode_takes_the_file_features_options(tmp_path: Path) -> None:
+    """§6.1: a new split's features inferred from whole columns are written as the file's features of those names."""
+    target = write(
+        tmp_path / "a.h5",
+        {"train": {"label": Categorical([0, 1], ["cat", "dog"]), "x": np.zeros((2, 2), np.float32)}},
+        features={"label": {"role": "target"}},
+    )
+    with Writer(target, mode="a") as w:
+        w.infer_features("test", {"label": ["dog"], "x": np.ones((1, 2))})
+        w.append("test", {"label": ["dog"], "x": np.ones((1, 2))})
+    with h5py.File(target, "r") as f:
+        label = f["test/label"]
+        assert label.attrs["role"] == "target" and label["codes"][()].tolist() == [1]
+        assert [n.decode() for n in label["class_names"][()]] == ["cat", "dog"]
+        assert f["test/x"].dtype == np.float32  # the file's dtype, not the float64 given
+    assert h5ml.validate(target, deep=True).valid
+
+
+def test_infer_features_refuses_and_declares_nothing(tmp_path: Path) -> None:
+    """§5.3: infer_features is refused for a split that has its features, a taken or bad name, a value with no
+    encoding; a refusal declares nothing (the split is not even created), and the writer goes on."""
+    target = tmp_path / "r.h5"
+    with Writer(target) as w:
+        with pytest.raises(EncodingError, match=r"r\.h5:/train/bad"):
+            w.infer_features("train", {"a": np.zeros(2), "bad": [1, "a"]})
+        with pytest.raises(WriterError, match="must be a dict"):
+            w.infer_features("train", [np.zeros(2)])  # type: ignore[arg-type]
+        with pytest.raises(WriterError, match="invalid"):
+            w.infer_features("train", {"_x": np.zeros(2)})
+        w.append("train", {"b": np.arange(2)})  # "a" was not declared, so this batch needs only "b"
+        with pytest.raises(WriterError, match=r"split /train already has its features \['b'\]"):
+            w.infer_features("train", {"c": np.zeros(2)})
+        w.infer_features("test", {"c": np.zeros(2)})
+        with pytest.raises(WriterError, match=r"feature /test/c already exists"):
+            w.infer_features("test", {"c": np.zeros(2)})
+        w.append("test", {"c": np.zeros(2)})
+    with h5py.File(target, "r") as f:
+        assert sorted(f) == ["test", "train"] and list(f["train"]) == ["b"] and list(f["test"]) == ["c"]
+    with pytest.raises(WriterError, match="closed"):
+        w.infer_features("valid", {"c": np.zeros(2)})
+
+
+def test_an_unclosed_writer_that_is_collected_deletes_its_temporary_file(tmp_path: Path) -> None:
+    """§4.4: a writer dropped without close (its gzip chunks still compressing) leaves the target as it was."""
+    target = write(tmp_path / "g.h5", _small())
+    before = target.read_bytes()
+    w = Writer(target, compression="gzip")
+    w.append("train", {"x": np.arange(400_000, dtype=np.int64).reshape(-1, 4)})
+    w.flush()
+    temp = w.temp_path
+    assert temp_files(target) == [temp] and temp.stat().st_size > 0
+    del w
+    gc.collect()
+    assert temp_files(target) == [] and target.read_bytes() == before
+    assert not [t for t in threading.enumerate() if t.name.startswith(("h5ml-deflate", "h5ml-feed"))]

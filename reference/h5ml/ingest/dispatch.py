@@ -1,15 +1,17 @@
 """Which converter a source needs (``h5ml convert SOURCE OUTPUT``), and the call to it.
 
 :func:`detect_kind` looks at the source; :func:`convert` calls the matching
-``convert_*`` function with the options that apply to it, and refuses, with
-a clear message, options that do not. Each converter's module is imported
-only when it is used, so its third-party decoders (soundfile, Pillow, pandas,
-datasets) are needed only by the sources that use them.
+``convert_*`` function with the shared options (:class:`h5ml.ingest.ConvertOptions`,
+which every kind takes) and the kind's own (:data:`OPTIONS`), and refuses,
+with a clear message, options that the kind does not take. Each converter's
+package is imported only when it is used, and the third-party packages it
+needs (soundfile, Pillow, pandas, datasets) are checked first, so that a
+missing one says which extra to install.
 
 =================  ==========================================================
 kind               source
 =================  ==========================================================
-``arrays``         a ``.npz`` or ``.npy`` file (:mod:`h5ml.ingest.arrays`)
+``arrays``         a ``.npz`` or ``.npy`` file (:mod:`h5ml.ingest.npz`)
 ``audio``          a folder of ``.wav``/``.flac``/``.ogg`` files (:mod:`h5ml.ingest.audio`)
 ``images``         an ImageFolder tree of images (:mod:`h5ml.ingest.images`)
 ``hdf5``           an HDF5 file in a tutorial's layout (:mod:`h5ml.ingest.legacy`)
@@ -20,10 +22,15 @@ kind               source
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from h5ml.errors import IngestError, ParameterError
+from h5ml.ingest.options import SHARED_OPTIONS, cli_option
+from h5ml.ingest.report import IngestReport
 
 __all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind"]
 
@@ -38,26 +45,12 @@ _HF_MARKERS: Final = ("dataset_dict.json", "dataset_info.json", "state.json")
 #: Files looked at to tell an audio folder from an image folder.
 _SCAN_LIMIT: Final = 2000
 
-#: Options each kind takes besides the shared ones (metadata, compression, shuffle, seed, overwrite).
+#: Options each kind takes besides the shared ones (:data:`h5ml.ingest.options.SHARED_OPTIONS`).
 OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
-    "arrays": frozenset({"label", "class_names", "split", "feature", "level"}),
-    "audio": frozenset({"sample_rate", "mono", "split_ratios", "workers", "processes", "on_error", "progress"}),
-    "images": frozenset(
-        {
-            "mode",
-            "size",
-            "resize",
-            "color",
-            "resample",
-            "layout",
-            "split_ratios",
-            "workers",
-            "processes",
-            "on_error",
-            "progress",
-        }
-    ),
-    "hdf5": frozenset({"layout", "label", "workers", "on_error", "progress"}),
+    "arrays": frozenset({"label", "class_names", "split", "feature"}),
+    "audio": frozenset({"sample_rate", "mono", "split_ratios"}),
+    "images": frozenset({"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios"}),
+    "hdf5": frozenset({"source_layout", "label", "id_feature"}),
     "table": frozenset(
         {
             "label",
@@ -66,13 +59,23 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "split_column",
             "split_ratios",
             "columns",
-            "workers",
-            "on_error",
-            "progress",
+            "format",
+            "sep",
+            "text_encoding",
+            "rows_per_read",
         }
     ),
-    "hf": frozenset({"images", "label", "split_ratios", "columns", "workers", "on_error", "progress"}),
+    "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size"}),
 }
+#: The pyproject extra that installs what each kind of source needs, and the packages it needs whatever the source.
+_EXTRAS: Final[Mapping[SourceKind, tuple[str, tuple[str, ...]]]] = {
+    "audio": ("audio", ("soundfile", "soxr")),
+    "images": ("images", ("PIL",)),
+    "table": ("tables", ("pandas",)),
+    "hf": ("hf", ("datasets",)),
+}
+#: The options ``.npy`` sources take and ``.npz`` ones do not.
+_NPY_ONLY: Final = ("split", "feature")
 
 
 def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
@@ -85,11 +88,21 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
     suffix, and a file with another suffix that starts with the HDF5
     signature is ``hdf5``.
 
+    Parameters
+    ----------
+    source
+        The file or folder to convert.
+
+    Returns
+    -------
+    str
+        One of :data:`KINDS`.
+
     Raises
     ------
     FileNotFoundError
         If ``source`` does not exist.
-    ValueError
+    h5ml.IngestError
         If its kind cannot be told: the message lists the kinds and says to
         pass ``--from``.
     """
@@ -111,9 +124,10 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
                 break
         if audio or images:
             return "audio" if audio >= images else "images"
-        raise ValueError(
+        raise IngestError(
             f"{path}: the folder holds no audio (.wav, .flac, .ogg) or image files, and no Hugging Face dataset; "
-            f"pass --from with one of {', '.join(KINDS)}"
+            f"pass --from with one of {', '.join(KINDS)}",
+            path=str(path),
         )
     suffix = path.suffix.lower()
     if suffix in (".npz", ".npy"):
@@ -125,23 +139,58 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
     with path.open("rb") as handle:
         if handle.read(8) == b"\x89HDF\r\n\x1a\n":
             return "hdf5"
-    raise ValueError(
-        f"{path}: cannot tell what {suffix or 'this file'} holds; pass --from with one of {', '.join(KINDS)}"
+    raise IngestError(
+        f"{path}: cannot tell what {suffix or 'this file'} holds; pass --from with one of {', '.join(KINDS)}",
+        path=str(path),
     )
 
 
+def _not_applicable(kind: str, source: Any, names: list[str]) -> ParameterError:
+    shown = ", ".join(f"{name} ({cli_option(name) or 'Python only'})" for name in names)
+    return ParameterError(f"{shown} do(es) not apply to a source of kind {kind!r} ({os.fspath(source)})")
+
+
+def _missing_extra(kind: SourceKind, exc: ModuleNotFoundError) -> ModuleNotFoundError | None:
+    """The error that says which extra installs the package ``exc`` misses, or None when it is not an extra's."""
+    extra = _EXTRAS.get(kind)
+    if extra is None or exc.name is None or exc.name.startswith("h5ml"):
+        return None
+    return ModuleNotFoundError(
+        f"converting a source of kind {kind!r} needs the package {exc.name!r}, which is not installed: "
+        f"pip install 'h5ml[{extra[0]}]'",
+        name=exc.name,
+    )
+
+
+def _converter(kind: SourceKind, source: str | os.PathLike[str], given: Mapping[str, Any]) -> Callable[..., Any]:
+    """The converter of ``kind`` (its package imported now, after its third-party packages)."""
+    for package in _EXTRAS.get(kind, ("", ()))[1]:
+        importlib.import_module(package)
+    if kind == "arrays":
+        npz = importlib.import_module("h5ml.ingest.npz")
+        if Path(source).suffix.lower() == ".npy":
+            return npz.convert_npy  # type: ignore[no-any-return]
+        extra = [name for name in _NPY_ONLY if name in given]
+        if extra:
+            raise ParameterError(
+                f"{' and '.join(f'{name} ({cli_option(name)})' for name in extra)} apply to .npy sources only "
+                f"(the split and the feature of its one array); {os.fspath(source)} is an .npz archive, whose "
+                "array names give them"
+            )
+        return npz.convert_npz  # type: ignore[no-any-return]
+    module, name = {
+        "audio": ("h5ml.ingest.audio", "convert_audio_folder"),
+        "images": ("h5ml.ingest.images", "convert_image_folder"),
+        "hdf5": ("h5ml.ingest.legacy", "convert_hdf5"),
+        "table": ("h5ml.ingest.tables", "convert_table"),
+        "hf": ("h5ml.ingest.hf", "convert_huggingface"),
+    }[kind]
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
 def convert(
-    kind: SourceKind,
-    source: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    *,
-    metadata: Mapping[str, Any] | None = None,
-    compression: str | None = None,
-    shuffle: bool = False,
-    seed: int | None = None,
-    overwrite: bool = False,
-    **options: Any,
-) -> Any:
+    kind: SourceKind, source: str | os.PathLike[str], output: str | os.PathLike[str], **options: Any
+) -> IngestReport:
     """Convert ``source`` of ``kind`` to the h5ml file ``output`` (§4, §5, §6, §7.6).
 
     Parameters
@@ -150,107 +199,40 @@ def convert(
         One of :data:`KINDS` (see :func:`detect_kind`).
     source, output
         The source and the h5ml file to write.
-    metadata, compression, shuffle, seed, overwrite
-        Shared by every kind.
     **options
-        The kind's own options (:data:`OPTIONS`); None values are left out.
+        The shared options (:data:`h5ml.ingest.options.SHARED_OPTIONS`:
+        ``metadata``, ``compression``, ``level``, ``shuffle``, ``seed``,
+        ``workers``, ``processes``, ``on_error``, ``progress``,
+        ``overwrite``, ...) and the kind's own (:data:`OPTIONS`); None values
+        are left out (the converter's defaults apply).
 
     Returns
     -------
-    h5ml.ingest.IngestReport or pathlib.Path
-        The converter's report (the path written, for ``arrays``).
+    IngestReport
+        The converter's report.
 
     Raises
     ------
-    ValueError
-        If an option does not apply to ``kind``.
+    h5ml.errors.ParameterError
+        If an option does not apply to ``kind`` (the message names it and its
+        command-line option), or has a value the converter does not take.
+    ModuleNotFoundError
+        If a package the kind needs is not installed (the message names the extra to install).
     h5ml.IngestError, h5ml.H5MLError, OSError
         As the converter (the output is left as it was).
     """
+    if kind not in KINDS:
+        raise ParameterError(f"kind must be one of {list(KINDS)}, got {kind!r} (parameter kind, option --from)")
     given = {key: value for key, value in options.items() if value is not None}
-    extra = sorted(set(given) - OPTIONS[kind])
+    extra = sorted(set(given) - OPTIONS[kind] - set(SHARED_OPTIONS))
     if extra:
-        names = ", ".join(f"{key} ({_CLI_NAMES.get(key, '--' + key.replace('_', '-'))})" for key in extra)
-        raise ValueError(f"{names} do(es) not apply to a source of kind {kind!r} ({source})")
+        raise _not_applicable(kind, source, extra)
     try:
-        shared = {"compression": compression, "shuffle": shuffle, "seed": seed, "overwrite": overwrite}
-        return _convert(kind, source, output, metadata, shared, given)
+        converter = _converter(kind, source, given)
+        target = os.fspath(source) if kind == "hf" else source
+        return converter(target, output, **given)  # type: ignore[no-any-return]
     except ModuleNotFoundError as exc:  # an optional dependency of this kind of source
-        extra_name = _EXTRAS.get(kind)
-        if extra_name is None or exc.name is None or exc.name.startswith("h5ml"):
+        missing = _missing_extra(kind, exc)
+        if missing is None:
             raise
-        raise ModuleNotFoundError(
-            f"converting a source of kind {kind!r} needs the package {exc.name!r}, which is not installed: "
-            f"pip install 'h5ml[{extra_name}]'",
-            name=exc.name,
-        ) from exc
-
-
-#: CLI spellings of the options whose name differs from their keyword.
-_CLI_NAMES: Final = {"split_ratios": "--split"}
-#: The pyproject extra that installs what each kind of source needs.
-_EXTRAS: Final = {"audio": "audio", "images": "images", "table": "tables", "hf": "hf"}
-
-
-def _convert(
-    kind: SourceKind,
-    source: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    metadata: Mapping[str, Any] | None,
-    shared: dict[str, Any],
-    given: dict[str, Any],
-) -> Any:
-    """Call the converter of ``kind`` (imported here: each needs its own optional packages)."""
-    if kind == "arrays":
-        return _arrays(source, output, metadata or {}, shared, given)
-    shared["metadata"] = metadata
-    if kind == "audio":
-        from h5ml.ingest.audio import convert_audio_folder
-
-        return convert_audio_folder(source, output, **shared, **given)
-    if kind == "images":
-        from h5ml.ingest.images import convert_image_folder
-
-        return convert_image_folder(source, output, **shared, **given)
-    if kind == "hdf5":
-        from h5ml.ingest.legacy import convert_hdf5
-
-        return convert_hdf5(source, output, **shared, **given)
-    if kind == "table":
-        from h5ml.ingest.tables import convert_table
-
-        return convert_table(source, output, **shared, **given)
-    from h5ml.ingest.hf import convert_huggingface
-
-    return convert_huggingface(os.fspath(source), output, **shared, **given)
-
-
-def _arrays(
-    source: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    metadata: Mapping[str, Any],
-    shared: dict[str, Any],
-    given: dict[str, Any],
-) -> Path:
-    from h5ml.ingest import arrays as arrays
-
-    options = {
-        **shared,
-        "name": metadata.get("name"),
-        "description": metadata.get("description"),
-        "license": metadata.get("license"),
-        "label": given.get("label"),
-        "class_names": given.get("class_names"),
-        "level": given.get("level"),
-    }
-    if Path(source).suffix.lower() == ".npy":
-        return arrays.convert_npy(
-            Path(source),
-            Path(output),
-            split=given.get("split", arrays.DEFAULT_SPLIT),
-            feature=given.get("feature"),
-            **options,
-        )
-    if "split" in given or "feature" in given:
-        raise ValueError("--split NAME and --feature apply to .npy sources only")
-    return arrays.convert_npz(Path(source), Path(output), **options)
+        raise missing from exc

@@ -2,13 +2,16 @@
 
 The one module below :mod:`h5ml.tools` that imports rich (the layering
 contract in ``pyproject.toml`` allows exactly this import).
+:class:`ProgressBars` is what the converters use: a bar that may be absent,
+stopped when its ``with`` block ends.
 """
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any
 
-__all__ = ["progress_bar"]
+__all__ = ["ProgressBars", "progress_bar"]
 
 
 def progress_bar(enabled: bool | None, total: int) -> Any:
@@ -53,3 +56,40 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
     )
     bar.start()
     return bar
+
+
+class ProgressBars:
+    """The progress bars of one command, or nothing: ``with ProgressBars(progress, total) as bars: ...``.
+
+    Parameters
+    ----------
+    enabled
+        True, False, or None for "when stderr is a terminal" (:func:`progress_bar`).
+    total
+        The samples to come, all bars together (0 when unknown).
+    """
+
+    def __init__(self, enabled: bool | None, total: int) -> None:
+        self._bar = progress_bar(enabled, total)
+
+    def add(self, description: str, total: int | None) -> Any:
+        """Start a bar of ``total`` steps (None: unknown) and return its id (None when no bar is shown)."""
+        return None if self._bar is None else self._bar.add_task(description, total=total)
+
+    def advance(self, task: Any, steps: int = 1) -> None:
+        """Advance bar ``task`` (an id from :meth:`add`) by ``steps``."""
+        if self._bar is not None:
+            self._bar.advance(task, steps)
+
+    def stop(self) -> None:
+        """Stop showing the bars (the terminal keeps their last state)."""
+        if self._bar is not None:
+            self._bar.stop()
+
+    def __enter__(self) -> ProgressBars:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()

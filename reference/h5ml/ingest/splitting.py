@@ -1,8 +1,16 @@
-"""Split ratios for sources without splits: ``--split train=0.8,test=0.2``, stratified on the label (§5.1).
+"""Split ratios for sources without splits: ``--split-ratios train=0.8,test=0.2``, stratified on the label (§5.1).
 
-:func:`parse_ratios` reads the command-line form; :func:`assign_splits`
-gives each sample a split so that every split gets its share of every class
-(stratified), deterministically for a seed.
+:func:`parse_ratios` reads the command-line form and :func:`check_ratios`
+checks the Python one (shares that add up to 1, valid split names);
+:func:`assign_splits` gives each sample a split so that every split gets its
+share of every class (stratified), deterministically for a seed.
+
+The split seed is not the shuffle seed. The cut is drawn with its own
+generator, ``numpy.random.default_rng(split_seed)``, where the split seed is
+the converter's ``seed`` or 0 when none is given (:func:`split_seed`): a
+conversion without a seed cuts the same splits every time, even when it
+shuffles on write with a drawn seed. The order in which each split is then
+stored is the other, recorded permutation of :mod:`h5ml.sampling.seeds` (§7.6).
 """
 
 from __future__ import annotations
@@ -13,17 +21,34 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["assign_splits", "parse_ratios"]
+from h5ml.ingest.naming import name_problem
+from h5ml.ingest.options import parameter_error
+
+__all__ = ["assign_splits", "check_ratios", "parse_ratios", "split_seed"]
+
+#: The parameter that carries ratios, named in errors.
+_PARAMETER = "split_ratios"
 
 
 def parse_ratios(text: str) -> dict[str, float]:
     """Parse ``"train=0.8,test=0.2"`` into ``{"train": 0.8, "test": 0.2}``.
 
+    Parameters
+    ----------
+    text
+        Comma-separated ``name=share`` entries (spaces allowed).
+
+    Returns
+    -------
+    dict
+        Split name -> share, checked as :func:`check_ratios` does.
+
     Raises
     ------
-    ValueError
-        If an entry is not ``name=number``, a name repeats, a ratio is not in
-        (0, 1], or the ratios do not add up to 1 (within 1e-6).
+    h5ml.errors.ParameterError
+        If an entry is not ``name=number``, a name repeats, a share is not in
+        (0, 1], or the shares do not add up to 1 (within 1e-6); the message
+        names ``split_ratios`` and ``--split-ratios``.
     """
     ratios: dict[str, float] = {}
     for entry in (e.strip() for e in text.split(",") if e.strip()):
@@ -34,19 +59,66 @@ def parse_ratios(text: str) -> dict[str, float]:
         except ValueError:
             ratio = float("nan")
         if not sep or not name or not 0 < ratio <= 1:
-            raise ValueError(f"split ratio {entry!r} is not name=number with 0 < number <= 1, e.g. train=0.8,test=0.2")
+            raise parameter_error(
+                _PARAMETER,
+                f"split ratio {entry!r} is not name=number with 0 < number <= 1, e.g. train=0.8,test=0.2",
+            )
         if name in ratios:
-            raise ValueError(f"split {name!r} is given twice in {text!r}")
+            raise parameter_error(_PARAMETER, f"split {name!r} is given twice in {text!r}")
         ratios[name] = ratio
-    return _checked(ratios, text)
-
-
-def _checked(ratios: Mapping[str, float], text: Any) -> dict[str, float]:
     if not ratios:
-        raise ValueError(f"no split ratios in {text!r}; give e.g. train=0.8,test=0.2")
-    if abs(sum(ratios.values()) - 1.0) > 1e-6:
-        raise ValueError(f"split ratios {dict(ratios)} add up to {sum(ratios.values()):g}, not 1")
-    return dict(ratios)
+        raise parameter_error(_PARAMETER, f"no split ratios in {text!r}; give e.g. train=0.8,test=0.2")
+    return check_ratios(ratios)
+
+
+def check_ratios(ratios: Any) -> dict[str, float]:
+    """Check split ratios before any source is read (§5.1).
+
+    Parameters
+    ----------
+    ratios
+        Split name -> share, such as ``{"train": 0.8, "test": 0.2}``.
+
+    Returns
+    -------
+    dict
+        A copy, the shares as floats.
+
+    Raises
+    ------
+    h5ml.errors.ParameterError
+        If ``ratios`` is not a non-empty mapping, a name is not a valid split
+        name (§5.1.1), a share is not a number in (0, 1], or the shares do not
+        add up to 1 (within 1e-6).
+    """
+    if not isinstance(ratios, Mapping) or not ratios:
+        raise parameter_error(_PARAMETER, f"no split ratios in {ratios!r}; give e.g. {{'train': 0.8, 'test': 0.2}}")
+    for name, share in ratios.items():
+        problem = name_problem("split", name)
+        if problem is not None:
+            raise parameter_error(_PARAMETER, f"split_ratios: {name!r} is not a valid split name: {problem}")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            raise parameter_error(_PARAMETER, f"split_ratios gives {name!r} the share {share!r}, not in (0, 1]")
+    total = sum(float(share) for share in ratios.values())
+    if abs(total - 1.0) > 1e-6:
+        raise parameter_error(_PARAMETER, f"split ratios {dict(ratios)} add up to {total:g}, not 1")
+    return {str(name): float(share) for name, share in ratios.items()}
+
+
+def split_seed(seed: int | None) -> int:
+    """The seed of the split cut: the converter's ``seed``, or 0 when it has none (see the module docstring).
+
+    Parameters
+    ----------
+    seed
+        The ``seed`` the user gave, or None (never a drawn shuffle seed).
+
+    Returns
+    -------
+    int
+        ``seed``, or 0.
+    """
+    return 0 if seed is None else seed
 
 
 def assign_splits(
@@ -66,7 +138,7 @@ def assign_splits(
     ratios
         Split name -> fraction; the fractions add up to 1.
     seed
-        Seed of the permutation, >= 0.
+        The split seed (:func:`split_seed`), >= 0.
     labels
         Optional label of each sample (N,), any hashable values.
 
@@ -77,20 +149,22 @@ def assign_splits(
 
     Raises
     ------
+    h5ml.errors.ParameterError
+        If the ratios are invalid (:func:`check_ratios`).
     ValueError
-        If the ratios are invalid or ``labels`` does not have ``count`` entries.
+        If ``labels`` does not have ``count`` entries (a defect of the caller).
     """
-    ratios = _checked(ratios, ratios)
+    ratios = check_ratios(ratios)
     names = list(ratios)
     fractions = np.array([ratios[n] for n in names], dtype=np.float64)
     keys = np.zeros(count, dtype=np.int64) if labels is None else np.unique(np.asarray(labels), return_inverse=True)[1]
     if keys.shape[0] != count:
         raise ValueError(f"labels has {keys.shape[0]} entries for {count} samples")
-    rng = np.random.default_rng(seed)
+    split_rng = np.random.default_rng(seed)
     out = np.empty(count, dtype=np.int64)
     for key in np.unique(keys):
         members = np.flatnonzero(keys == key)
-        members = members[rng.permutation(members.shape[0])]
+        members = members[split_rng.permutation(members.shape[0])]
         exact = fractions * members.shape[0]
         sizes = np.floor(exact).astype(np.int64)
         short = members.shape[0] - int(sizes.sum())

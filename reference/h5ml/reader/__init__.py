@@ -1,10 +1,54 @@
 """The reader: :func:`open`, :class:`Dataset`, :class:`Split` and the per-encoding features (§1, §3-§7, §10).
 
-Reading never imports the writer or the validator. See ``docs/architecture.md``
-for the modules of this package.
+Reading never imports the writer or the validator. The modules of this package:
+
+- :mod:`~h5ml.reader.dataset`: :func:`open` and :class:`Dataset` (the file
+  handle of :mod:`~h5ml.reader.handle`, its life cycle across fork and
+  pickle, the chunk caches of :mod:`~h5ml.reader.chunk_cache`, the memory
+  map); the storage walk at open, :mod:`~h5ml.reader.storage` (§3.6, §10.1);
+- :mod:`~h5ml.reader.split`: :class:`Split` (§5);
+- :mod:`~h5ml.reader.structure`: which encoding class a split member gets
+  (:data:`FEATURE_CLASSES`), after checking its ranks, datatypes and sample
+  count (§6);
+- :mod:`~h5ml.reader.feature`: the :class:`Feature` base class; one module per
+  encoding: :mod:`~h5ml.reader.dense`, :mod:`~h5ml.reader.strings`,
+  :mod:`~h5ml.reader.categorical`, :mod:`~h5ml.reader.ragged` and
+  :mod:`~h5ml.reader.bytes` (the last two on :mod:`~h5ml.reader.offsets`);
+- :mod:`~h5ml.reader.column`: reads of one HDF5 dataset (filters, the §10.4
+  size check), by the read plans of :mod:`~h5ml.reader.plan` or out of the
+  file's memory map (:mod:`~h5ml.reader.direct`), each counted in
+  :class:`ReadStats` (:mod:`~h5ml.reader.read_stats`);
+- :mod:`~h5ml.reader.source`, :mod:`~h5ml.reader.prefetch`,
+  :mod:`~h5ml.reader.imagecodec`: what the framework adapters build on.
 """
 
-from h5ml.reader.dataset import DEFAULT_CACHE_BYTES, Dataset, Split, open
-from h5ml.reader.features import Feature
+# ``features`` is transitional, until the branches of "the house" merge: the old module (now re-exports)
+# stays an attribute of the package for code that reaches it as ``h5ml.reader.features.X``.
+from h5ml.reader import features as features
+from h5ml.reader.bytes import BytesFeature
+from h5ml.reader.categorical import CategoricalFeature
+from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES
+from h5ml.reader.dataset import Dataset, open
+from h5ml.reader.dense import DenseFeature
+from h5ml.reader.feature import Feature
+from h5ml.reader.ragged import RaggedFeature
+from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.split import Split
+from h5ml.reader.strings import StringFeature
+from h5ml.reader.structure import FEATURE_CLASSES
 
-__all__ = ["DEFAULT_CACHE_BYTES", "Dataset", "Feature", "Split", "open"]
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "FEATURE_CLASSES",
+    "BytesFeature",
+    "CategoricalFeature",
+    "Dataset",
+    "DenseFeature",
+    "Feature",
+    "RaggedFeature",
+    "ReadEvent",
+    "ReadStats",
+    "Split",
+    "StringFeature",
+    "open",
+]

@@ -1,19 +1,33 @@
-"""Direct reads of unfiltered numeric datasets from a memory map of their file (§7.3).
+"""Direct reads of unfiltered numeric datasets from a memory map of their file (§7.3, §10.3).
 
 An unfiltered dataset stores its rows as plain bytes in the file: contiguous
 data in one block (``H5Dget_offset``), chunked data in one block per chunk
-(``H5Dget_chunk_info``). When every row of the dataset lies in such a block
-that the file really holds, :class:`DirectRows` copies rows straight out of a
-read-only memory map of the file, without a call into the HDF5 library. That is
-about 20x faster than any h5py read for random rows of a few KiB, and returns
-the same values (converted to native byte order).
+(the chunk index, walked once with ``H5Dchunk_iter``). When every row of the
+dataset lies in such a block that the file really holds, :class:`DirectRows`
+copies rows straight out of a read-only memory map of the file
+(:class:`FileMap`), without a call into the HDF5 library. That is about 20x
+faster than any h5py read for random rows of a few KiB, and returns the same
+values (converted to native byte order).
 
 :func:`direct_rows` returns None, so that the caller keeps reading through
 h5py, whenever anything is unusual: filters, an HDF5 type that is not a plain
 integer or float, a storage other than contiguous or chunked (compact, virtual,
 external files), chunks that do not span whole rows, a chunk never written
-(HDF5 returns the fill value for it), a block outside the file, a file opened
-for writing, with a user block, or through another file driver than ``sec2``.
+(HDF5 returns the fill value for it), a block outside the file, or a chunked
+dataset on an HDF5 build without ``H5Dchunk_iter`` (HDF5 older than 1.12.3 or
+1.10.10: :data:`CHUNK_ITER` is false; contiguous data is still mapped).
+:func:`open_file_map` returns None for a file opened for writing, with a user
+block, or through another file driver than ``sec2``.
+
+Safety (§10.3): a memory map of a file that shrinks under it turns a read of
+the lost pages into SIGBUS, which kills the process. Before each read, the
+file's size is taken again (``fstat`` of the map's own descriptor) and a read
+of rows the file no longer holds raises :class:`~h5ml.errors.InvalidFileError`
+naming the file, the dataset and the rows. (A file truncated during the copy
+itself, after that check, can still crash the process: never truncate or
+rewrite a file that is being read.) The maps belong to one
+:class:`h5ml.reader.dataset.Dataset` in one process and are unmapped by its
+``close()`` (:meth:`FileMap.close`).
 """
 
 from __future__ import annotations
@@ -29,14 +43,140 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DirectRows", "direct_rows"]
+from h5ml.errors import InvalidFileError
+from h5ml.model.failures import validate_advice
+from h5ml.reader.read_stats import ReadEvent, ReadStats
 
-#: Memory maps of open files, shared by the datasets of one file in one process:
-#: keyed by (process id, device, inode, size, modification time); dropped with their last user.
-_MAPS: Final[weakref.WeakValueDictionary[tuple[int, ...], Any]] = weakref.WeakValueDictionary()
-_MAPS_LOCK: Final = threading.Lock()
+__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "direct_rows", "open_file_map"]
+
+#: Whether this HDF5 build lists a chunk index in one call (``H5Dchunk_iter``: HDF5 >= 1.12.3, or 1.10.10 and
+#: later 1.10 releases; h5py >= 3.8 exposes it). Without it, chunked datasets are read through h5py (one
+#: ``H5Dget_chunk_info`` per chunk walks the index from its start: quadratic in the number of chunks).
+CHUNK_ITER: Final = hasattr(h5py.h5d.DatasetID, "chunk_iter") and hasattr(h5py.h5d.DatasetID, "get_num_chunks")
 #: The largest numpy item (bytes): larger rows are copied one by one.
 _MAX_ITEM: Final = 2**31 - 1
+
+
+class FileMap:
+    """The read-only memory map of one open file, owned by one dataset in one process (§7.3).
+
+    Create it with :func:`open_file_map`. Every :class:`DirectRows` built on
+    it is registered, so that :meth:`close` can drop their views of the map
+    before unmapping it (a map with views cannot be unmapped).
+
+    Parameters
+    ----------
+    region
+        The read-only ``mmap.mmap`` of the whole file.
+    filename
+        The file path, for messages.
+    """
+
+    __slots__ = ("_lock", "_region", "_users", "data", "filename")
+
+    def __init__(self, region: mmap.mmap, filename: str) -> None:
+        self._region: mmap.mmap | None = region
+        self.filename = filename
+        #: The whole file as a read-only uint8 array (a view of the map); None once closed.
+        self.data: npt.NDArray[np.uint8] | None = np.frombuffer(region, dtype=np.uint8)
+        self._users: weakref.WeakSet[DirectRows] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._region is None
+
+    def size(self) -> int:
+        """The file's size now, in bytes: ``fstat`` of the map's own descriptor (one system call).
+
+        Raises
+        ------
+        ValueError
+            If the map was closed.
+        """
+        region = self._region
+        if region is None:
+            raise ValueError(f"{self.filename}: the memory map of this file was closed (its dataset was closed)")
+        return int(region.size())
+
+    def attach(self, user: DirectRows) -> None:
+        """Register ``user`` (it holds views of :attr:`data`) so that :meth:`close` can release it."""
+        with self._lock:
+            self._users.add(user)
+
+    def close(self, *, inherited: bool = False) -> None:
+        """Release every :class:`DirectRows` of this map, then unmap the file and close the map's descriptor.
+
+        A view of the map held elsewhere (none is handed out: every read
+        returns a copy) keeps the map until that view is freed; the map is
+        then unmapped by the garbage collector.
+
+        Parameters
+        ----------
+        inherited
+            True in a forked child closing its copy of the parent's map (the
+            parent's is not affected): the lock, which a thread of the parent
+            may have held at the fork, is replaced first.
+        """
+        if inherited:
+            self._lock = threading.Lock()
+        with self._lock:
+            users, self._users = list(self._users), weakref.WeakSet()
+            region, self._region = self._region, None
+            self.data = None
+        for user in users:
+            user.release()
+        del users
+        if region is not None:
+            try:
+                region.close()
+            except BufferError:  # a view of the map is still alive: it is unmapped when freed
+                pass
+
+    def __repr__(self) -> str:
+        return f"<h5ml FileMap of {self.filename!r}{' (closed)' if self.closed else ''}>"
+
+
+def open_file_map(h5file: h5py.File) -> FileMap | None:
+    """The read-only memory map of the file HDF5 opened as ``h5file``, or None when it cannot be mapped safely.
+
+    The map is made from a descriptor of our own (the same file: device and
+    inode are compared), never from HDF5's: a map holds its descriptor open,
+    and HDF5's carries the file lock, which must go when the file is closed.
+
+    Parameters
+    ----------
+    h5file
+        An ``h5py.File`` opened read-only with the ``sec2`` driver and no user block.
+
+    Returns
+    -------
+    FileMap or None
+        None for a file opened for writing, through another driver, with a
+        user block, empty, or replaced on disk since HDF5 opened it.
+    """
+    try:
+        if h5file.mode != "r" or h5file.driver != "sec2" or h5file.userblock_size != 0:
+            return None
+        handle = h5file.id.get_vfd_handle()
+        if not isinstance(handle, int) or handle < 0:
+            return None
+        st = os.fstat(handle)
+        if st.st_size <= 0:
+            return None
+        filename = h5file.filename
+        own = os.open(filename, os.O_RDONLY)
+        try:
+            mine = os.fstat(own)
+            if (mine.st_dev, mine.st_ino, mine.st_size) != (st.st_dev, st.st_ino, st.st_size):
+                return None
+            region = mmap.mmap(own, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(own)  # the map keeps a descriptor of its own
+    except (OSError, ValueError, TypeError, RuntimeError):
+        return None
+    return FileMap(region, filename)
 
 
 class DirectRows:
@@ -44,8 +184,10 @@ class DirectRows:
 
     Parameters
     ----------
-    data
-        The whole file as a read-only uint8 array (a memory map).
+    file_map
+        The map of the whole file.
+    hdf5_path
+        The dataset's HDF5 path, for messages and :class:`ReadStats`.
     blocks
         File byte offset of each block of ``block_rows`` rows (one block for a contiguous dataset).
     block_rows
@@ -56,31 +198,45 @@ class DirectRows:
         The dataset's axes after the first.
     file_dtype
         The stored numeric dtype (either byte order).
+    stats
+        Where copies are counted (:attr:`h5ml.reader.dataset.Dataset.read_stats`); None counts nowhere.
     """
 
     __slots__ = (
+        "__weakref__",
         "block_rows",
         "blocks",
         "data",
+        "end",
         "file_dtype",
+        "file_map",
+        "hdf5_path",
         "inner",
         "offsets",
         "row_nbytes",
         "rows",
         "rows_view",
+        "stats",
         "swap",
     )
 
     def __init__(
         self,
-        data: npt.NDArray[np.uint8],
+        file_map: FileMap,
+        hdf5_path: str,
         blocks: list[int],
         block_rows: int,
         rows: int,
         inner: tuple[int, ...],
         file_dtype: np.dtype[Any],
+        stats: ReadStats | None = None,
     ) -> None:
-        self.data = data
+        data = file_map.data
+        if data is None:
+            raise ValueError(f"{file_map.filename}: the memory map of this file was closed")
+        self.file_map = file_map
+        self.hdf5_path = hdf5_path
+        self.data: npt.NDArray[np.uint8] | None = data
         self.blocks = blocks
         self.offsets = np.asarray(blocks, dtype=np.int64)
         self.block_rows = block_rows
@@ -88,7 +244,10 @@ class DirectRows:
         self.inner = inner
         self.file_dtype = file_dtype
         self.row_nbytes = int(file_dtype.itemsize * math.prod(inner))
+        #: One past the last file byte of the dataset's rows: the file must be at least this long to be read.
+        self.end = max(blocks, default=0) + block_rows * self.row_nbytes
         self.swap = not file_dtype.isnative
+        self.stats = stats
         #: The file as overlapping rows: item ``i`` is the ``row_nbytes`` bytes from byte ``i`` (no copy; None
         #: for rows too large for a numpy item, read row by row then).
         self.rows_view: npt.NDArray[np.void] | None = None
@@ -99,23 +258,73 @@ class DirectRows:
                 buffer=data,
                 strides=(1,),
             )
+        file_map.attach(self)
+
+    def release(self) -> None:
+        """Drop the views of the map (its dataset was closed); later reads raise ValueError."""
+        self.data = None
+        self.rows_view = None
+
+    def _check_file(self, start: int, stop: int, rows: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.uint8]:
+        """The map, after checking that the file still holds every row of the dataset (§10.3).
+
+        ``[start, stop)`` (or ``rows``, for a gather) names the rows asked, in the message.
+
+        Raises
+        ------
+        InvalidFileError
+            If the file is now shorter than the end of the dataset's rows (it
+            was truncated while open): a copy would crash the process (SIGBUS).
+        ValueError
+            If the map was closed.
+        """
+        data = self.data
+        if data is None:
+            raise ValueError(f"{self.file_map.filename}: {self.hdf5_path}: the dataset was closed")
+        size = self.file_map.size()
+        if size < self.end:
+            name = self.file_map.filename
+            if rows is not None:
+                what = f"{rows.shape[0]} rows from row {int(rows.min())} to row {int(rows.max())}"
+            else:
+                what = f"row {start}" if stop - start == 1 else f"rows [{start}, {stop})"
+            raise InvalidFileError(
+                f"{name}: {self.hdf5_path}: cannot read {what}: the file is now {size} bytes, but this dataset's "
+                f"rows are stored up to byte {self.end}; the file was truncated or overwritten while it was open "
+                f"(a read of the lost bytes would crash the process, so none was made); the file is damaged: "
+                f"copy or re-create it, and {validate_advice(name)}",
+                path=name,
+                hdf5_path=self.hdf5_path,
+            )
+        return data
 
     def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
         """Copy rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) in native order.
 
         The caller checks the bounds (``0 <= start <= stop <= rows``) and the
         size of ``out``; a run of rows within one block is one copy.
+
+        Raises
+        ------
+        InvalidFileError
+            If the file no longer holds the dataset's rows (truncated while open).
         """
+        data = self._check_file(start, stop)
         flat = out.reshape(-1).view(np.uint8)
         size = self.row_nbytes
         per = self.block_rows
+        stats = self.stats
         row = start
         while row < stop:
             block, first = divmod(row, per)
             last = min(stop, (block + 1) * per)
             begin = self.blocks[block] + first * size
             pos = (row - start) * size
-            flat[pos : pos + (last - row) * size] = self.data[begin : begin + (last - row) * size]
+            flat[pos : pos + (last - row) * size] = data[begin : begin + (last - row) * size]
+            if stats is not None:
+                stats.direct_copies += 1
+                if stats.events is not None:
+                    stats.events.append(ReadEvent(self.hdf5_path, "map", row, last, last - row))
             row = last
         if self.swap:
             out.byteswap(inplace=True)  # the stored bytes were copied as they are: make them native
@@ -129,6 +338,11 @@ class DirectRows:
         ``row_nbytes``-byte items with a stride of one byte). The result is
         in native byte order, C-contiguous and writable. Measured on 12 KiB
         rows, batches of 64: 1.3x faster than ``np.array(memmap[rows])``.
+
+        Raises
+        ------
+        InvalidFileError
+            If the file no longer holds the dataset's rows (truncated while open).
         """
         count = int(rows.shape[0])
         if self.rows_view is None or count == 0:
@@ -136,43 +350,19 @@ class DirectRows:
             for i, row in enumerate(rows.tolist()):
                 self.read_into(out[i : i + 1], row, row + 1)
             return out
+        self._check_file(0, 0, rows)
         block = rows // self.block_rows
         starts = self.offsets[block] + (rows - block * self.block_rows) * self.row_nbytes
         raw = self.rows_view[starts]
+        stats = self.stats
+        if stats is not None:
+            stats.direct_copies += 1
+            if stats.events is not None:
+                stats.events.append(ReadEvent(self.hdf5_path, "map", int(rows.min()), int(rows.max()) + 1, count, True))
         out = raw.view(self.file_dtype).reshape(count, *self.inner)
         if self.swap:
             out = out.byteswap(inplace=True).view(out.dtype.newbyteorder("="))
         return out
-
-
-def _file_map(fid: Any, filename: str) -> npt.NDArray[np.uint8] | None:
-    """The read-only memory map of the file HDF5 opened as ``fid`` (shared per process), or None.
-
-    The map is made from a descriptor of our own (the same file: device and
-    inode are compared), never from HDF5's: a map holds its descriptor open, and
-    HDF5's carries the file lock, which must go when the file is closed.
-    """
-    handle = fid.get_vfd_handle()
-    if not isinstance(handle, int) or handle < 0:
-        return None
-    st = os.fstat(handle)
-    if st.st_size <= 0:
-        return None
-    key = (os.getpid(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    with _MAPS_LOCK:
-        data = _MAPS.get(key)
-        if data is None:
-            own = os.open(filename, os.O_RDONLY)
-            try:
-                mine = os.fstat(own)
-                if (mine.st_dev, mine.st_ino, mine.st_size) != (st.st_dev, st.st_ino, st.st_size):
-                    return None
-                region = mmap.mmap(own, 0, access=mmap.ACCESS_READ)
-            finally:
-                os.close(own)
-            data = np.frombuffer(region, dtype=np.uint8)
-            _MAPS[key] = data
-    return data
 
 
 def _plain_number(dsid: Any, file_dtype: np.dtype[Any]) -> bool:
@@ -185,7 +375,9 @@ def _plain_number(dsid: Any, file_dtype: np.dtype[Any]) -> bool:
     return bool(htype == h5py.h5t.py_create(file_dtype))
 
 
-def direct_rows(node: h5py.Dataset, dtype: np.dtype[Any]) -> DirectRows | None:
+def direct_rows(
+    node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap | None, stats: ReadStats | None = None
+) -> DirectRows | None:
     """Return a :class:`DirectRows` for ``node`` when its rows can be read from the file's bytes, else None (§7.3).
 
     Parameters
@@ -194,6 +386,10 @@ def direct_rows(node: h5py.Dataset, dtype: np.dtype[Any]) -> DirectRows | None:
         The h5py dataset, of shape (N, *inner), in a file opened read-only.
     dtype
         The dtype rows are wanted in: the stored numeric dtype in native byte order.
+    file_map
+        The map of ``node``'s file (:func:`open_file_map`); None reads nothing directly.
+    stats
+        Where the copies are counted (:class:`h5ml.reader.read_stats.ReadStats`), or None.
 
     Returns
     -------
@@ -201,21 +397,33 @@ def direct_rows(node: h5py.Dataset, dtype: np.dtype[Any]) -> DirectRows | None:
         None whenever the dataset is not plain unfiltered data wholly stored
         in its file (see the module docstring); the caller then reads through h5py.
     """
+    if file_map is None or file_map.closed:
+        return None
     try:
-        return _direct_rows(node, dtype)
+        found = _blocks(node, dtype)
+        if found is None:
+            return None
+        blocks, block_rows, block_nbytes = found
+        data = file_map.data
+        if data is None:
+            return None
+        size = int(data.shape[0])
+        if any(b < 0 or b + block_nbytes > size for b in blocks):
+            return None
+        shape = node.shape
+        inner = tuple(int(d) for d in shape[1:])
+        return DirectRows(file_map, node.name, blocks, block_rows, int(shape[0]), inner, node.dtype, stats)
     except (OSError, RuntimeError, ValueError, TypeError, KeyError, ImportError, OverflowError):
         return None
 
 
-def _direct_rows(node: h5py.Dataset, dtype: np.dtype[Any]) -> DirectRows | None:
+def _blocks(node: h5py.Dataset, dtype: np.dtype[Any]) -> tuple[list[int], int, int] | None:
+    """``(file offset of each block, rows per block, bytes per block)`` of ``node``'s rows, or None (see above)."""
     shape = node.shape
     if shape is None or len(shape) < 1 or int(shape[0]) <= 0:
         return None
     file_dtype: np.dtype[Any] = node.dtype
     if file_dtype.newbyteorder("=") != dtype or dtype.newbyteorder("=") != dtype:
-        return None
-    h5file = node.file
-    if h5file.mode != "r" or h5file.driver != "sec2" or h5file.userblock_size != 0:
         return None
     dsid = node.id
     plist = dsid.get_create_plist()
@@ -233,44 +441,36 @@ def _direct_rows(node: h5py.Dataset, dtype: np.dtype[Any]) -> DirectRows | None:
         offset = dsid.get_offset()
         if offset is None:
             return None
-        blocks, block_rows, block_nbytes = [int(offset)], rows, rows * row_nbytes
-    elif layout == h5py.h5d.CHUNKED:
-        chunks = node.chunks
-        if chunks is None or tuple(int(c) for c in chunks[1:]) != inner:
-            return None
-        block_rows = int(chunks[0])
-        block_nbytes = block_rows * row_nbytes
-        count = -(-rows // block_rows)
-        if int(dsid.get_num_chunks()) != count:
-            return None
-        infos: list[Any] = []
-        dsid.chunk_iter(infos.append)  # one walk of the chunk index (get_chunk_info(i) walks it per call)
-        if len(infos) != count:
-            return None
-        found: list[int | None] = [None] * count
-        for info in infos:
-            first = int(info.chunk_offset[0])
-            if (
-                info.byte_offset is None
-                or info.filter_mask != 0
-                or int(info.size) != block_nbytes
-                or first % block_rows
-                or any(int(c) for c in info.chunk_offset[1:])
-            ):
-                return None
-            index = first // block_rows
-            if not 0 <= index < count or found[index] is not None:
-                return None
-            found[index] = int(info.byte_offset)
-        if any(b is None for b in found):
-            return None
-        blocks = [int(b) for b in found if b is not None]
-    else:
+        return [int(offset)], rows, rows * row_nbytes
+    if layout != h5py.h5d.CHUNKED or not CHUNK_ITER:
         return None
-    data = _file_map(h5file.id, h5file.filename)
-    if data is None:
+    chunks = node.chunks
+    if chunks is None or tuple(int(c) for c in chunks[1:]) != inner:
         return None
-    size = int(data.shape[0])
-    if any(b < 0 or b + block_nbytes > size for b in blocks):
+    block_rows = int(chunks[0])
+    block_nbytes = block_rows * row_nbytes
+    count = -(-rows // block_rows)
+    if int(dsid.get_num_chunks()) != count:
         return None
-    return DirectRows(data, blocks, block_rows, rows, inner, file_dtype)
+    infos: list[Any] = []
+    dsid.chunk_iter(infos.append)  # one walk of the chunk index (get_chunk_info(i) walks it per call)
+    if len(infos) != count:
+        return None
+    found: list[int | None] = [None] * count
+    for info in infos:
+        first = int(info.chunk_offset[0])
+        if (
+            info.byte_offset is None
+            or info.filter_mask != 0
+            or int(info.size) != block_nbytes
+            or first % block_rows
+            or any(int(c) for c in info.chunk_offset[1:])
+        ):
+            return None
+        index = first // block_rows
+        if not 0 <= index < count or found[index] is not None:
+            return None
+        found[index] = int(info.byte_offset)
+    if any(b is None for b in found):
+        return None
+    return [int(b) for b in found if b is not None], block_rows, block_nbytes

@@ -20,7 +20,7 @@ Span rules (§7, reader side):
 - ``compressed=True`` (filtered data read by whole chunks): every span is a
   whole number of chunks (the last chunk of the dataset may be short), spans
   of chunks that touch are merged, so each needed chunk is decoded exactly
-  once and unneeded chunks never are. :mod:`h5ml.reader.features` asks for this only
+  once and unneeded chunks never are. :class:`h5ml.reader.column.Column` asks for this only
   when a chunk does not fit the dataset's chunk cache; when it fits, HDF5
   decodes each chunk once into the cache and the uncompressed rule applies,
   with gaps shorter than a chunk;
@@ -28,11 +28,15 @@ Span rules (§7, reader side):
   for compressed data, never below one chunk) so that a sparse request over
   compressed data does not hold the whole dataset in memory at once.
 
+Unfiltered numeric data that the reader copies out of the file's memory map
+needs no plan: :meth:`h5ml.reader.direct.DirectRows.take` gathers any rows,
+in request order, in one copy.
+
 The work is vectorised (one sort at most, no Python loop over rows), so a plan
 for a small batch costs tens of microseconds. A single integer needs no plan:
 readers check it with :func:`check_index` and read the row directly.
 
-No I/O happens here; :mod:`h5ml.reader.features` executes plans.
+No I/O happens here; :class:`h5ml.reader.column.Column` and the feature readers execute plans.
 """
 
 from __future__ import annotations

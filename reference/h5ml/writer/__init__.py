@@ -1,7 +1,8 @@
 """The writer: :func:`write` and the streaming :class:`Writer`, atomic and conforming (§4-§8).
 
-Writing never imports the reader or the validator. See ``docs/architecture.md``
-for the modules of this package.
+Writing never imports the reader or the validator. The docstring of
+:mod:`h5ml.writer.writer` (the public API this package re-exports) lists the
+modules of this package; ``docs/architecture.md`` places them in the layers.
 """
 
 from h5ml.model.values import Categorical, FeatureSpec

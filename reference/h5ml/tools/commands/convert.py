@@ -1,7 +1,12 @@
 """``h5ml convert``: arrays, audio and image folders, HDF5 files, tables and Hugging Face datasets to h5ml.
 
 The options of every kind of source are here; :func:`h5ml.ingest.dispatch.convert`
-checks that the given ones apply to the source's kind and calls its converter.
+checks that the given ones apply to the source's kind and calls its
+converter. The options every kind takes (``--compression``, ``--level``,
+``--shuffle``, ``--seed``, ``--workers``, ``--processes``, ``--on-error``,
+``--progress``, ``--overwrite`` and the metadata) are those of
+:class:`h5ml.ingest.ConvertOptions`; a wrong value is an h5ml error whose
+message names the option.
 """
 
 from __future__ import annotations
@@ -28,34 +33,37 @@ __all__ = ["convert_command"]
     help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, or by the file suffix.",
 )
 @click.option("--compression", type=click.Choice(["gzip", "none"]), default="none", show_default=True)
-@click.option("--level", type=click.IntRange(0, 9), default=None, help="gzip level (0-9), .npz/.npy only.")
+@click.option("--level", type=click.IntRange(0, 9), default=None, help="The gzip level 0-9 with --compression gzip.")
 @click.option(
     "--shuffle/--no-shuffle",
     default=None,
-    help="Store samples in a seeded random order (SPEC §7.6). Default: off (the source order), on when --seed is given.",
+    help="Shuffle on write: store samples in a seeded random order, the seed recorded (SPEC §7.6). "
+    "Default: off (the source order), on when --seed is given.",
 )
-@click.option("--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed) and split seed.")
+@click.option(
+    "--seed", type=int, default=None, help="Shuffle seed (recorded as shuffle_seed); also cuts --split-ratios."
+)
 @click.option("--name", default=None, help="Dataset name (default: the output's stem).")
 @click.option("--description", default=None, help="Dataset description.")
 @click.option("--license", "license_", default=None, help="SPDX license expression, e.g. CC-BY-4.0.")
 @click.option(
-    "--split",
-    "split",
+    "--split-ratios",
     default=None,
-    help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label); "
-    "for a .npy source, the split to write (default train).",
+    help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label, cut with --seed).",
 )
+@click.option("--split", "split", default=None, help=".npy: the split to write (default train).")
 @click.option(
     "--workers",
     type=click.IntRange(1),
     default=None,
-    help="Decoding threads (default 1); the decoders release the GIL. HDF5 sources read in processes.",
+    help="Decoding workers (default 1): threads, or processes with --processes. Tables, .npz/.npy files and "
+    "HDF5 arrays are read in one thread.",
 )
 @click.option(
     "--processes",
     is_flag=True,
     default=None,
-    help="Audio, images: decode in --workers processes (concurrent.futures) instead of threads.",
+    help="Make the --workers processes instead of threads (HDF5 sources want them: h5py admits one thread).",
 )
 @click.option(
     "--on-error",
@@ -104,9 +112,16 @@ __all__ = ["convert_command"]
     help="Images: resampling filter.",
 )
 @click.option(
-    "--layout",
+    "--folder-layout",
+    type=click.Choice(["auto", "splits", "classes"]),
     default=None,
-    help="Images: auto, splits or classes (whether ROOT's folders are splits); hdf5: per-sample or arrays.",
+    help="Images: whether ROOT's folders are splits (ROOT/<split>/<class>/<file>) or classes; auto tells from the tree.",
+)
+@click.option(
+    "--source-layout",
+    type=click.Choice(["per-sample", "arrays"]),
+    default=None,
+    help="HDF5: one dataset per sample in groups, or x_<split>/y_<split> arrays (default: detected).",
 )
 @click.option("--categorical", multiple=True, help="Table: a column to store categorical (repeatable).")
 @click.option("--strings", multiple=True, help="Table: a column to store as text (repeatable).")
@@ -132,18 +147,11 @@ def convert_command(streams: Streams, /, source: str, output: str, kind: str, **
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
     """
-    try:
-        return _convert(streams, source, output, kind, opts)
-    except ValueError as exc:  # a wrong option or source, said by the converter: one line, no exception name
-        raise click.ClickException(str(exc)) from exc
-
-
-def _convert(streams: Streams, source: str, output: str, kind: str, opts: dict[str, Any]) -> int:
     from h5ml.ingest import dispatch
+    from h5ml.ingest.images.settings import parse_size
     from h5ml.ingest.splitting import parse_ratios
 
     chosen = dispatch.detect_kind(source) if kind == "auto" else kind
-    split = opts.pop("split")
     quiet = opts.pop("quiet")
     metadata = {
         key: value
@@ -154,19 +162,16 @@ def _convert(streams: Streams, source: str, output: str, kind: str, opts: dict[s
         )
         if value is not None
     }
-    seed = opts.pop("seed")
-    shuffle = opts.pop("shuffle")
-    compression = opts.pop("compression")
-    overwrite = opts.pop("overwrite")
     if quiet:
         opts["progress"] = False
-    if chosen == "arrays":  # one pass over arrays in memory: no progress bar to show or hide
-        opts["progress"] = None
-    if split is not None:
-        if "=" in split:
-            opts["split_ratios"] = parse_ratios(split)
-        else:
-            opts["split"] = split
+    if opts["split"] is not None and "=" in opts["split"]:
+        raise click.BadParameter(
+            f"{opts['split']!r} looks like split ratios; --split names the split of a .npy source: give ratios "
+            "with --split-ratios train=0.8,test=0.2",
+            param_hint="'--split'",
+        )
+    if opts["split_ratios"] is not None:
+        opts["split_ratios"] = parse_ratios(opts["split_ratios"])
     for key in ("categorical", "strings"):
         opts[key] = list(opts[key]) or None
     if opts["columns"] is not None:
@@ -174,21 +179,18 @@ def _convert(streams: Streams, source: str, output: str, kind: str, opts: dict[s
     if opts["class_names"] is not None:
         opts["class_names"] = [c.strip() for c in opts["class_names"].split(",")]
     if opts["size"] is not None:
-        from h5ml.ingest.images import parse_size
-
         opts["size"] = parse_size(opts["size"])
-    result = dispatch.convert(
+    seed, shuffle = opts["seed"], opts.pop("shuffle")
+    report = dispatch.convert(
         chosen,  # type: ignore[arg-type]
         source,
         output,
         metadata=metadata or None,
-        compression=None if compression == "none" else compression,
+        compression=None if opts.pop("compression") == "none" else "gzip",
         shuffle=(seed is not None) if shuffle is None else shuffle,
-        seed=seed,
-        overwrite=overwrite,
+        overwrite=opts.pop("overwrite"),
         **opts,
     )
     if not quiet:
-        text = result.summary() if hasattr(result, "summary") else f"wrote {result}"
-        streams.console().print(Text(text), soft_wrap=True)
+        streams.console().print(Text(report.summary()), soft_wrap=True)
     return EXIT_OK

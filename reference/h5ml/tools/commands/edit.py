@@ -1,4 +1,9 @@
-"""``h5ml export`` (to .npz or Parquet), ``h5ml subset`` and ``h5ml merge``: h5ml files out and recombined."""
+"""``h5ml export`` (to .npz or Parquet), ``h5ml subset`` and ``h5ml merge``: h5ml files out and recombined.
+
+The work is :mod:`h5ml.ingest.export` and :mod:`h5ml.ingest.edit`'s; their
+refusals of bad input are h5ml errors, which the command line reports as one
+line (:mod:`h5ml.tools.cli`).
+"""
 
 from __future__ import annotations
 
@@ -157,17 +162,14 @@ def merge_command(
     """
     from h5ml.ingest import edit
 
-    try:
-        report = edit.merge(
-            list(sources),
-            output,
-            compression=None if compression == "none" else compression,  # type: ignore[arg-type]
-            progress=progress,
-            overwrite=overwrite,
-            id_feature=id_feature,
-            allow_duplicate_ids=allow_duplicate_ids,
-        )
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+    report = edit.merge(
+        list(sources),
+        output,
+        compression=None if compression == "none" else compression,  # type: ignore[arg-type]
+        progress=progress,
+        overwrite=overwrite,
+        id_feature=id_feature,
+        allow_duplicate_ids=allow_duplicate_ids,
+    )
     streams.console().print(Text(report.summary()), soft_wrap=True)
     return EXIT_OK

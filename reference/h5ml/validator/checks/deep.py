@@ -31,7 +31,7 @@ from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 from h5ml.validator.checks.attributes import read_value
 from h5ml.validator.checks.chunking import row_bytes
-from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState
 from h5ml.validator.checks.storage import unwritten_storage
 
@@ -100,10 +100,8 @@ def check_data(state: FileState, f: h5py.File) -> Iterator[Issue]:
         try:
             yield from deep_feature(state, feature)
         except LIBRARY_ERRORS as exc:
-            if not is_library_failure(exc):
-                raise
             state.all_fingerprints_computed = False
-            yield Issue.of("E101", feature.path, f"the HDF5 library failed while reading {feature.path}: {exc}")
+            yield damaged(exc, feature.path, "reading")
     yield from check_file_fingerprint(state, f)
 
 

@@ -32,7 +32,7 @@ import h5py
 from h5ml import spec
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.deep import check_data
-from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
 from h5ml.validator.checks.splits import check_splits
 from h5ml.validator.checks.state import FileState
@@ -216,9 +216,7 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
                     failed.add(event.path)
                 yield event
         except LIBRARY_ERRORS as exc:  # KeyError too: h5py's error for some damaged object headers
-            if not is_library_failure(exc):
-                raise  # not HDF5's: a defect of the validator, not of the file
-            yield Issue.of("E101", "/", f"the HDF5 library failed while reading {path}: {exc}; the file is damaged")
+            yield damaged(exc, "/", "reading", "; the file is damaged", what=path)
 
 
 def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from h5ml.model.failures import is_library_failure
 from h5ml.spec.codes import CODES, Severity
 
-__all__ = ["Issue"]
+__all__ = ["Issue", "damaged"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +88,36 @@ class Issue:
     def __str__(self) -> str:
         clause = "" if self.message.endswith(f"({self.clause})") else f" ({self.clause})"
         return f"{self.code} {self.severity.value} {self.path}: {self.message}{clause}"
+
+
+def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: str | None = None) -> Issue:
+    """E101 for the HDF5 library failing while ``doing`` the object at ``path`` (§10.3); the validator's form of
+    :func:`h5ml.model.failures.damaged_file`.
+
+    Parameters
+    ----------
+    exc
+        What was caught (one of :data:`h5ml.model.failures.LIBRARY_ERRORS`).
+    path
+        The HDF5 path of the object.
+    doing
+        A verb phrase before the path: ``"reading"``, ``"opening"``, ``"listing the members of"``.
+    suffix
+        Words after the library's message (``"; the file is damaged"``).
+    what
+        What the message names after ``doing``, when not ``path`` (the file's path for ``"/"``).
+
+    Returns
+    -------
+    Issue
+        ``E101`` at ``path``.
+
+    Raises
+    ------
+    Exception
+        ``exc`` itself when the library did not raise it (:func:`h5ml.model.failures.is_library_failure`):
+        a defect of the validator is never reported as a damaged file.
+    """
+    if not is_library_failure(exc):
+        raise exc
+    return Issue.of("E101", path, f"the HDF5 library failed while {doing} {what or path}: {exc}{suffix}")

@@ -17,7 +17,7 @@ import h5py
 
 from h5ml import spec
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
-from h5ml.model.metadata import validate_root
+from h5ml.model.problems import validate_root
 from h5ml.spec.attrs import MISSING, to_json_value
 from h5ml.validator.checks.attributes import (
     UNREADABLE,

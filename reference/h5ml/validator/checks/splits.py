@@ -21,7 +21,7 @@ from typing import Any
 import h5py
 
 from h5ml import spec
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN
 from h5ml.spec.attrs import MISSING
 from h5ml.validator.checks.attributes import (
@@ -34,7 +34,7 @@ from h5ml.validator.checks.attributes import (
     is_version,
 )
 from h5ml.validator.checks.encodings import check_encoding
-from h5ml.validator.checks.issue import Issue
+from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState, address, text
 
 __all__ = ["check_splits"]
@@ -62,10 +62,8 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
         try:
             path, obj = state.member(f, "/", name)
         except LIBRARY_ERRORS as exc:
-            if not is_library_failure(exc):
-                raise
             state.all_fingerprints_computed = False
-            yield Issue.of("E101", f"/{text(name)}", f"the HDF5 library failed while opening /{text(name)}: {exc}")
+            yield damaged(exc, f"/{text(name)}", "opening")
             continue
         if obj is None:
             if not text(name).startswith(spec.RESERVED_PREFIX):
@@ -95,10 +93,8 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
             try:
                 yield from _check_split(state, obj, path, name)
             except LIBRARY_ERRORS as exc:
-                if not is_library_failure(exc):
-                    raise
                 state.all_fingerprints_computed = False
-                yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
+                yield damaged(exc, path, "reading")
 
 
 def _check_name(name: str | bytes, path: str, what: str) -> Iterator[Issue]:
@@ -163,10 +159,8 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
         try:
             yield from _check_feature(state, obj, member_path, text(name), text(member_name), n)
         except LIBRARY_ERRORS as exc:
-            if not is_library_failure(exc):
-                raise
             state.all_fingerprints_computed = False
-            yield Issue.of("E101", member_path, f"the HDF5 library failed while reading {member_path}: {exc}")
+            yield damaged(exc, member_path, "reading")
 
 
 def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, encoding: Any) -> Iterator[Issue]:

@@ -26,8 +26,8 @@ import h5py
 from h5py import h5d, h5g, h5l, h5o, h5t
 
 from h5ml import spec
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
-from h5ml.validator.checks.issue import Issue
+from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, address, hdf5_path, text
 
 __all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
@@ -123,9 +123,7 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
         try:
             links = _links(gid)
         except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
-            if not is_library_failure(exc):
-                raise
-            yield Issue.of("E101", parent, f"the HDF5 library failed while listing the members of {parent}: {exc}")
+            yield damaged(exc, parent, "listing the members of")
             continue
         for raw, kind in links:
             path = hdf5_path(parent, text(raw))
@@ -164,9 +162,7 @@ def _enter(
         oid = h5o.open(gid, raw)
         key = address(oid)
     except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
-        if not is_library_failure(exc):
-            raise
-        yield Issue.of("E101", path, f"the HDF5 library failed while opening {path}: {exc}")
+        yield damaged(exc, path, "opening")
         return
     if key in seen:
         return  # another name of an object already recorded (§3.6 allows it)
@@ -210,9 +206,7 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 yield from _check_type(obj.id.get_type(), path, f"dataset {path}")
                 yield from _check_dataset_storage(state, obj, path)
         except LIBRARY_ERRORS as exc:
-            if not is_library_failure(exc):
-                raise
-            yield Issue.of("E101", path, f"the HDF5 library failed while reading {path}: {exc}")
+            yield damaged(exc, path, "reading")
 
 
 def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:

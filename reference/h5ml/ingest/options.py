@@ -1,0 +1,248 @@
+"""The options every converter takes, checked in one place: :class:`ConvertOptions` (§4.2, §3.5, §7.6).
+
+Every ``convert_*`` function of :mod:`h5ml.ingest` takes the same shared
+keyword parameters (``metadata``, ``features``, ``compression``, ``level``,
+``shuffle``, ``seed``, ``workers``, ``processes``, ``on_error``,
+``progress``, ``overwrite``; :data:`SHARED_OPTIONS`) beside its own, and
+gathers them with :meth:`ConvertOptions.pick` into one frozen
+:class:`ConvertOptions`, whose construction checks every value once.
+
+A value a function does not take is a :class:`h5ml.errors.ParameterError`
+made by :func:`parameter_error`: its message says what is wrong and names
+the parameter as Python spells it and as the command line does
+(:func:`cli_option`: ``split_ratios`` is ``--split-ratios``), so the same
+message serves a script and ``h5ml convert``. The numpydoc paragraphs of the
+shared parameters are in :mod:`h5ml.ingest.docstrings`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from h5ml.errors import ParameterError
+from h5ml.model.values import FeatureSpec
+from h5ml.sampling.seeds import SEED_BITS, draw_seed
+
+__all__ = [
+    "NO_CLI_OPTION",
+    "SHARED_OPTIONS",
+    "ConvertOptions",
+    "OnError",
+    "check_choice",
+    "cli_option",
+    "parameter_error",
+]
+
+#: What to do with a source file that fails: stop (the default) or skip it and record why.
+OnError = Literal["stop", "skip"]
+
+#: Parameters that ``h5ml convert`` does not offer (Python only).
+NO_CLI_OPTION: Final = frozenset(
+    {"features", "batch_size", "batch_bytes", "text_encoding", "rows_per_read", "sep", "format", "splits", "audio",
+     "id_feature", "total", "split_key"}
+)  # fmt: skip
+#: Parameters whose command-line spelling is not ``--`` and the name with dashes.
+_CLI_SPELLINGS: Final[Mapping[str, str]] = {"metadata": "--name, --description, --license"}
+#: The values ``on_error`` takes.
+_ON_ERROR: Final = ("stop", "skip")
+
+
+def cli_option(name: str) -> str | None:
+    """The ``h5ml convert`` option of a converter parameter, or None when the command line has none.
+
+    Parameters
+    ----------
+    name
+        The parameter as Python spells it, e.g. ``"split_ratios"``.
+
+    Returns
+    -------
+    str or None
+        ``"--split-ratios"``; ``None`` for the Python-only parameters of :data:`NO_CLI_OPTION`.
+    """
+    if name in NO_CLI_OPTION:
+        return None
+    return _CLI_SPELLINGS.get(name, "--" + name.replace("_", "-"))
+
+
+def parameter_error(name: str, message: str, option: str | None = None) -> ParameterError:
+    """A :class:`ParameterError` whose message names the parameter in Python and on the command line.
+
+    Parameters
+    ----------
+    name
+        The parameter, as Python spells it.
+    message
+        What is wrong and what to do, a sentence without the final full stop
+        (``"mode must be one of [...], got 'video'"``).
+    option
+        The command-line option, when it is not :func:`cli_option` of ``name``
+        (``subset(splits=...)`` is ``h5ml subset --split``), or the argument
+        (``merge(sources=...)`` is ``h5ml merge SOURCES``).
+
+    Returns
+    -------
+    h5ml.errors.ParameterError
+        With the message ``"<message> (parameter <name>, option <--name>)"``
+        (``argument <NAME>`` for a positional argument; nothing when the
+        command line has neither), to be raised.
+    """
+    option = cli_option(name) if option is None else option
+    kind = "option" if option is None or option.startswith("-") else "argument"
+    where = f"parameter {name}" + ("" if option is None else f", {kind} {option}")
+    return ParameterError(f"{message} ({where})")
+
+
+def check_choice(name: str, value: Any, choices: Collection[Any]) -> None:
+    """Refuse ``value`` unless it is one of ``choices`` (a :class:`ParameterError` naming ``name``).
+
+    Parameters
+    ----------
+    name
+        The parameter, as Python spells it.
+    value
+        The value given.
+    choices
+        The values it takes, in the order the message lists them.
+
+    Raises
+    ------
+    h5ml.errors.ParameterError
+        ``"<name> must be one of [...], got <value>"``.
+    """
+    if not any(value == choice and type(value) is type(choice) for choice in choices):
+        raise parameter_error(name, f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    """The options every converter takes, each checked when the object is made (§4.2, §3.5, §7.6).
+
+    The meaning of each is in :mod:`h5ml.ingest.docstrings` (the paragraphs
+    every converter's docstring includes).
+
+    Attributes
+    ----------
+    metadata
+        Root metadata (§4.2) over the converter's defaults, or None.
+    features
+        Per-feature options (``{"feature" or "split/feature": FeatureSpec or dict}``), or None.
+    compression
+        ``"gzip"`` or None.
+    level
+        The gzip level 0-9, or None for the writer's default; only with ``compression="gzip"``.
+    shuffle
+        Shuffle on write (§7.6).
+    seed
+        The shuffle seed in ``[0, 2**63)``, or None.
+    workers
+        Decoding workers, >= 1.
+    processes
+        The workers are processes, not threads.
+    on_error
+        ``"stop"`` or ``"skip"``.
+    progress
+        True, False, or None ("when stderr is a terminal").
+    overwrite
+        Replace an existing output.
+
+    Raises
+    ------
+    h5ml.errors.ParameterError
+        When made with a value a converter does not take: one message naming
+        every wrong parameter and its command-line option.
+    """
+
+    metadata: Mapping[str, Any] | None = None
+    features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None
+    compression: str | None = None
+    level: int | None = None
+    shuffle: bool = False
+    seed: int | None = None
+    workers: int = 1
+    processes: bool = False
+    on_error: OnError = "stop"
+    progress: bool | None = None
+    overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        problems = [problem for problem in self._problems() if problem is not None]
+        if problems:
+            raise ParameterError("; ".join(problems))
+
+    def _problems(self) -> list[str | None]:
+        """One sentence per wrong value (None for the right ones), each naming the parameter."""
+
+        def problem(name: str, ok: bool, wanted: str) -> str | None:
+            if ok:
+                return None
+            return str(parameter_error(name, f"{name} must be {wanted}, got {getattr(self, name)!r}"))
+
+        return [
+            problem("metadata", self.metadata is None or isinstance(self.metadata, Mapping), "a dict or None"),
+            problem("features", self.features is None or isinstance(self.features, Mapping), "a dict or None"),
+            problem("compression", self.compression in (None, "gzip"), "'gzip' or None"),
+            problem(
+                "level",
+                self.level is None or (_is_int(self.level) and 0 <= self.level <= 9 and self.compression == "gzip"),
+                "None or a gzip level 0-9 with compression='gzip' (--compression gzip)",
+            ),
+            problem("shuffle", isinstance(self.shuffle, bool), "True or False"),
+            problem(
+                "seed",
+                self.seed is None or (_is_int(self.seed) and 0 <= self.seed < 2**SEED_BITS),
+                f"None or an integer in [0, 2**{SEED_BITS})",
+            ),
+            problem("workers", _is_int(self.workers) and self.workers >= 1, "an integer >= 1"),
+            problem("processes", isinstance(self.processes, bool), "True or False"),
+            problem("on_error", self.on_error in _ON_ERROR and isinstance(self.on_error, str), "'stop' or 'skip'"),
+            problem("progress", self.progress is None or isinstance(self.progress, bool), "True, False or None"),
+            problem("overwrite", isinstance(self.overwrite, bool), "True or False"),
+        ]
+
+    @classmethod
+    def pick(cls, arguments: Mapping[str, Any]) -> ConvertOptions:
+        """The shared options among a converter's arguments (its ``locals()``), checked.
+
+        Parameters
+        ----------
+        arguments
+            Name -> value; names that are not shared options are left out.
+
+        Returns
+        -------
+        ConvertOptions
+            The options given, defaults for the others.
+
+        Raises
+        ------
+        h5ml.errors.ParameterError
+            If a value is wrong (see the class).
+        """
+        return cls(**{name: arguments[name] for name in SHARED_OPTIONS if name in arguments})
+
+    def seeded(self) -> ConvertOptions:
+        """These options with a drawn seed when ``shuffle`` is set without one (recorded as ``shuffle_seed``, §7.6)."""
+        if self.shuffle and self.seed is None:
+            return dataclasses.replace(self, seed=draw_seed())
+        return self
+
+    @property
+    def shuffle_seed(self) -> int | None:
+        """The seed each split records (§5.3): ``seed`` when shuffling, else None (call :meth:`seeded` first)."""
+        return self.seed if self.shuffle else None
+
+    def writer_options(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`h5ml.Writer` these options give: compression and its level."""
+        return {"compression": self.compression, "compression_opts": self.level}
+
+
+#: The names of the shared options, in the order the converters' signatures and docstrings list them.
+SHARED_OPTIONS: Final = tuple(field.name for field in dataclasses.fields(ConvertOptions))

@@ -1,0 +1,120 @@
+"""The output of a conversion: the checks before writing, its root metadata, temporary files beside it (§4.2, §4.4).
+
+Every converter, ``subset``, ``merge`` and the exports refuse, before reading
+anything, an output that would lose data (:func:`check_output`), and give a
+converted file the root metadata that makes it pass ``validate --strict``
+(:func:`conversion_metadata`). Files written in two steps (a staging file
+copied shuffled, an export renamed when complete) live beside their target
+under a hidden name (:func:`temp_beside`) and are removed on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["check_output", "conversion_metadata", "temp_beside"]
+
+
+def check_output(output: str | os.PathLike[str], overwrite: bool, sources: Iterable[Path] = ()) -> Path:
+    """Return the output path after refusing one that would lose data.
+
+    Parameters
+    ----------
+    output
+        The file to write.
+    overwrite
+        Whether an existing output may be replaced.
+    sources
+        The files (or folders) read: the output may be none of them, even with ``overwrite``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output`` as a path.
+
+    Raises
+    ------
+    FileExistsError
+        If the output is one of ``sources``, or exists and ``overwrite`` is False.
+    IsADirectoryError
+        If the output is a directory.
+    FileNotFoundError
+        If the output's directory does not exist.
+    """
+    out = Path(output)
+    for source in sources:
+        if out.exists() and source.exists() and out.resolve() == source.resolve():
+            raise FileExistsError(
+                f"{out}: the output is the source itself; write to another path (the source would be lost)"
+            )
+    if out.is_dir():
+        raise IsADirectoryError(f"{out}: the output path is a directory; give a file path such as {out / 'data.h5'}")
+    if out.exists() and not overwrite:
+        raise FileExistsError(
+            f"{out}: the output file exists; choose another path or pass overwrite=True (--overwrite)"
+        )
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"{out}: the directory {str(out.parent)!r} does not exist; create it first")
+    return out
+
+
+def conversion_metadata(
+    kind: str,
+    source: str | os.PathLike[str] | None,
+    given: Mapping[str, Any] | None,
+    output: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Root metadata of a converted file: the user's, over defaults that make it pass ``validate --strict`` (§4.2).
+
+    Parameters
+    ----------
+    kind
+        What was converted, for the description: ``"audio folder"``, ``"Python samples"``, ...
+    source
+        The source path or name, recorded as ``source``; None records none
+        (samples of a Python iterable come from nowhere a reader can find).
+    given
+        The user's ``metadata``; its fields win.
+    output
+        The file written: ``name`` defaults to its stem (the writer's default,
+        given here so that a staging file does not lend its own).
+
+    Returns
+    -------
+    dict
+        ``source``, ``description`` ("Converted from <kind> <source> by h5ml
+        <version>."), ``license`` ``"NOASSERTION"`` (the SPDX value for "no
+        license stated": the converter cannot know it), ``name``, then ``given``.
+    """
+    from h5ml._version import __version__
+
+    where = "" if source is None else " " + os.fspath(source)
+    out: dict[str, Any] = {} if source is None else {"source": os.fspath(source)}
+    out["description"] = f"Converted from {kind}{where} by h5ml {__version__}."
+    out["license"] = "NOASSERTION"
+    if output is not None:
+        out["name"] = Path(output).stem
+    out.update(given or {})
+    return out
+
+
+def temp_beside(path: Path, purpose: str) -> Path:
+    """A hidden file name beside ``path`` for a file written in two steps: ``.<name>.h5ml-<purpose>-<random>``.
+
+    Parameters
+    ----------
+    path
+        The final file.
+    purpose
+        What the temporary file is (``"stage"``, ``"export"``).
+
+    Returns
+    -------
+    pathlib.Path
+        A path in the same folder (so that renaming it onto ``path`` is atomic) that does not exist yet.
+    """
+    return path.parent / f".{path.name}.h5ml-{purpose}-{secrets.token_hex(8)}"

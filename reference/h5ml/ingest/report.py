@@ -1,0 +1,136 @@
+"""What a conversion reads and what it reports: source items, decode errors, skipped files, the report (§4.7).
+
+A source lists its samples as :class:`SourceItem` values; a decode function
+raises :class:`DecodeError` for a file it cannot use; a file left out with
+``on_error="skip"`` is a :class:`Skipped`, recorded in the output's root
+attribute :data:`SKIPPED_ATTR` (:func:`record_skipped`) and in the
+:class:`IngestReport` every converter returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["ID_FEATURE", "SKIPPED_ATTR", "DecodeError", "IngestReport", "Skipped", "SourceItem", "record_skipped"]
+
+#: The string feature in which the converters keep each sample's source id (file stem, dataset name), so that
+#: a sample can be traced back to where it came from; ``h5ml merge`` checks it for duplicates.
+ID_FEATURE: Final = "id"
+#: Root user attribute (§4.7) listing the skipped source files: JSON ``[{"path": ..., "reason": ...}, ...]``.
+SKIPPED_ATTR: Final = "h5ml-ingest:skipped"
+
+
+class DecodeError(Exception):
+    """Raised by a decode function: ``path`` could not be used, for ``reason`` (a sentence, no traceback).
+
+    Parameters
+    ----------
+    path
+        The file (or ``file:/hdf5/path``) at fault.
+    reason
+        Why, as a sentence.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {reason}")
+        self.path = os.fspath(path)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DecodeError, (self.path, self.reason))
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A source file left out of the output (``on_error="skip"``), and why."""
+
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"path": ..., "reason": ...}``, the form stored in :data:`SKIPPED_ATTR`."""
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One sample to decode.
+
+    Attributes
+    ----------
+    split
+        The split it goes to (§5.1).
+    sample_id
+        Its id in the source (a file stem, a dataset name, a row number).
+    parts
+        ``(feature, location)`` pairs: where each feature's value comes from
+        (a file path, an HDF5 path, ...), as the source's decode function reads them.
+    """
+
+    split: str
+    sample_id: str
+    parts: tuple[tuple[str, str], ...]
+
+    @property
+    def first_path(self) -> str:
+        """The location of the first part (named in errors that no part claimed)."""
+        return self.parts[0][1] if self.parts else self.sample_id
+
+
+@dataclass
+class IngestReport:
+    """What a conversion did.
+
+    Attributes
+    ----------
+    output
+        The file written.
+    samples
+        Split -> samples written.
+    skipped
+        Source files left out, in the order met.
+    seconds
+        Wall-clock time, in seconds.
+    """
+
+    output: Path
+    samples: dict[str, int] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        """Samples written, all splits together."""
+        return sum(self.samples.values())
+
+    def count(self, split: str, samples: int) -> None:
+        """Add ``samples`` written to ``split``."""
+        self.samples[split] = self.samples.get(split, 0) + samples
+
+    def summary(self) -> str:
+        """One paragraph for the terminal: samples per split, speed, skipped files with their reasons."""
+        rate = self.total / self.seconds if self.seconds > 0 else 0.0
+        splits = ", ".join(f"{name} {count}" for name, count in self.samples.items()) or "no samples"
+        lines = [f"wrote {self.output}: {splits} ({self.total} samples in {self.seconds:.1f} s, {rate:,.0f}/s)"]
+        if self.skipped:
+            lines.append(f"skipped {len(self.skipped)} source file(s) (recorded in the attribute {SKIPPED_ATTR}):")
+            lines += [f"  {s.path}: {s.reason}" for s in self.skipped]
+        return "\n".join(lines)
+
+
+def record_skipped(writer: Any, report: IngestReport) -> None:
+    """Store the report's skipped files in the root attribute :data:`SKIPPED_ATTR` (§4.7), when there are any.
+
+    Parameters
+    ----------
+    writer
+        The open :class:`h5ml.Writer` of the output.
+    report
+        The conversion's report.
+    """
+    if report.skipped:
+        writer.update_metadata({SKIPPED_ATTR: json.dumps([s.to_json() for s in report.skipped])})

@@ -1,0 +1,184 @@
+"""Pass 1 over a table: type the columns, count the rows and splits, collect class names (§5.1, §6.5).
+
+:func:`plan_table` reads a CSV whole (every cell as text) or a Parquet file's
+schema and the columns it must count (null counts, distinct values, split
+column), and returns the :class:`h5ml.ingest.tables.columns.Plan` that pass 2
+(:mod:`h5ml.ingest.tables.write`) follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from h5ml.errors import IngestError
+from h5ml.ingest.progress import ProgressBars
+from h5ml.ingest.report import Skipped
+from h5ml.ingest.splitting import assign_splits
+from h5ml.ingest.tables.columns import (
+    MAX_LABEL_CLASSES,
+    Column,
+    Plan,
+    TextStats,
+    Uniques,
+    check_columns,
+    count_text,
+    csv_kind,
+    parquet_kind,
+    stored_column,
+)
+from h5ml.ingest.tables.read import TableRequest, as_text, csv_chunks, parquet_chunks, parquet_file, split_text
+
+__all__ = ["plan_table"]
+
+
+def _add_split_counts(counts: dict[str, int], chunk: Any, split_column: str | None) -> None:
+    if split_column is not None:
+        for split, count in split_text(chunk[split_column]).value_counts().items():
+            counts[str(split)] = counts.get(str(split), 0) + int(count)
+
+
+def _finish_plan(
+    request: TableRequest, plan: Plan, uniques: Mapping[str, Uniques], split_counts: Mapping[str, int]
+) -> Plan:
+    """Class names of the categorical columns; the split of each row (ratios) or the split counts (column)."""
+    for column in plan.columns:
+        if column.kind != "categorical":
+            continue
+        found = uniques[column.name]
+        if found.over:
+            raise IngestError(
+                f"{request.source}: the label column {column.name!r} has more than {MAX_LABEL_CLASSES} distinct "
+                "values, too many for a categorical label; list it in categorical=[...] (--categorical) to store it "
+                "so anyway",
+                path=str(request.source),
+            )
+        names = found.sorted_names()
+        if not names:  # every value missing: one placeholder class keeps the feature valid (§6.5: K >= 1)
+            names = ["missing"]
+        column.class_names = names
+    label, ratios = request.label, request.split_ratios
+    if ratios is not None:
+        strata = None
+        if label is not None and any(c.name == label and c.kind == "categorical" for c in plan.columns):
+            strata = uniques[label].row_ids()
+        chosen = assign_splits(plan.rows, ratios, request.split_seed, strata)
+        plan.split_names = list(ratios)
+        index = {name: i for i, name in enumerate(plan.split_names)}
+        plan.assigned = np.fromiter((index[s] for s in chosen), dtype=np.int8, count=plan.rows)
+        plan.split_counts = {name: int((plan.assigned == i).sum()) for name, i in index.items()}
+    elif request.split_column is not None:
+        plan.split_counts = dict(split_counts)
+    else:
+        plan.split_counts = {"train": plan.rows}
+    return plan
+
+
+def _plan_csv(request: TableRequest, bars: ProgressBars) -> Plan:
+    """Pass 1 over a CSV: type the columns, count rows and splits, collect class names."""
+    source, label = request.source, request.label
+    task = bars.add(f"{source.name}: reading", None)
+    stats: dict[str, TextStats] = {}
+    uniques: dict[str, Uniques] = {}
+    names: list[str] = []
+    counts: dict[str, int] = {}
+    bad_lines: list[Skipped] = []
+    rows = 0
+    for chunk in csv_chunks(request, bad_lines):
+        if not names:
+            named = [*request.named, *request.strings, *request.reserved]
+            check_columns(source, list(chunk.columns), request.wanted, named, request.reserved)
+            wanted = request.wanted
+            names = [str(c) for c in chunk.columns if (wanted is None or c in wanted) and c not in request.reserved]
+            stats = {n: TextStats() for n in names}
+            keep = label is not None and request.split_ratios is not None
+            uniques = {n: Uniques(None, False) for n in request.categorical}
+            if label is not None and label not in uniques:
+                uniques[label] = Uniques(MAX_LABEL_CLASSES, keep)
+            elif label is not None:
+                uniques[label] = Uniques(None, keep)
+        for name in names:
+            count_text(stats[name], chunk[name])
+        for name, found in uniques.items():
+            found.add(chunk[name])
+        _add_split_counts(counts, chunk, request.split_column)
+        rows += len(chunk)
+        bars.advance(task, len(chunk))
+    columns: list[Column] = []
+    for name in names:
+        kind, dtype, integral = csv_kind(stats[name])
+        columns.append(stored_column(name, kind, dtype, integral, label, request.categorical, request.strings))
+    return _finish_plan(request, Plan(columns, rows, skipped_lines=bad_lines), uniques, counts)
+
+
+def _plan_parquet(request: TableRequest, bars: ProgressBars) -> Plan:
+    """Pass 1 over a Parquet file: types from the schema, null counts, class names, split counts."""
+    import pyarrow as pa
+
+    source, label, categorical = request.source, request.label, request.categorical
+    pf = parquet_file(source)
+    schema = pf.schema_arrow
+    named = [*request.named, *request.strings, *request.reserved]
+    check_columns(source, schema.names, request.wanted, named, request.reserved)
+    wanted = request.wanted
+    names = [n for n in schema.names if (wanted is None or n in wanted) and n not in request.reserved]
+    nullable = [
+        n for n in names if pa.types.is_integer(schema.field(n).type) or pa.types.is_boolean(schema.field(n).type)
+    ]
+    keep = label is not None and request.split_ratios is not None
+    uniques: dict[str, Uniques] = {n: Uniques(None, False) for n in categorical}
+    if label is not None:
+        uniques[label] = Uniques(None if label in categorical else MAX_LABEL_CLASSES, keep)
+    for name in (n for n in names if pa.types.is_dictionary(schema.field(n).type)):
+        uniques.setdefault(name, Uniques(None, False))
+    needed = sorted({*nullable, *uniques, *request.reserved})
+    nulls = dict.fromkeys(nullable, 0)
+    counts: dict[str, int] = {}
+    rows = int(pf.metadata.num_rows)
+    task = bars.add(f"{source.name}: reading", rows)
+    if needed:
+        for chunk in parquet_chunks(pf, source, needed, request.rows_per_read):
+            for name in nullable:
+                nulls[name] += int(chunk[name].isna().sum())
+            for name, found in uniques.items():
+                found.add(as_text(chunk[name]))
+            _add_split_counts(counts, chunk, request.split_column)
+            bars.advance(task, len(chunk))
+    columns: list[Column] = []
+    for name in names:
+        if name in request.strings or name in categorical:  # stored as text: any type will do
+            kind, dtype, integral = "string", None, False
+        else:
+            kind, dtype, integral = parquet_kind(source, name, schema.field(name).type, nulls.get(name, 0))
+        columns.append(stored_column(name, kind, dtype, integral, label, categorical, request.strings))
+    return _finish_plan(request, Plan(columns, rows), uniques, counts)
+
+
+def plan_table(request: TableRequest, bars: ProgressBars) -> Plan:
+    """Pass 1 over the table (CSV or Parquet): the columns as they will be stored, the rows, the splits.
+
+    Parameters
+    ----------
+    request
+        What to read.
+    bars
+        The progress bars (a "reading" bar is added).
+
+    Returns
+    -------
+    Plan
+        The stored columns with their class names, the row count, the split
+        of each row (``split_ratios``) or the rows of each split (split column).
+
+    Raises
+    ------
+    h5ml.IngestError
+        If the table cannot be read, a named column is missing, a column name
+        is not a feature name, a Parquet type has no feature, or the label has
+        more than :data:`h5ml.ingest.tables.MAX_LABEL_CLASSES` classes.
+    """
+    if request.format == "csv":
+        return _plan_csv(request, bars)
+    return _plan_parquet(request, bars)

@@ -1,0 +1,448 @@
+"""The column: one HDF5 dataset of a feature, read by whole rows (§3.2, §3.5, §7.3, §10.3, §10.4).
+
+Every encoding stores its samples in one or more HDF5 datasets whose first
+axis is the sample (or value) axis: a dense feature's dataset, a categorical
+feature's ``codes`` and ``class_names``, the ``values``, ``offsets`` and
+``shapes`` of ragged and bytes features. A :class:`Column` reads rows of one
+such dataset, by the cheapest path its storage allows:
+
+- unfiltered numeric data wholly stored in the file: copies out of the memory
+  map of the file (:mod:`h5ml.reader.direct`), unless the dataset was opened
+  with ``direct=False``;
+- anything else: one HDF5 hyperslab read per run of rows (h5py's low-level
+  API), following a read plan (:mod:`h5ml.reader.plan`) for requests that are
+  not one run; for one sample of a native number type, h5py's compiled
+  ``dataset[i]``.
+
+Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
+This module also holds the checks a column needs before it reads: the
+filters this HDF5 build can decode (§3.5), the numeric datatypes of the
+storage profile (§3.2), and the stored size a large read is compared with
+before its buffer is allocated (§10.4).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+import h5py
+import numpy as np
+import numpy.typing as npt
+
+from h5ml import spec
+from h5ml.errors import EncodingError, InvalidFileError, UnsupportedFilterError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.reader.direct import DirectRows, FileMap, direct_rows
+from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
+from h5ml.reader.read_stats import ReadEvent, ReadStats
+
+__all__ = [
+    "TRUSTED_READ_BYTES",
+    "Column",
+    "check_filters",
+    "has_filters",
+    "native",
+    "numeric_dtype",
+]
+
+#: Two runs of rows separated by at most this many bytes are read as one span
+#: (one library call instead of two); for compressed data, only within a chunk.
+_GAP_BYTES: Final = 64 << 10
+#: Upper bound of one span's buffer, so that a sparse request over compressed
+#: data does not decode the whole dataset into memory at once.
+_SPAN_BYTES: Final = 64 << 20
+#: §10.4: a read whose buffer is larger than this (64 MiB) is first compared with the data its dataset
+#: really stores (allocated bytes, or written chunks when filtered); smaller reads are not checked.
+TRUSTED_READ_BYTES: Final = 64 << 20
+
+
+def native(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """``dtype`` in native byte order (strings and other unordered types as they are)."""
+    return dtype.newbyteorder("=") if dtype.byteorder == ">" or dtype.byteorder == "<" else dtype
+
+
+def has_filters(dset: h5py.Dataset) -> bool:
+    """Whether the dataset is chunked with at least one filter (compression, shuffle or a checksum, §3.5)."""
+    return bool(dset.chunks is not None and dset.id.get_create_plist().get_nfilters() > 0)
+
+
+def check_filters(dset: h5py.Dataset, filename: str) -> None:
+    """Refuse a dataset whose non-core filter this HDF5 build cannot decode (§3.5)."""
+    if dset.chunks is None:
+        return
+    dcpl = dset.id.get_create_plist()
+    for i in range(dcpl.get_nfilters()):
+        filter_id, _flags, _values, raw_name = dcpl.get_filter(i)
+        if filter_id in spec.CORE_FILTERS or h5py.h5z.filter_avail(filter_id):
+            continue
+        label = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
+        named = f" ({label!r})" if label else ""
+        raise UnsupportedFilterError(
+            f"{filename}: dataset {dset.name} uses HDF5 filter {filter_id}{named}, which this HDF5 build cannot "
+            "decode (§3.5); install the plugin that provides it (for example the hdf5plugin package) or point "
+            "HDF5_PLUGIN_PATH at it",
+            path=filename,
+            hdf5_path=dset.name,
+        )
+
+
+def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
+    """The dataset's numeric dtype in native byte order; EncodingError for any other type (§3.2)."""
+    dtype = dset.dtype if dtype is None else dtype
+    if dtype.kind not in "biuf":
+        raise EncodingError(
+            f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
+            f"(§3.2); the file is not a valid h5ml file; {validate_advice(filename)}",
+            path=filename,
+            hdf5_path=dset.name,
+        )
+    return native(dtype)
+
+
+class Column:
+    """One HDF5 dataset of a feature, with what stays fixed while its file is open (§7).
+
+    A feature builds it on first use and keeps it until the reader hands out a
+    new h5py object for the path (the file was reopened after a fork or an
+    unpickle). It holds the rows, the sample axes, the dtype values come back
+    in, the chunk rows, whether filters are set, and the span rules that
+    follow from the row size, so that no read asks HDF5 for them again.
+
+    Feature data is read by :meth:`read_into` (one hyperslab of whole rows,
+    read with h5py's low-level API straight into a buffer, with the memory
+    datatype, the one-row memory dataspace and, per thread, the file dataspace
+    made once) or, for one sample of a native integer or float dataset, by
+    :meth:`sample` (h5py's ``dataset[i]``, which h5py serves from compiled
+    code). Those are the paths of filtered data, strings, and data that cannot
+    be mapped. Measured here, one 3 KiB row from the chunk cache: h5py's
+    ``read_direct`` (it builds selections in Python on every call) 60-90 us,
+    ``read_into`` 4.7 us (13 us when it asked HDF5 for a new file dataspace on
+    each read), ``dataset[i]`` 4.2 us against 4.9 us for ``read_into`` with its
+    buffer allocation. For spans of 12 KiB rows into a batch buffer
+    (``read_direct`` / ``dataset[a:b]`` and a copy / ``read_into``): 1 row 65 /
+    6.5 / 5.7 us, 16 rows 119 / 70 / 52 us, 256 rows 770 / 1150 / 580 us, 1024
+    rows 2.4 / 4.4 / 2.3 ms; so spans of every size use ``read_into``.
+    (Those figures were taken with the chunk cache; the reader now opens
+    unfiltered datasets without one, §7.3.)
+    Unfiltered numeric data wholly stored in the file bypasses HDF5: rows are
+    copied from a memory map of the file (:meth:`fast_rows`, :mod:`h5ml.reader.direct`),
+    about 20x faster than any h5py read for random 12 KiB rows; ``maps``
+    returning None (``direct=False``, or a file that cannot be mapped) keeps
+    every read on the h5py paths. Each HDF5 read and each copy out of the map
+    is counted in ``stats`` (:class:`h5ml.reader.read_stats.ReadStats`).
+
+    Damaged and hostile files: a buffer larger than :data:`TRUSTED_READ_BYTES`
+    is allocated only after :meth:`check_stored` compared it with the data the
+    dataset stores (§10.4), and a failure of the HDF5 library during a read
+    becomes InvalidFileError naming the dataset and the rows (E145); so does
+    a copy out of the map of a file truncated while open, instead of
+    crashing the process (§10.3).
+
+    Parameters
+    ----------
+    path
+        The HDF5 path of the dataset.
+    node
+        The h5py dataset, of shape (N, *inner).
+    dtype
+        The dtype rows come back in.
+    row_nbytes
+        Bytes of one row as stored, when not ``node.dtype``'s (16 per variable-length string).
+    filename
+        The file path, for messages.
+    stats
+        Where reads are counted; None counts in a private :class:`ReadStats`.
+    maps
+        Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
+        through h5py only; called once, on the first read. None: never map.
+    """
+
+    __slots__ = (
+        "_fast",
+        "_fast_built",
+        "_local",
+        "_one_row",
+        "_one_shape",
+        "_origin",
+        "_stored",
+        "check_row_nbytes",
+        "chunk_rows",
+        "compiled_sample",
+        "compressed",
+        "dsid",
+        "dtype",
+        "filename",
+        "inner",
+        "maps",
+        "max_gap",
+        "max_span_rows",
+        "mtype",
+        "node",
+        "path",
+        "row_nbytes",
+        "rows",
+        "stats",
+        "stored_row_nbytes",
+        "whole_chunks",
+    )
+
+    def __init__(
+        self,
+        path: str,
+        node: h5py.Dataset,
+        dtype: np.dtype[Any],
+        row_nbytes: int | None = None,
+        filename: str = "",
+        stats: ReadStats | None = None,
+        maps: Callable[[], FileMap | None] | None = None,
+    ) -> None:
+        self.path = path
+        self.filename = filename
+        self.stats = ReadStats() if stats is None else stats
+        self.maps = maps
+        self.node = node
+        self.dsid = node.id
+        shape = node.shape
+        self.rows = int(shape[0])
+        self.inner = tuple(int(d) for d in shape[1:])
+        self.dtype = dtype
+        self.mtype = h5py.h5t.py_create(dtype)
+        #: Bytes of one row in memory (``dtype``), checked against every buffer.
+        self.row_nbytes = int(dtype.itemsize * math.prod(self.inner))
+        chunks = node.chunks
+        self.chunk_rows = None if chunks is None else int(chunks[0])
+        self.compressed = has_filters(node)
+        stored = int(node.dtype.itemsize * math.prod(self.inner)) if row_nbytes is None else row_nbytes
+        #: Bytes of one row as stored in the file (16 per variable-length string), for §10.4's check.
+        self.stored_row_nbytes = stored
+        #: The larger of the two: a read whose rows take more than TRUSTED_READ_BYTES is checked (§10.4).
+        self.check_row_nbytes = max(self.row_nbytes, stored)
+        self._stored: int | None = None
+        self.max_gap = _GAP_BYTES // max(1, stored)
+        self.max_span_rows = max(1, _SPAN_BYTES // max(1, stored))
+        #: Compressed data whose chunk does not fit the dataset's chunk cache is read by whole chunks (each
+        #: decoded by one read). When it fits (h5ml.open sizes the cache so, §7.3), HDF5 decodes each chunk
+        #: once into the cache, and a request reads only its rows: about 5x faster for batches of 1-512 random
+        #: rows from cached gzip chunks of 800 KiB, the same from cold chunks. A gap merged into a span is
+        #: then shorter than a chunk, so no chunk without a requested row is decoded.
+        self.whole_chunks = False
+        if self.compressed and chunks is not None:
+            chunk_nbytes = int(self.dsid.get_type().get_size() * math.prod(chunks))  # as stored: 16 B per vlen
+            self.whole_chunks = int(self.dsid.get_access_plist().get_chunk_cache()[1]) < chunk_nbytes
+            if not self.whole_chunks:
+                self.max_gap = min(self.max_gap, int(chunks[0]) - 1)
+        self._origin = (0,) * len(self.inner)
+        self._one_shape = (1, *self.inner)
+        self._one_row = h5py.h5s.create_simple(self._one_shape)
+        self._local = threading.local()
+        #: ``node[i]`` returns a sample of :attr:`dtype` (a native number type) as is: h5py reads it in compiled code.
+        #: Not for rows over TRUSTED_READ_BYTES: those go through :meth:`buffer`'s check (§10.4).
+        self.compiled_sample = (
+            node.dtype == dtype and dtype.kind in "iuf" and self.check_row_nbytes <= TRUSTED_READ_BYTES
+        )
+        self._fast: DirectRows | None = None
+        self._fast_built = False
+
+    def fast_rows(self) -> DirectRows | None:
+        """The memory-mapped reader of this unfiltered dataset (:mod:`h5ml.reader.direct`), built on first use; or None.
+
+        None when the dataset is filtered or anything about its storage is
+        unusual: its rows are then read through h5py (§7.3).
+        """
+        if not self._fast_built:
+            if not self.compressed and self.maps is not None:
+                self._fast = direct_rows(self.node, self.dtype, self.maps(), self.stats)
+            self._fast_built = True
+        return self._fast
+
+    def stored_nbytes(self) -> int | None:
+        """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
+
+        Allocated bytes of an unfiltered dataset (no more than the file's
+        size); for a filtered one, the decoded size of the chunks ever
+        written. None when the data lives outside the file (external storage
+        or a virtual dataset, read only with ``allow_external=True``): nothing
+        to compare with. Computed once (HDF5 walks the chunk index).
+        """
+        if self._stored is None:
+            plist = self.dsid.get_create_plist()
+            layout = plist.get_layout()
+            if plist.get_external_count() > 0 or layout == h5py.h5d.VIRTUAL:
+                return None
+            declared = self.rows * self.stored_row_nbytes
+            if layout == h5py.h5d.COMPACT:
+                self._stored = declared  # in the object header: already in memory
+            elif layout == h5py.h5d.CHUNKED and plist.get_nfilters() > 0:
+                chunk = self.node.chunks
+                chunk_nbytes = self.stored_row_nbytes // max(1, math.prod(self.inner)) * math.prod(chunk)
+                self._stored = int(self.dsid.get_num_chunks()) * chunk_nbytes
+            else:
+                size = os.path.getsize(self.filename) if self.filename else declared
+                self._stored = min(int(self.dsid.get_storage_size()), size)
+        return self._stored
+
+    def check_stored(self, count: int, start: int | None = None) -> None:
+        """Refuse a read of ``count`` rows (from ``start``, when contiguous) that needs more data than stored (§10.4).
+
+        Raises
+        ------
+        InvalidFileError
+            If those rows hold more bytes than :meth:`stored_nbytes`: the file
+            declares data it does not hold (never written, or truncated).
+        """
+        need = count * self.stored_row_nbytes
+        have = self.stored_nbytes()
+        if have is None or need <= have:
+            return
+        declared = (self.rows, *self.inner)
+        what = f"{count} rows" if start is None else f"rows [{start}, {start + count})"
+        raise InvalidFileError(
+            f"{self.filename}: {self.path}: a read of {what} needs {need} bytes of stored data, but "
+            f"this dataset of declared shape {declared} stores only {have} bytes: the file declares data it does not "
+            f"hold (it was never written, or the file is truncated), so the read was refused instead of allocating "
+            f"memory for it (§10.4); {validate_advice(self.filename)}",
+            path=self.filename,
+            hdf5_path=self.path,
+        )
+
+    def buffer(self, count: int, start: int | None = None) -> npt.NDArray[Any]:
+        """A new array (count, *inner) of :attr:`dtype`, checked first when large (§10.4; see :meth:`check_stored`)."""
+        if count * self.check_row_nbytes > TRUSTED_READ_BYTES:
+            self.check_stored(count, start)
+        return np.empty((count, *self.inner), dtype=self.dtype)
+
+    def _failed(self, exc: BaseException, start: int, stop: int) -> InvalidFileError:
+        """The error for a read the HDF5 library could not do (E145): names the dataset and the rows."""
+        rows = f"row {start}" if stop - start == 1 else f"rows [{start}, {stop})"
+        cause = "a chunk is corrupt (a checksum or decompression failure) or the file is damaged"
+        return damaged_file(self.filename, self.path, f"reading {rows}", exc, cause)
+
+    def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
+        """Read rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) of :attr:`dtype`.
+
+        Every buffer here is made by this class (a new array, or rows ``lo:hi``
+        of one, which are contiguous); the size check keeps a mistake from
+        becoming a write past the buffer.
+
+        Raises
+        ------
+        ValueError
+            If ``out`` does not hold exactly those rows (HDF5 would write past it).
+        InvalidFileError
+            If the HDF5 library fails to read them (a corrupt chunk, E145), or
+            the file was truncated under its memory map (§10.3).
+        """
+        count = stop - start
+        if out.nbytes != count * self.row_nbytes:
+            raise ValueError(
+                f"{self.node.name}: a read of rows [{start}, {stop}) needs a {self.dtype} buffer of shape "
+                f"{(count, *self.inner)}, got {out.dtype} {out.shape}"
+            )
+        if count <= 0 or self.row_nbytes == 0:
+            return
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
+            fast.read_into(out, start, stop)
+            return
+        space = getattr(self._local, "space", None)  # this thread's file dataspace: threads never share a selection
+        if space is None:
+            space = self._local.space = self.dsid.get_space()
+        stats = self.stats
+        stats.hdf5_reads += 1
+        if stats.events is not None:
+            stats.events.append(ReadEvent(self.path, "hdf5", start, stop, count))
+        try:
+            if count == 1:
+                space.select_hyperslab((start, *self._origin), self._one_shape)
+                self.dsid.read(self._one_row, space, out, self.mtype)
+            else:
+                space.select_hyperslab((start, *self._origin), (count, *self.inner))
+                self.dsid.read(h5py.h5s.create_simple((count, *self.inner)), space, out, self.mtype)
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
+            raise self._failed(exc, start, stop) from exc
+
+    def read(self, start: int, stop: int) -> npt.NDArray[Any]:
+        """Return rows ``[start, stop)`` as a new array (stop - start, *inner) of :attr:`dtype`.
+
+        Raises
+        ------
+        InvalidFileError
+            If the rows need more data than the dataset stores (§10.4), or the
+            HDF5 library fails to read them (a corrupt chunk, E145).
+        """
+        out = self.buffer(stop - start, start)
+        self.read_into(out, start, stop)
+        return out
+
+    def read_one(self, row: int) -> npt.NDArray[Any]:
+        """Return row ``row`` as a new array (1, *inner) of :attr:`dtype` (errors as :meth:`read`)."""
+        out = (
+            self.buffer(1, row) if self.check_row_nbytes > TRUSTED_READ_BYTES else np.empty(self._one_shape, self.dtype)
+        )
+        self.read_into(out, row, row + 1)
+        return out
+
+    def sample(self, row: int) -> Any:
+        """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
+        if self.compiled_sample:
+            stats = self.stats
+            stats.hdf5_reads += 1
+            if stats.events is not None:
+                stats.events.append(ReadEvent(self.path, "hdf5", row, row + 1, 1))
+            try:
+                return self.node[row]
+            except LIBRARY_ERRORS as exc:
+                if not is_library_failure(exc):
+                    raise
+                raise self._failed(exc, row, row + 1) from exc
+        return self.read_one(row)[0]
+
+    def plan(self, indices: Indices) -> ReadPlan:
+        """Plan reads of ``indices`` along the first axis (chunk- and size-aware, §7, case C01)."""
+        return plan_reads(
+            indices,
+            self.rows,
+            self.chunk_rows,
+            self.whole_chunks,
+            max_gap=self.max_gap,
+            max_span_rows=self.max_span_rows,
+        )
+
+    def take(self, indices: Indices) -> tuple[npt.NDArray[Any], bool]:
+        """Read ``indices`` (any request but an int or a slice of step 1) in request order (§7.3, C01).
+
+        Unfiltered data wholly stored in the file is copied straight from its
+        memory map in one copy (:meth:`h5ml.reader.direct.DirectRows.take`); anything
+        else follows a read plan (one read per span, then one gather).
+
+        Returns
+        -------
+        values : numpy.ndarray
+            (R, *inner) of :attr:`dtype`, or (*inner) when ``scalar``.
+        scalar : bool
+            True when ``indices`` was a single integer.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None:
+            rows, scalar = normalize_indices(indices, self.rows)
+            values = fast.take(rows)
+            return (values[0] if scalar else values), scalar
+        plan = self.plan(indices)
+        return plan.gather(self.read_rows(plan)), plan.scalar
+
+    def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
+        """Read the unique rows of ``plan`` into one array (U, *inner): one read per span."""
+        rows = plan.rows
+        block = self.buffer(rows.shape[0])
+        for start, stop, lo, hi in plan.iter_spans():
+            if hi - lo == stop - start:
+                self.read_into(block[lo:hi], start, stop)
+            else:
+                block[lo:hi] = self.read(start, stop)[rows[lo:hi] - start]
+        return block

@@ -1,0 +1,314 @@
+"""One split of an open dataset: :class:`Split`, its attributes, its features and multi-feature reads (§5).
+
+A split is a root group whose features hold the same number of samples
+(``num_samples``, §5.3). It lists its readable features in the file's order
+(§5.2; members starting with ``"_"`` are reserved, §5.4; objects without an
+``encoding`` are ignored, §5.5), keeps the reason for each feature it cannot
+read, and reads several features at once (``split[idx]``, :meth:`Split.read`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import h5py
+import numpy as np
+
+from h5ml import spec
+from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
+from h5ml.reader.feature import Feature
+from h5ml.reader.plan import Indices, check_index, normalize_indices
+from h5ml.reader.structure import open_feature
+
+if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.reader.dataset import Dataset
+
+__all__ = ["Split"]
+
+
+class Split:
+    """One split of a dataset: features with the same number of samples (§5).
+
+    Obtain it as ``dataset["train"]``. ``split["image"]`` returns a
+    :class:`h5ml.reader.feature.Feature`; ``split[idx]`` and :meth:`read` return a
+    dict feature name -> values (see :mod:`h5ml.reader.feature` for value types).
+    Iterating yields one dict per sample. Pickles by path (C02).
+    """
+
+    def __init__(self, dataset: Dataset, name: str) -> None:
+        self._dataset = dataset
+        self._name = name
+        self._reset()
+
+    def _reset(self) -> None:
+        self._features: dict[str, Feature] | None = None
+        self._all: tuple[tuple[str, Feature], ...] | None = None
+        self._skipped: dict[str, H5MLError] = {}
+        self._damaged = False  # a feature failed to open because the file is damaged
+        self._attrs: dict[str, Any] | None = None
+        self._attr_values: dict[str, Any] = {}
+        self._num_samples: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"dataset": self._dataset, "name": self._name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._dataset = state["dataset"]
+        self._name = state["name"]
+        self._reset()
+
+    @property
+    def name(self) -> str:
+        """The split name (§5.1)."""
+        return self._name
+
+    @property
+    def dataset(self) -> Dataset:
+        """The dataset that holds the split."""
+        return self._dataset
+
+    def _group(self) -> h5py.Group:
+        return self._dataset.h5_node("/" + self._name)
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """Every split attribute as Python values (§5.3), read once.
+
+        Raises
+        ------
+        EncodingError
+            If an attribute holds a string that is not UTF-8 (§3.4).
+        InvalidFileError
+            If the HDF5 library cannot read an attribute (a damaged file).
+        """
+        if self._attrs is None:
+            self._attrs = read_attributes(self._group(), self._dataset.path, "/" + self._name)
+        return dict(self._attrs)
+
+    def _attr(self, name: str, types: tuple[type, ...], kind: str) -> Any:
+        """Attribute ``name`` if it is one of ``types`` (never bool), None when absent; read when first asked for.
+
+        Raises
+        ------
+        EncodingError
+            If it is a string that is not UTF-8 (§3.4).
+        InvalidFileError
+            If it has another type (§5.3), or the HDF5 library cannot read it.
+        """
+        if name in self._attr_values:
+            value = self._attr_values[name]
+        else:
+            path = self._dataset.path
+            value = self._attr_values[name] = read_attribute(self._group(), name, path, "/" + self._name)
+        if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+            return value
+        path = self._dataset.path
+        raise InvalidFileError(
+            f"{path}: attribute {name!r} of split /{self._name} is {value!r:.80}, not {kind} (§5.3); "
+            f"{validate_advice(path)}",
+            path=path,
+            hdf5_path="/" + self._name,
+        )
+
+    @property
+    def num_samples(self) -> int:
+        """The split's ``num_samples`` attribute (§5.3): every feature holds that many samples.
+
+        Raises
+        ------
+        InvalidFileError
+            If the attribute is missing or not a non-negative integer.
+        """
+        if self._num_samples is not None:
+            return self._num_samples
+        value = self._attr("num_samples", (int,), "an integer >= 0")
+        if value is None or value < 0:
+            path = self._dataset.path
+            raise InvalidFileError(
+                f"{path}: split /{self._name} has num_samples = {value!r}; it must be an integer >= 0 (§5.3); "
+                f"{validate_advice(path)}",
+                path=path,
+                hdf5_path="/" + self._name,
+            )
+        self._num_samples = int(value)
+        return self._num_samples
+
+    @property
+    def description(self) -> str | None:
+        """The split description (§5.3), or None.
+
+        Raises
+        ------
+        EncodingError
+            If it is not valid UTF-8 (§3.4): raised here only, the samples stay readable.
+        InvalidFileError
+            If it is not a string (§5.3).
+        """
+        value: str | None = self._attr("description", (str,), "a string")
+        return value
+
+    @property
+    def shuffle_seed(self) -> int | None:
+        """The seed the writer shuffled the samples with (§5.3, §7.6), or None.
+
+        Raises
+        ------
+        InvalidFileError
+            If it is not an integer (§5.3).
+        """
+        value = self._attr("shuffle_seed", (int,), "an integer")
+        return None if value is None else int(value)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    @property
+    def features(self) -> Mapping[str, Feature]:
+        """The readable features, in the file's order (§5.2): name -> :class:`Feature`.
+
+        Members whose names start with ``"_"``, are not UTF-8 or are soft
+        links, and objects without an ``encoding`` attribute are ignored
+        (§5.1, §5.4, §5.5). A feature of an encoding this reader does not
+        implement, with a broken structure, with a number of samples other
+        than :attr:`num_samples` (§5.3), or whose HDF5 objects the library
+        cannot open is left out, and asking for it by name raises the reason.
+
+        Raises
+        ------
+        InvalidFileError
+            If :attr:`num_samples` is invalid (no feature can be checked
+            against it), or the HDF5 library cannot list the split's members.
+        """
+        if self._features is None:
+            path = self._dataset.path
+            count = self.num_samples
+            group = self._group()
+            found: dict[str, Feature] = {}
+            skipped: dict[str, H5MLError] = {}
+            for name in member_names(group, path, "/" + self._name, external=self._dataset.allow_external):
+                if name.startswith(spec.RESERVED_PREFIX):
+                    continue
+                where = f"/{self._name}/{name}"
+                try:
+                    feature = open_feature(self._dataset, self._name, name, self._dataset.h5_node(where), count)
+                except H5MLError as exc:
+                    skipped[name] = exc
+                    continue
+                except LIBRARY_ERRORS as exc:
+                    if not is_library_failure(exc):
+                        raise
+                    skipped[name] = damaged_file(path, where, "opening this object", exc)
+                    continue
+                if feature is not None:
+                    found[name] = feature
+            self._features, self._skipped = found, skipped
+            self._damaged = any(isinstance(e, InvalidFileError) for e in skipped.values())
+            self._all = tuple(found.items())
+        return MappingProxyType(self._features)
+
+    def feature(self, name: str) -> Feature:
+        """Return the feature ``name`` (§5.2).
+
+        Raises
+        ------
+        FeatureNotFoundError
+            If the split has no such feature (the message lists the available ones).
+        EncodingError, InvalidFileError
+            If the feature exists but this reader cannot read it.
+        """
+        features = self.features
+        if name in features:
+            return features[name]
+        if name in self._skipped:
+            raise self._skipped[name]
+        path = self._dataset.path
+        available = ", ".join(repr(n) for n in features) or "none"
+        raise FeatureNotFoundError(
+            f"{path}: split {self._name!r} has no feature {name!r}; available features: {available}",
+            path=path,
+            hdf5_path=f"/{self._name}/{name}",
+        )
+
+    def __getitem__(self, key: str | Indices) -> Any:
+        """``split["name"]`` -> :class:`Feature`; ``split[idx]`` -> :meth:`read` of every feature."""
+        if type(key) is int and self._all is not None and self._num_samples is not None and not self._damaged:
+            check_index(key, self._num_samples)  # the per-sample path of a DataLoader, as read(key)
+            return {name: feature.read(key) for name, feature in self._all}
+        if isinstance(key, str):
+            return self.feature(key)
+        return self.read(key)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.features
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for i in range(self.num_samples):
+            yield self.read(i)
+
+    def read(self, indices: Indices, features: Iterable[str] | str | None = None) -> dict[str, Any]:
+        """Read samples of several features (§5, §6).
+
+        Parameters
+        ----------
+        indices
+            An int (one sample per feature), a slice, a sequence or 1-D integer
+            array in any order with duplicates and negative indices, or a mask.
+        features
+            Feature names to read; None for every readable feature.
+
+        Returns
+        -------
+        dict
+            Feature name -> values, in the order of ``features`` (see
+            :mod:`h5ml.reader.feature` for the value types).
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-num_samples, num_samples)``.
+        FeatureNotFoundError
+            If a requested feature does not exist.
+        InvalidFileError
+            If ``features`` is None and a feature of the split is damaged
+            (broken structure, wrong number of samples): name the readable
+            features explicitly to read them anyway. Features of an encoding
+            this reader does not know (a newer MINOR, §1.4) are left out.
+
+        Notes
+        -----
+        An int (the per-sample path of a PyTorch ``DataLoader``) costs about
+        the sum of one single-sample read per feature: no read plan is made.
+        """
+        if features is None:
+            chosen = self._all
+            if chosen is None:
+                self.features  # noqa: B018 - finds the features and fills self._all
+                chosen = self._all or ()
+        else:
+            names = [features] if isinstance(features, str) else list(features)
+            chosen = tuple((n, self.feature(n)) for n in names)
+        # One clear IndexError, against the split's num_samples, before any read.
+        count = self._num_samples if self._num_samples is not None else self.num_samples
+        request: Indices = indices
+        if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
+            check_index(indices, count)
+        elif not isinstance(indices, slice):
+            rows, scalar = normalize_indices(indices, count)
+            if not scalar:
+                request = rows  # each feature gets the checked int64 rows, not the list again
+        if features is None and self._damaged:
+            for error in self._skipped.values():
+                if isinstance(error, InvalidFileError):  # a damaged feature is never silently left out
+                    raise error
+        return {name: feature.read(request) for name, feature in chosen}
+
+    def __repr__(self) -> str:
+        try:
+            feats = ", ".join(f"{n} ({f.encoding})" for n, f in self.features.items())
+            return f"<h5ml.Split {self._name!r} of {self._dataset.path!r}: {self.num_samples} samples; {feats}>"
+        except H5MLError as exc:
+            return f"<h5ml.Split {self._name!r} of {self._dataset.path!r} (invalid: {exc})>"
