@@ -22,9 +22,6 @@ Reading never imports the writer or the validator. The modules of this package:
   :mod:`~h5ml.reader.imagecodec`: what the framework adapters build on.
 """
 
-# ``features`` is transitional, until the branches of "the house" merge: the old module (now re-exports)
-# stays an attribute of the package for code that reaches it as ``h5ml.reader.features.X``.
-from h5ml.reader import features as features
 from h5ml.reader.bytes import BytesFeature
 from h5ml.reader.categorical import CategoricalFeature
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES

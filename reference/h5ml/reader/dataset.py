@@ -66,9 +66,7 @@ from h5ml.reader.storage import check_storage
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.metadata import RootMetadata
 
-#: ``Split`` is re-exported until the branches of "the house" merge (``from h5ml.reader.dataset import Split``
-#: in h5ml.ingest); import it from :mod:`h5ml.reader` or :mod:`h5ml.reader.split`.
-__all__ = ["Dataset", "Split", "open"]
+__all__ = ["Dataset", "open"]
 
 
 def open(

@@ -196,7 +196,7 @@ def dtype_name(dataset: Any, feature: Any) -> str:
     dataset
         The open :class:`h5ml.reader.dataset.Dataset` that holds the feature.
     feature
-        A reader feature (:class:`h5ml.reader.features.Feature`).
+        A reader feature (:class:`h5ml.reader.Feature`).
 
     Returns
     -------
