@@ -81,3 +81,51 @@ def test_batch_feed_serves_the_cursor_after_a_resume(source: SplitSource, worker
             feed.batch(other, 10)
     finally:
         feed.close()
+
+
+# -- worker processes (h5ml.reader.pools) --------------------------------------------------------------------
+
+
+def _sigint_ignored() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_interrupts_are_held_while_a_worker_may_start() -> None:
+    """A SIGINT or SIGTERM raised inside interrupts_deferred reaches its handler when the block ends, in order;
+    nothing is lost and nothing interrupts the block (a half-started worker would print a traceback)."""
+    import signal
+
+    from h5ml.reader.pools import interrupts_deferred
+
+    seen: list[str] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        seen.append("term")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_deferred():
+                signal.raise_signal(signal.SIGTERM)
+                signal.raise_signal(signal.SIGINT)
+                seen.append("block ended")
+        assert seen == ["block ended", "term"]
+        assert (
+            signal.getsignal(signal.SIGTERM) is on_term
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_pool_workers_leave_ctrl_c_to_the_parent() -> None:
+    """Workers ignore SIGINT (Ctrl-C reaches the whole process group; the parent ends them with stop_pool)."""
+    from h5ml.reader.pools import process_pool, stop_pool, submit
+
+    pool = process_pool(1)
+    try:
+        assert submit(pool, _sigint_ignored).result(timeout=60) is True
+    finally:
+        stop_pool(pool)

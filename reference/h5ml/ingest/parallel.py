@@ -5,20 +5,20 @@ the decoders release Python's lock) or, with ``processes``, worker
 processes, and write the results in the source order. At most ``workers *
 4`` tasks are in flight, so memory stays bounded whatever the dataset's
 size. An error, an interrupt or a worker killed by the system ends every
-worker at once (:func:`h5ml.reader.prefetch.stop_pool`).
+worker at once (:func:`h5ml.reader.pools.stop_pool`); worker processes start as
+:func:`h5ml.reader.pools.process_pool` says.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Final, TypeVar
 
 from h5ml.errors import IngestError
-from h5ml.reader.prefetch import stop_pool
+from h5ml.reader.pools import process_pool, stop_pool, submit
 
 __all__ = ["IN_FLIGHT_PER_WORKER", "ordered_map"]
 
@@ -27,11 +27,6 @@ _R = TypeVar("_R")
 
 #: Tasks in flight per worker (bounds memory).
 IN_FLIGHT_PER_WORKER: Final = 4
-
-
-def _pool_context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def ordered_map(
@@ -78,14 +73,14 @@ def ordered_map(
     pending: deque[tuple[_T, Future[_R]]] = deque()
     limit = workers * IN_FLIGHT_PER_WORKER
     pool: Executor = (
-        ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
+        process_pool(workers)
         if processes
         else ThreadPoolExecutor(max_workers=workers, thread_name_prefix="h5ml-ingest")
     )
     try:
         for task in tasks:
             try:
-                pending.append((task, pool.submit(fn, task)))
+                pending.append((task, submit(pool, fn, task)))
             except BrokenProcessPool as exc:
                 raise _worker_died(task) from exc
             if len(pending) >= limit:

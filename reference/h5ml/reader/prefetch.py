@@ -5,8 +5,9 @@ already submitted the next few batches of the epoch's order to a pool, so the
 reads overlap the training step. Results are kept by key, never by arrival
 order: a batch is never served in another batch's place, whatever order the
 loop asks in, and batches of another epoch are dropped. Worker processes
-(``forkserver`` where available, else ``spawn``; a script that uses them
-needs the ``if __name__ == "__main__":`` guard) read with their own reader:
+(:func:`h5ml.reader.pools.process_pool`: ``forkserver`` where available, else
+``spawn``; a script that uses them needs the ``if __name__ == "__main__":``
+guard) read with their own reader:
 they open each file once (a :class:`h5ml.reader.source.SplitSource` per process),
 never an inherited or pickled handle. :class:`BatchFeed` serves the batches
 of an epoch cursor (:class:`h5ml.sampling.EpochCursor`) this way, or reads
@@ -16,20 +17,20 @@ Keras adapter uses it, any numpy-fed loop can.
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from h5ml.reader.pools import process_pool, stop_pool, submit
 from h5ml.reader.source import BatchTransform, SplitSource
 from h5ml.sampling import EpochCursor
 
-__all__ = ["BatchFeed", "Prefetcher", "read_arrays", "stop_pool"]
+__all__ = ["BatchFeed", "Prefetcher", "read_arrays"]
 
 #: This process's open sources, by their settings: a worker opens each file once.
 _SOURCES: dict[tuple[Any, ...], SplitSource] = {}
@@ -51,22 +52,6 @@ def read_arrays(
     state = source.__getstate__()
     key = tuple((name, state[name]) for name in sorted(state))
     return _SOURCES.setdefault(key, source).read_arrays(indices, pad_value, transform)
-
-
-def stop_pool(pool: Executor) -> None:
-    """Stop a pool: cancel what is pending and end its worker processes (never wait on one).
-
-    Measured here: a forkserver worker of a process running torch and keras
-    sometimes never exits after its last task, and the interpreter's exit then
-    waits on it forever. Workers hold nothing to save, so they are terminated.
-    """
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(timeout=10)
 
 
 class Prefetcher:
@@ -94,12 +79,7 @@ class Prefetcher:
     def _executor(self) -> Executor:
         if self._pool is None:
             if self.processes:
-                # forkserver (else spawn), never fork: a worker forked from a process that runs torch or keras
-                # threads can hang (measured here: a forked worker never exited). Scripts that start worker
-                # processes need the usual `if __name__ == "__main__":` guard.
-                methods = multiprocessing.get_all_start_methods()
-                context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+                self._pool = process_pool(self.workers)  # forkserver or spawn, never fork (h5ml.reader.pools)
             else:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
             self._finalizer = weakref.finalize(self, stop_pool, self._pool)
@@ -128,7 +108,7 @@ class Prefetcher:
         pool = self._executor()
         for k, arguments in ahead[: self.depth + 1]:
             if k not in self._pending:
-                self._pending[k] = pool.submit(read_arrays, *arguments())
+                self._pending[k] = submit(pool, read_arrays, *arguments())
         future = self._pending.pop(key)
         while len(self._pending) > 2 * self.depth:  # asked out of order: forget the oldest guesses
             _, stale = self._pending.popitem(last=False)
