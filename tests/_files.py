@@ -1,4 +1,4 @@
-"""Test helper: h5ml files written with plain h5py, laid out exactly as docs/design.md says.
+"""Test helper: h5ml files written with plain h5py, laid out exactly as SPEC.md says (not through h5ml.writer).
 
 The reader's tests use these files so that they do not depend on the reference
 writer, and so that they can build what the writer never writes (fixed-length
