@@ -776,7 +776,7 @@ def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None
 def test_not_h5ml_files_are_refused(tmp_path: Path) -> None:
     """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound."""
     (tmp_path / "text.h5").write_text("not hdf5")
-    with pytest.raises(NotH5MLError, match="cannot be opened as HDF5"):
+    with pytest.raises(NotH5MLError, match="not an HDF5 file"):
         h5ml.open(tmp_path / "text.h5")
     with h5py.File(tmp_path / "plain.h5", "w") as f:
         f["x"] = np.arange(3)

@@ -1323,11 +1323,15 @@ def test_options_given_in_append_mode_override_the_file_features(tmp_path: Path)
 
 
 def test_append_mode_refuses_a_file_that_is_not_hdf5(tmp_path: Path) -> None:
-    """§4.4: mode='a' on a file HDF5 cannot open is a WriterError naming it; the file is untouched, no temp file."""
+    """§4.1, §4.4: mode='a' on a file HDF5 cannot open raises what h5ml.open raises for it (NotH5MLError, same
+    message); the file is untouched, no temp file."""
     target = tmp_path / "notes.h5"
     target.write_bytes(b"not an HDF5 file at all")
-    with pytest.raises(WriterError, match=r"notes\.h5: HDF5 cannot open it to append .*not an HDF5 file"):
+    with pytest.raises(NotH5MLError, match=r"notes\.h5: not an HDF5 file \(no HDF5 signature") as by_writer:
         Writer(target, mode="a")
+    with pytest.raises(NotH5MLError) as by_reader:
+        h5ml.open(target)
+    assert str(by_writer.value) == str(by_reader.value)
     assert target.read_bytes() == b"not an HDF5 file at all" and [p.name for p in tmp_path.iterdir()] == ["notes.h5"]
 
 

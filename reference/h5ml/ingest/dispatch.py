@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from h5ml import spec
 from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.options import SHARED_OPTIONS, cli_option
 from h5ml.ingest.report import IngestReport
@@ -137,7 +138,7 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
     if suffix in _HDF5:
         return "hdf5"
     with path.open("rb") as handle:
-        if handle.read(8) == b"\x89HDF\r\n\x1a\n":
+        if spec.superblock_version(handle) is not None:
             return "hdf5"
     raise IngestError(
         f"{path}: cannot tell what {suffix or 'this file'} holds; pass --from with one of {', '.join(KINDS)}",

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import traceback
 from typing import Final
 
-from h5ml.errors import InvalidFileError
+from h5ml.errors import H5MLError, InvalidFileError
 
-__all__ = ["LIBRARY_ERRORS", "damaged_file", "is_library_failure", "validate_advice"]
+__all__ = ["LIBRARY_ERRORS", "damaged_file", "is_library_failure", "is_lock_failure", "validate_advice"]
 
 
 #: What h5py raises when the HDF5 library fails on a file (a corrupt chunk, a checksum failure, a damaged
@@ -49,8 +50,10 @@ def _h5py_dir() -> str:
 def is_library_failure(exc: BaseException) -> bool:
     """Whether ``exc`` is the HDF5 library failing on a file, through h5py, rather than a defect of our code.
 
-    ``OSError``, ``RuntimeError`` and ``SystemError`` always are (h5py's
-    translations of HDF5's error stack, and the file system failing under it).
+    ``OSError``, ``RuntimeError`` and ``SystemError`` are (h5py's
+    translations of HDF5's error stack, and the file system failing under it),
+    except h5ml's own errors of those types (an :class:`~h5ml.errors.H5MLError`
+    such as ``UnsupportedFilterError`` already says what is wrong).
     ``KeyError``, ``TypeError`` and ``ValueError`` are only when h5py raised
     them: the innermost frame of their traceback is h5py's (its Python modules
     or its compiled ``h5py/*.pyx`` code). Anything else is not.
@@ -65,12 +68,30 @@ def is_library_failure(exc: BaseException) -> bool:
     bool
         True when a message "the file is damaged" (:func:`damaged_file`) is the right answer.
     """
+    if isinstance(exc, H5MLError):
+        return False
     if isinstance(exc, (OSError, RuntimeError, SystemError)):
         return True
     if not isinstance(exc, (KeyError, TypeError, ValueError)) or exc.__traceback__ is None:
         return False
     innermost = traceback.extract_tb(exc.__traceback__)[-1].filename
     return innermost.startswith("h5py/") or os.path.abspath(innermost).startswith(_h5py_dir() + os.sep)
+
+
+#: HDF5's messages about file locks ("unable to lock file", "file locking flag values don't match"), not "sblock".
+_LOCK_PROBLEM: Final = re.compile(r"\block", re.IGNORECASE)
+
+
+def is_lock_failure(exc: BaseException) -> bool:
+    """Whether HDF5 refused to open a file because of a lock: another handle or process holds it (§10.4.1).
+
+    Returns
+    -------
+    bool
+        True for HDF5's "unable to lock file" and "file locking flag values don't match" (another handle in this
+        process opened the file with other locking settings).
+    """
+    return isinstance(exc, OSError) and _LOCK_PROBLEM.search(str(exc)) is not None
 
 
 def validate_advice(filename: str) -> str:

@@ -13,15 +13,17 @@ read files this way.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import h5py
 
-from h5ml.errors import EncodingError, H5MLError
+from h5ml import spec
+from h5ml.errors import EncodingError, H5MLError, NotH5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.spec.attrs import read_attr
 
-__all__ = ["group_links", "member_names", "read_attribute", "read_attributes"]
+__all__ = ["group_links", "member_names", "read_attribute", "read_attributes", "unopenable_file"]
 
 
 def _check_text(value: Any, name: str, filename: str, where: str) -> Any:
@@ -178,3 +180,39 @@ def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
             raise
         raise damaged_file(filename, where, "listing its members", exc) from exc
     return links
+
+
+def unopenable_file(path: str, exc: BaseException) -> NotH5MLError:
+    """The error for a file HDF5 cannot open at all: not HDF5, or HDF5 but damaged (§3.1, §4.1).
+
+    One message for every program that opens a file it did not write (the
+    reader, the writer in append mode).
+
+    Parameters
+    ----------
+    path
+        The file.
+    exc
+        What h5py raised when opening it.
+
+    Returns
+    -------
+    NotH5MLError
+        Raise it ``from exc``.
+    """
+    try:
+        with builtins.open(path, "rb") as stream:
+            signed = spec.superblock_version(stream) is not None
+    except OSError:
+        signed = True  # unreadable here too: say what HDF5 said
+    if not signed:
+        return NotH5MLError(
+            f"{path}: not an HDF5 file (no HDF5 signature at offset 0, 512, 1024, ...); this is not an h5ml file: "
+            "convert it with 'h5ml convert' (h5ml.ingest)",
+            path=path,
+        )
+    reason = " ".join(str(exc).split())  # HDF5's message, on one line
+    return NotH5MLError(
+        f"{path}: cannot be opened as HDF5 ({reason}); it is damaged or cut short; {validate_advice(path)}",
+        path=path,
+    )

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import h5py
 
-from h5ml.errors import NotH5MLError
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, validate_advice
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure
+from h5ml.model.hdf5 import unopenable_file
 from h5ml.reader.chunk_cache import file_cache_settings
 
 __all__ = ["FORK_GENERATION", "open_h5file"]
@@ -63,6 +63,10 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     kwargs: dict[str, Any] = file_cache_settings(cache_bytes)
     if locking is not None:
         kwargs["locking"] = locking
+    if not os.path.lexists(path):
+        raise FileNotFoundError(2, f"{path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, f"{path} is a directory; give the path of an h5ml file")
     try:
         return h5py.File(path, "r", **kwargs)
     except (FileNotFoundError, PermissionError):
@@ -70,17 +74,14 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
             raise
-        text = str(exc)
-        if "unable to lock file" in text.lower():
+        text = " ".join(str(exc).split())
+        if is_lock_failure(exc):
             raise OSError(
                 getattr(exc, "errno", None),
                 f"{path}: HDF5 could not lock the file for reading ({text}); another process has it "
-                "open for writing. Wait for it to finish, or pass locking=False on read-only media or NFS",
+                "open for writing, or this process opened it with other locking settings. Wait for the writer to "
+                "finish, or pass locking=False on read-only media or NFS",
             ) from exc
         if not os.path.exists(path):
             raise FileNotFoundError(2, f"{path}: no such file") from exc
-        raise NotH5MLError(
-            f"{path}: cannot be opened as HDF5 ({text}); it is not an h5ml file or it is damaged; "
-            f"{validate_advice(path)}",
-            path=path,
-        ) from exc
+        raise unopenable_file(path, exc) from exc

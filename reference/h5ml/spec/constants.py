@@ -8,7 +8,7 @@ disagree. Each constant cites the clause that defines it.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import BinaryIO, Final
 
 __all__ = [
     "BOOL_ENUM_MEMBERS",
@@ -21,6 +21,7 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "FORMAT_VERSION_STRING",
+    "HDF5_SIGNATURE",
     "KNOWN_EXTENSIONS",
     "LARGE_CONTIGUOUS_BYTES",
     "LARGE_SAMPLE_BYTES",
@@ -44,6 +45,7 @@ __all__ = [
     "is_valid_name",
     "media_type_problem",
     "parse_version",
+    "superblock_version",
 ]
 
 #: §4.1 value of the root attribute ``format``.
@@ -60,6 +62,8 @@ KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
 LIBVER_BOUNDS: Final = ("earliest", "v110")
 #: §3.1 the newest superblock version HDF5 1.10 reads.
 MAX_SUPERBLOCK_VERSION: Final = 3
+#: §3.1 the 8 bytes that start an HDF5 superblock, at offset 0, 512, 1024, 2048, ... (a user block may come first).
+HDF5_SIGNATURE: Final = b"\x89HDF\r\n\x1a\n"
 
 #: §4.2 root attributes every file carries.
 ROOT_REQUIRED_ATTRS: Final = ("format", "format_version", "name", "created", "writer", "must_understand", "complete")
@@ -160,6 +164,31 @@ LARGE_CONTIGUOUS_BYTES: Final = 1 << 30
 FINGERPRINT_ALGORITHM: Final = "sha256"
 
 _VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def superblock_version(stream: BinaryIO) -> int | None:
+    """Return the superblock version of an HDF5 file open for binary reading, None without an HDF5 signature (§3.1).
+
+    Parameters
+    ----------
+    stream
+        A seekable binary stream at any position.
+
+    Returns
+    -------
+    int or None
+        The version byte after the first :data:`HDF5_SIGNATURE` at offset 0, 512, 1024, ...; None when no
+        signature comes before the end of the file.
+    """
+    offset = 0
+    while True:
+        stream.seek(offset)
+        head = stream.read(len(HDF5_SIGNATURE) + 1)
+        if len(head) < len(HDF5_SIGNATURE) + 1:
+            return None
+        if head.startswith(HDF5_SIGNATURE):
+            return int(head[-1])
+        offset = 512 if offset == 0 else offset * 2
 
 
 def parse_version(text: str) -> tuple[int, int]:

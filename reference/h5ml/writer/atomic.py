@@ -37,6 +37,7 @@ import h5py
 
 from h5ml import spec
 from h5ml.errors import WriterError
+from h5ml.model.hdf5 import unopenable_file
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
 
 __all__ = ["AtomicFile", "discard", "file_kind", "fsync_path", "resolve_target"]
@@ -224,9 +225,9 @@ class AtomicFile:
 
         Raises
         ------
-        WriterError
+        NotH5MLError
             (append) If HDF5 cannot open the copy: the target is not an HDF5
-            file, or it is damaged.
+            file, or it is damaged (the reader's error for the same file).
         OSError
             If the file cannot be created or copied (a missing or unreadable
             target, a full disk). No temporary file remains on any error.
@@ -240,12 +241,7 @@ class AtomicFile:
             self.temp_path.unlink(missing_ok=True)
             if not append or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
                 raise
-            where = str(self.path)
-            raise WriterError(
-                f"{where}: HDF5 cannot open it to append ({exc}); it is not an HDF5 file, or it is damaged. "
-                "Check it with 'h5ml validate', or write a new file with mode='w'",
-                path=where,
-            ) from exc
+            raise unopenable_file(str(self.path), exc) from exc  # as the reader says it (h5ml.model.hdf5)
         except BaseException:
             self.temp_path.unlink(missing_ok=True)
             raise

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 import h5py
 
 from h5ml import spec
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
@@ -43,12 +42,6 @@ __all__ = ["METADATA_DONE", "check_events", "check_path"]
 #: The event :func:`check_events` yields once every metadata check is done, before the data checks.
 METADATA_DONE: Final = "metadata checks done"
 
-#: The 8-byte signature that starts an HDF5 superblock (at 0, 512, 1024, 2048, ...).
-_HDF5_SIGNATURE: Final = b"\x89HDF\r\n\x1a\n"
-
-#: HDF5's messages about file locks ("unable to lock file", "file locking flag values don't match"), not "sblock".
-_LOCK_PROBLEM: Final = re.compile(r"\block", re.IGNORECASE)
-
 #: What a file that is not regular is, by the test of :mod:`stat` that recognises it.
 _FILE_KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
@@ -57,19 +50,6 @@ _FILE_KINDS: Final = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
-
-
-def _superblock_version(fh: Any) -> int | None:
-    """Return the superblock version byte of an open binary file, None if no HDF5 signature (§3.1)."""
-    offset = 0
-    while True:
-        fh.seek(offset)
-        head = fh.read(len(_HDF5_SIGNATURE) + 1)
-        if len(head) < len(_HDF5_SIGNATURE) + 1:
-            return None
-        if head.startswith(_HDF5_SIGNATURE):
-            return int(head[-1])
-        offset = 512 if offset == 0 else offset * 2
 
 
 def _not_regular(path: str, mode: int) -> str | None:
@@ -117,7 +97,7 @@ def _read_head(state: FileState) -> tuple[int | None, str | None]:
         state.file_size = st.st_size
         if st.st_size == 0:
             return None, f"{path} is empty (0 bytes): its writer stopped before writing anything; rewrite it"
-        version = _superblock_version(fh)
+        version = spec.superblock_version(fh)
     if version is None:
         return None, (
             f"{path} is not an HDF5 file (no HDF5 signature at offset 0, 512, 1024, ...); "
@@ -137,7 +117,7 @@ def _open(path: str) -> tuple[h5py.File | None, str]:
         if not is_library_failure(exc):
             raise
         first = exc
-    if _LOCK_PROBLEM.search(str(first)):
+    if is_lock_failure(first):
         # Another handle in this process (with other locking settings) or another process holds a lock:
         # a complete file may be read without locking (§10.4.1).
         try:

@@ -22,6 +22,8 @@ from typing import Any
 import h5py
 from h5py import h5l, h5o
 
+from h5ml.model.failures import is_library_failure
+
 __all__ = ["CheckedFeature", "FileState", "address", "hdf5_path", "text"]
 
 
@@ -162,6 +164,8 @@ class FileState:
                 return path, None
             return path, group[name]
         except KeyError as exc:  # h5py's error for a link or an object header it cannot read
+            if not is_library_failure(exc):
+                raise  # a defect of the validator, not of the file
             raise OSError(f"cannot open {path}: {exc}") from exc
 
 
