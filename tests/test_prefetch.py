@@ -129,3 +129,42 @@ def test_pool_workers_leave_ctrl_c_to_the_parent() -> None:
         assert submit(pool, _sigint_ignored).result(timeout=60) is True
     finally:
         stop_pool(pool)
+
+
+class _SentMarker:
+    """Pickled after the big payload: its flag file says that the result is about to go through the pipe."""
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+
+    def __reduce__(self) -> tuple[object, ...]:
+        Path(self.flag).write_text("sending")
+        return (str, ("sent",))
+
+
+def _big_result(flag: str) -> tuple[bytes, _SentMarker]:
+    return bytes(500 << 20), _SentMarker(flag)  # 500 MB: its trip through the result pipe takes about a second
+
+
+def test_stopping_a_pool_mid_result_lets_its_manager_thread_end(tmp_path: Path) -> None:
+    """A worker terminated while it sends a result leaves half a message in the result pipe; stop_pool closes this
+    process's write end, so the pool's manager thread reads the end and finishes (else the interpreter's exit waits
+    on it forever: seen as a hang after Ctrl-C during h5ml convert --processes)."""
+    import time
+
+    from h5ml.reader.pools import process_pool, stop_pool, submit
+
+    pool = process_pool(1)
+    flag = tmp_path / "flag"
+    future = submit(pool, _big_result, str(flag))
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 60
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert flag.exists(), "the worker never ran"
+    time.sleep(0.1)  # pickled: its bytes are on their way through the pipe
+    stop_pool(pool)
+    assert manager is not None
+    manager.join(timeout=30)
+    assert not manager.is_alive()
+    assert future.done()

@@ -111,11 +111,23 @@ def stop_pool(pool: Executor) -> None:
     Measured here: a forkserver worker of a process running torch and keras
     sometimes never exits after its last task, and the interpreter's exit then
     waits on it forever. Workers hold nothing to save, so they are terminated.
+
+    A worker terminated while it sends a result leaves half a message in the
+    pool's result pipe; the pool's manager thread then waits for the rest,
+    which never comes, since this process holds the pipe's write end too, and
+    the interpreter's exit waits on that thread forever (seen: 2 Ctrl-C in 10
+    during ``h5ml convert --processes`` hung at exit). Once the workers are
+    gone, this process's write end is closed, so the manager thread reads the
+    end of the pipe, declares the pool broken and ends.
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    results = getattr(pool, "_result_queue", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(timeout=10)
+    writer = getattr(results, "_writer", None)
+    if writer is not None and not any(process.is_alive() for process in processes):
+        writer.close()
