@@ -43,8 +43,10 @@ SHARED_PARAMETERS: Final[Mapping[str, str]] = {
     "level": 'The gzip level 0-9 with ``compression="gzip"``; None: the writer\'s default (4).',
     "shuffle": (
         "Shuffle on write (§7.6): store each split in the order ``numpy.random.default_rng(seed).permutation(n)`` "
-        "of its samples and record ``seed`` as the split's ``shuffle_seed``. Off by default, so that row i of "
-        "a split is its i-th sample in the source order (ordered data such as time series keeps its order)."
+        "of its samples and record ``seed`` as the split's ``shuffle_seed``. A split of which ``on_error='skip'`` "
+        "left samples out may be stored in another random order, and then records no ``shuffle_seed``. Off by "
+        "default, so that row i of a split is its i-th sample in the source order (ordered data such as time "
+        "series keeps its order)."
     ),
     "seed": (
         "The shuffle seed, an integer in [0, 2**63); None with ``shuffle`` draws one "

@@ -149,6 +149,8 @@ def ingest(
             writer.add_split(name, shuffle_seed=options.shuffle_seed, expected_samples=len(ordered))
             task = bars.add(f"{out.name}: {name}", len(ordered))
             report.samples[name] = _write_split(writer, name, ordered, decode, options, report, bars, task)
+            if options.shuffle_seed is not None and report.samples[name] < len(ordered):
+                writer.drop_shuffle_seed(name)  # the seed orders the source samples, not the ones kept (§7.6)
         record_skipped(writer, report)
     report.seconds = time.perf_counter() - start
     return report

@@ -122,6 +122,14 @@ class SplitRegistry:
         self._splits[name] = split = SplitSink(name, group, expected_samples=expected)
         return split
 
+    def drop_shuffle_seed(self, name: str) -> None:
+        """Remove the ``shuffle_seed`` of split ``name`` (see :meth:`h5ml.writer.streaming.Writer.drop_shuffle_seed`)."""
+        if name not in self._splits:
+            raise WriterError(f"{self.path}: no split /{name} to drop the shuffle_seed of", path=self.path)
+        group = self._splits[name].group
+        if "shuffle_seed" in group.attrs:
+            del group.attrs["shuffle_seed"]
+
     def _split(self, name: str) -> SplitSink:
         """The split ``name``, created (without description or seed) if it does not exist."""
         if name not in self._splits:

@@ -48,14 +48,9 @@ class Writer:
     Parameters
     ----------
     path
-        The target file. It is not opened for writing: the file is built in
-        ``.<name>.h5ml-tmp-<random>`` beside it and moved over it on close.
-        The target must be a regular file or not exist; a symbolic link to a
-        regular file is written through: the file it resolves to
-        (``os.path.realpath``) is replaced and the link is kept. Anything else
-        (a directory, a FIFO, a device, a socket, a dangling link, a link to
-        one of those) is refused, when the writer is created and again just
-        before the final ``os.replace``.
+        The target file: a regular file, a symbolic link to one (written
+        through), or nothing yet. It is built in ``.<name>.h5ml-tmp-<random>``
+        beside it and moved over it on close (see :mod:`h5ml.writer.writer`).
     metadata
         Root metadata (§4.2): ``name`` (default: the target's stem), and
         optional ``description``, ``license``, ``version``, ... checked by
@@ -79,14 +74,11 @@ class Writer:
         The gzip level 0-9 (default 4).
     features
         Per-feature options: ``{"label": {"role": "target"}, "train/label":
-        FeatureSpec(...)}`` (a ``"split/feature"`` key overrides the general
-        one field by field). They apply to the features this writer creates,
-        whether inferred from their first batch or declared with
-        :meth:`add_feature` (whose arguments are merged with them; a field
-        both give with different values is refused). A key that applies to
-        no feature is an error: a ``"split/feature"`` key is checked when that
-        split gets its first samples (its features are then fixed), every key
-        again when the writer closes (the file is then not written).
+        FeatureSpec(...)}`` (:class:`h5ml.model.values.SpecTable`), for the
+        features this writer creates, inferred or declared with
+        :meth:`add_feature` (a field both give with different values is
+        refused). A key that applies to no feature is an error, when its split
+        gets its first samples or when the writer closes.
 
     Raises
     ------
@@ -96,9 +88,7 @@ class Writer:
         existing file is not HDF5 or one of its splits cannot be extended.
     NotH5MLError, InvalidFileError, UnsupportedVersionError, UnknownExtensionError, IncompleteFileError
         (mode ``"a"``) The existing file is refused as :func:`h5ml.open`
-        refuses it, with the same errors (:func:`h5ml.model.header.check_header`):
-        not an h5ml file, a malformed header, another MAJOR version, an
-        extension this writer does not understand, no completion marker.
+        refuses it, with the same errors (:func:`h5ml.model.header.check_header`).
     MetadataError
         If the metadata is invalid or cannot be stored (see
         :func:`h5ml.model.new_root.new_root_metadata`).
@@ -157,6 +147,21 @@ class Writer:
         except BaseException:
             self.close(abort=True)
             raise
+
+    def drop_shuffle_seed(self, split: str) -> None:
+        """Record no ``shuffle_seed`` for ``split``: its samples are not in the order the seed gives (§7.6).
+
+        For a converter that stored a split's source samples shuffled but left
+        some out (``on_error="skip"``): the others' order is no longer
+        ``h5ml.sampling.seeds.write_order(n, seed)`` of the ``n`` stored.
+
+        Raises
+        ------
+        WriterError
+            If the writer is closed or has no split ``split``.
+        """
+        self._atomic.check_open()
+        self._splits.drop_shuffle_seed(split)
 
     def update_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Set or replace root attributes before the file is finished (§4.2, §4.7).

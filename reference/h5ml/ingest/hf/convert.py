@@ -226,6 +226,8 @@ def convert_huggingface(
                 writer.add_feature(name, column.name, **feature_kwargs(declarations[name][column.name]))
             task = bars.add(f"{out.name}: {name}", part.count)
             report.samples[name] = _write_split(writer, name, part, label_text, size, in_flight, report, bars, task)
+            if options.shuffle_seed is not None and report.samples[name] < part.count:
+                writer.drop_shuffle_seed(name)  # the seed orders the source rows, not the ones kept (§7.6)
         record_skipped(writer, report)
     report.seconds = time.perf_counter() - start
     return report
