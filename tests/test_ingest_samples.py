@@ -156,6 +156,31 @@ def test_copy_shuffled_keeps_encodings(tmp_path: Path) -> None:
         assert [len(r) for r in ds["train"]["r"][:]] == order.tolist()
 
 
+def test_copy_shuffled_declares_features_as_stored(tmp_path: Path) -> None:
+    """§6.3, §7.6: a ragged feature with shapes stays one with shapes even when the first block's samples share
+    their inner shape (block_bytes=1: one sample a block), bytes keep their media type, a dense feature its shape
+    and units; the declaration is the one subset and merge use."""
+    src = tmp_path / "src.h5"
+    grids = [np.zeros((2, 5), "f4"), np.ones((2, 3), "f4"), np.full((3, 3), 2, "f4"), np.full((1, 5), 3, "f4")]
+    h5ml.write(
+        src,
+        {"train": {"g": grids, "b": [b"a", b"bb", b"", b"dddd"], "x": np.arange(8.0).reshape(4, 2)}},
+        metadata={"license": "MIT", "description": "grids"},
+        features={"b": {"media_type": "application/octet-stream"}, "x": {"units": "m"}},
+    )
+    counts = copy_shuffled(src, tmp_path / "out.h5", seed=5, block_bytes=1)
+    order = np.random.default_rng(5).permutation(4)
+    with h5ml.open(tmp_path / "out.h5") as ds, h5ml.open(src) as before:
+        split = ds["train"]
+        assert counts == {"train": 4} and split.shuffle_seed == 5
+        assert split["g"].sample_shape == before["train"]["g"].sample_shape == (None, None)
+        assert [g.shape for g in split["g"][:]] == [grids[i].shape for i in order]
+        assert all(np.array_equal(a, grids[i]) for a, i in zip(split["g"][:], order, strict=True))
+        assert split["b"].media_type == "application/octet-stream" and split["x"].units == "m"
+        assert split["b"][:] == [[b"a", b"bb", b"", b"dddd"][i] for i in order]
+    _assert_strictly_valid(tmp_path / "out.h5")
+
+
 def test_convert_arrays_nested_flat_and_mismatch(tmp_path: Path) -> None:
     x = np.arange(24, dtype=np.float64).reshape(6, 4)
     mm_path = tmp_path / "x.npy"

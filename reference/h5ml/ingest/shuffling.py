@@ -15,14 +15,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-import numpy as np
-
+from h5ml.ingest.edit.copying import declaration, root_metadata
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.ingest.report import IngestReport
-from h5ml.model.new_root import WRITER_SET_ATTRS
-from h5ml.model.values import Categorical, FeatureSpec
-from h5ml.reader import Feature
 from h5ml.reader import open as open_h5ml
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
@@ -31,32 +27,6 @@ __all__ = ["SHUFFLE_BLOCK_BYTES", "ShuffleStage", "copy_shuffled"]
 
 #: Bytes of samples read at once by :func:`copy_shuffled`.
 SHUFFLE_BLOCK_BYTES: Final = 32 << 20
-#: Root attributes a writer sets itself: not copied by :func:`copy_shuffled`.
-_NOT_COPIED: Final = (*WRITER_SET_ATTRS, "created", "writer", "must_understand")
-
-
-def _stored_spec(feature: Feature) -> FeatureSpec:
-    """The :class:`FeatureSpec` that writes a feature like ``feature``."""
-    numeric = feature.encoding in ("dense", "ragged")
-    return FeatureSpec(
-        encoding=feature.encoding,
-        dtype=feature.dtype if numeric else None,
-        role=feature.role,
-        description=feature.description,
-        units=feature.units,
-        sample_rate=feature.sample_rate,
-        media_type=feature.media_type if feature.encoding == "bytes" else None,
-        class_names=feature.class_names if feature.encoding == "categorical" else None,
-    )
-
-
-def _writable(feature: Feature, values: Any) -> Any:
-    """Values read by :meth:`h5ml.Split.read` -> the form the writer takes for that feature."""
-    if feature.encoding == "categorical":
-        return Categorical(np.asarray(values, dtype=np.int64), feature.class_names or [])
-    if feature.encoding == "string":
-        return [str(v) for v in values]
-    return values
 
 
 def copy_shuffled(
@@ -107,26 +77,20 @@ def copy_shuffled(
     out = check_output(output, overwrite, [Path(source)])
     counts: dict[str, int] = {}
     with open_h5ml(source) as ds:
-        meta = {k: v for k, v in ds.attrs.items() if k not in _NOT_COPIED}
+        meta = root_metadata(ds, None)
         splits = {name: ds[name] for name in ds if ds[name].num_samples > 0}
-        specs = {
-            f"{name}/{fname}": _stored_spec(feature)
-            for name, split in splits.items()
-            for fname, feature in split.features.items()
-        }
         total_bytes = max(1, Path(source).stat().st_size)
         total_samples = max(1, sum(split.num_samples for split in splits.values()))
         step = max(1, block_bytes // max(1, total_bytes // total_samples))
-        with Writer(out, meta, compression=compression, compression_opts=level, features=specs) as writer:
+        with Writer(out, meta, compression=compression, compression_opts=level) as writer:
             for name, split in splits.items():
                 n = split.num_samples
                 writer.add_split(name, split.description, shuffle_seed=seed, expected_samples=n)
+                for fname, feature in split.features.items():  # declared as stored, as subset and merge do
+                    writer.add_feature(name, fname, **declaration(feature, "gzip" if compression else None))
                 order = write_order(n, seed)
-                feats = split.features
                 for begin in range(0, n, step):
-                    rows = order[begin : begin + step]
-                    values = split.read(rows)
-                    writer.append(name, {f: _writable(feats[f], v) for f, v in values.items()})
+                    writer.append(name, split.read(order[begin : begin + step]))
                 counts[name] = n
     return counts
 
