@@ -45,12 +45,20 @@ def test_served_by_key_in_any_order(source: SplitSource, processes: bool) -> Non
         prefetcher.close()
 
 
-def test_read_arrays_opens_one_reader_per_process(source: SplitSource) -> None:
-    """The first copy of a source is kept: later copies (as a worker receives them) reuse its reader."""
+def test_read_arrays_opens_one_reader_per_process_and_file(source: SplitSource, tmp_path: Path) -> None:
+    """The first copy of a source is kept: later copies (as a worker receives them) reuse its reader, counted by
+    that reader's read_stats; a file replaced at the same path is opened anew, never read through the old one."""
     first = read_arrays(source, [1, 2])
+    kept_stats = source.reader().dataset.read_stats
+    before = kept_stats.reads
     copy = SplitSource(source.path, "train")
-    assert read_arrays(copy, [3])["x"].tolist() == [3] and copy._split is None  # the copy never opened the file
+    assert read_arrays(copy, [3])["x"].tolist() == [3]
+    assert kept_stats.reads > before  # read through the first copy's reader
     assert first["x"].tolist() == [1, 2]
+    replacement = h5ml.write(tmp_path / "new.h5", {"train": {"x": np.arange(100, 112)}})
+    os.replace(replacement, source.path)  # another file at the same path, with more samples
+    again = SplitSource(source.path, "train")
+    assert read_arrays(again, [0, 11])["x"].tolist() == [100, 111]
     with pytest.raises(ValueError, match="depth"):
         Prefetcher(1, False, depth=0)
 

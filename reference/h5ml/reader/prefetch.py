@@ -17,6 +17,7 @@ Keras adapter uses it, any numpy-fed loop can.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -32,8 +33,16 @@ from h5ml.sampling import EpochCursor
 
 __all__ = ["BatchFeed", "Prefetcher", "read_arrays"]
 
-#: This process's open sources, by their settings: a worker opens each file once.
-_SOURCES: dict[tuple[Any, ...], SplitSource] = {}
+#: This process's open sources, by their settings: a worker opens each file once. Each is kept with the identity
+#: of the file it opened (device, inode, size, modification time), so that a file replaced at its path is opened
+#: again instead of being read through a reader of the file that was there before.
+_SOURCES: dict[tuple[Any, ...], tuple[tuple[int, ...], SplitSource]] = {}
+
+
+def _identity(path: str) -> tuple[int, ...]:
+    """What tells one file at ``path`` from another put there later (``os.replace``, a rewrite)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def read_arrays(
@@ -46,12 +55,24 @@ def read_arrays(
 
     A worker process receives a fresh copy of ``source`` with every task;
     the first copy per file and settings is kept and reused, so the file is
-    opened once per process. ``transform`` (``dict -> dict``) runs here, in
-    the worker.
+    opened once per process, for as long as the same file is at that path
+    (a file replaced there is opened anew). ``transform`` (``dict -> dict``)
+    runs here, in the worker.
+
+    Raises
+    ------
+    FileNotFoundError
+        If no file is at the source's path any more.
     """
     state = source.__getstate__()
     key = tuple((name, state[name]) for name in sorted(state))
-    return _SOURCES.setdefault(key, source).read_arrays(indices, pad_value, transform)
+    identity = _identity(source.path)
+    kept = _SOURCES.get(key)
+    if kept is None or kept[0] != identity:
+        if kept is not None:
+            kept[1].close()
+        _SOURCES[key] = kept = (identity, source)
+    return kept[1].read_arrays(indices, pad_value, transform)
 
 
 class Prefetcher:
