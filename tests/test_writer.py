@@ -1446,3 +1446,55 @@ def test_an_unclosed_writer_that_is_collected_deletes_its_temporary_file(tmp_pat
     gc.collect()
     assert temp_files(target) == [] and target.read_bytes() == before
     assert not [t for t in threading.enumerate() if t.name.startswith(("h5ml-deflate", "h5ml-feed"))]
+
+
+def _external_storage(path: Path, secret: Path) -> None:
+    with h5py.File(path, "r+") as f:
+        del f["train/x"]
+        f.create_dataset("train/x", shape=(3,), dtype="<i8", external=[(str(secret), 0, 24)])
+        f["train/x"].attrs["encoding"] = "dense"
+        f["train/x"].attrs["encoding_version"] = "1.0"
+
+
+def _encoding_2(path: Path, secret: Path) -> None:
+    with h5py.File(path, "r+") as f:
+        f["train/x"].attrs["encoding_version"] = "2.0"
+
+
+def _encoding_not_utf8(path: Path, secret: Path) -> None:
+    with h5py.File(path, "r+") as f:
+        f["train/x"].attrs.create("encoding", np.bytes_(b"dens\xff"))
+
+
+def _num_samples_bool(path: Path, secret: Path) -> None:
+    with h5py.File(path, "r+") as f:
+        f["train"].attrs["num_samples"] = np.bool_(True)
+
+
+@pytest.mark.parametrize(
+    ("damage", "error"),
+    [
+        (_external_storage, h5ml.ForbiddenStorageError),
+        (_encoding_2, EncodingError),
+        (_encoding_not_utf8, EncodingError),
+        (_num_samples_bool, InvalidFileError),
+    ],
+    ids=["external-storage", "encoding-version-2", "encoding-not-utf8", "num-samples-bool"],
+)
+def test_append_mode_refuses_a_file_as_the_reader_does(tmp_path: Path, damage: Any, error: type[Exception]) -> None:
+    """§3.6, §5.3, §6.1, §10.1: append mode reads a file's storage, splits and features as the reader does: it
+    never copies external raw storage (it would fingerprint another file's bytes), never extends an encoding
+    version it does not implement, and raises the reader's error type, leaving the file as it was."""
+    target = write(tmp_path / "r.h5", {"train": {"x": np.arange(3)}})
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(np.arange(7, 10, dtype="<i8").tobytes())
+    damage(target, secret)
+    before = target.read_bytes()
+    with pytest.raises(error) as by_reader:
+        with h5ml.open(target) as ds:
+            ds["train"]["x"][:]
+    with pytest.raises(error) as by_writer:
+        Writer(target, mode="a")
+    assert type(by_writer.value) is type(by_reader.value)
+    assert by_writer.value.hdf5_path == by_reader.value.hdf5_path  # type: ignore[attr-defined]
+    assert target.read_bytes() == before and temp_files(target) == []

@@ -1,4 +1,9 @@
-"""What a file must say at its root before anything else is read: format, version, extensions, completion.
+"""What a file and its features must declare before anything else is read (§1.2-§1.5, §4.1, §4.4, §6.1).
+
+At the root: format, version, extensions, completion (:func:`check_header`);
+on each split: its number of samples (:func:`declared_num_samples`); on each
+feature: its encoding and the version of that encoding
+(:func:`declared_encoding`).
 
 One check for every program that opens an existing h5ml file: the reader
 (:func:`h5ml.open`) and the writer in append mode (``Writer(mode="a")``).
@@ -15,6 +20,12 @@ an extension this package does not know     :class:`~h5ml.errors.UnknownExtensio
 ``complete`` is not 1                       :class:`~h5ml.errors.IncompleteFileError` (§4.4)
 ==========================================  ==================================
 
+A feature declares ``encoding`` and ``encoding_version`` (§6.1): an encoding
+this package does not implement, or another MAJOR of one it does, is an
+:class:`~h5ml.errors.EncodingError` (the reader leaves such a feature out of
+a split; the writer does not extend a file that has one); attributes of the
+wrong type are an :class:`~h5ml.errors.InvalidFileError`.
+
 A newer MINOR version is accepted (§1.4). ``must_understand`` is read as the
 reader reads every attribute (:func:`h5ml.model.hdf5.read_attribute`): a
 1-D array of strings, or one scalar string naming a single extension.
@@ -26,6 +37,7 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import (
+    EncodingError,
     H5MLError,
     IncompleteFileError,
     InvalidFileError,
@@ -36,7 +48,7 @@ from h5ml.errors import (
 from h5ml.model.failures import validate_advice
 from h5ml.model.hdf5 import read_attribute
 
-__all__ = ["Purpose", "check_header"]
+__all__ = ["Purpose", "check_header", "declared_encoding", "declared_num_samples"]
 
 #: What the caller will do with the file, for the messages: read it, or append to it.
 Purpose = Literal["read", "append to"]
@@ -152,3 +164,98 @@ def _extensions(f: Any, path: str) -> list[str]:
             hdf5_path="/",
         )
     return names
+
+
+def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "read") -> str | None:
+    """The encoding a split member declares, once its version is one this package implements (§6.1).
+
+    Parameters
+    ----------
+    node
+        The h5py group or dataset of the member.
+    filename, where
+        The file and the member's HDF5 path, for messages.
+    purpose
+        ``"read"`` (the reader) or ``"append to"`` (the writer in mode ``"a"``), for messages.
+
+    Returns
+    -------
+    str or None
+        The ``encoding`` attribute, one of ``spec.ENCODINGS``; None when the
+        member has none (it is not a feature, §5.5).
+
+    Raises
+    ------
+    InvalidFileError
+        If ``encoding`` or ``encoding_version`` is not a string, or the version is not ``MAJOR.MINOR``.
+    EncodingError
+        If the encoding is not one this package implements, or its MAJOR version is another (§6.1).
+    """
+    encoding = read_attribute(node, "encoding", filename, where)
+    if encoding is None:
+        return None
+    version_text = read_attribute(node, "encoding_version", filename, where)
+    if not isinstance(encoding, str) or not isinstance(version_text, str | None):
+        raise InvalidFileError(
+            f"{filename}: {where}: 'encoding' and 'encoding_version' must be strings (§6.1); "
+            f"{validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        )
+    if encoding not in spec.ENCODINGS:
+        raise EncodingError(
+            f"{filename}: {where} uses encoding {encoding!r}, which {_IMPLEMENTER[purpose]} (h5ml "
+            f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
+            f"upgrade h5ml to {purpose} it",
+            path=filename,
+            hdf5_path=where,
+        )
+    if version_text is not None:
+        try:
+            major, _minor = spec.parse_version(version_text)
+        except ValueError as exc:
+            raise InvalidFileError(
+                f"{filename}: {where}: encoding_version {version_text!r} is not MAJOR.MINOR (§6.1); "
+                f"{validate_advice(filename)}",
+                path=filename,
+                hdf5_path=where,
+            ) from exc
+        if major != spec.parse_version(spec.ENCODING_VERSION)[0]:
+            raise EncodingError(
+                f"{filename}: {where} is {encoding} encoding {version_text}; {_IMPLEMENTER[purpose]} implements "
+                f"{encoding} {spec.ENCODING_VERSION}; upgrade h5ml",
+                path=filename,
+                hdf5_path=where,
+            )
+    return encoding
+
+
+def declared_num_samples(group: Any, filename: str, where: str) -> int:
+    """A split's ``num_samples`` attribute (§5.3): every feature of the split holds that many samples.
+
+    Parameters
+    ----------
+    group
+        The split's h5py group.
+    filename, where
+        The file and the split's HDF5 path, for messages.
+
+    Returns
+    -------
+    int
+        The number of samples, >= 0.
+
+    Raises
+    ------
+    InvalidFileError
+        If the attribute is missing or not an integer >= 0 (a bool is not one).
+    """
+    value = read_attribute(group, "num_samples", filename, where)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidFileError(
+            f"{filename}: split {where} has num_samples = {value!r:.80}; it must be an integer >= 0 (§5.3); "
+            f"{validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        )
+    return value

@@ -5,7 +5,7 @@ Reading never imports the writer or the validator. The modules of this package:
 - :mod:`~h5ml.reader.dataset`: :func:`open` and :class:`Dataset` (the file
   handle of :mod:`~h5ml.reader.handle`, its life cycle across fork and
   pickle, the chunk caches of :mod:`~h5ml.reader.chunk_cache`, the memory
-  map); the storage walk at open, :mod:`~h5ml.reader.storage` (§3.6, §10.1);
+  map); the storage walk at open, :mod:`h5ml.model.storage` (§3.6, §10.1, shared with the writer's append mode);
 - :mod:`~h5ml.reader.split`: :class:`Split` (§5);
 - :mod:`~h5ml.reader.structure`: which encoding class a split member gets
   (:data:`FEATURE_CLASSES`), after checking its ranks, datatypes and sample

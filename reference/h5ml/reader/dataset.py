@@ -14,7 +14,7 @@ extension is known (§1.5), the completion marker is set (§4.4), and no
 external link, external raw storage or virtual dataset is present (§3.6,
 §10.1) unless ``allow_external=True``. Filters are checked per feature on its
 first read (§3.5). The splits are :class:`h5ml.reader.split.Split`; the
-storage walk is :mod:`h5ml.reader.storage`.
+storage walk is :mod:`h5ml.model.storage`.
 
 What a dataset holds, per process: the read-only ``h5py.File`` (opened by
 :mod:`h5ml.reader.handle`), the h5py objects it handed out (each chunked
@@ -56,12 +56,12 @@ from h5ml.errors import H5MLError, InvalidFileError, SplitNotFoundError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
 from h5ml.model.header import check_header
+from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.handle import FORK_GENERATION, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
-from h5ml.reader.storage import check_storage
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.metadata import RootMetadata

@@ -20,6 +20,7 @@ from h5ml import spec
 from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
+from h5ml.model.header import declared_num_samples
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index, normalize_indices
 from h5ml.reader.structure import open_feature
@@ -123,18 +124,8 @@ class Split:
         InvalidFileError
             If the attribute is missing or not a non-negative integer.
         """
-        if self._num_samples is not None:
-            return self._num_samples
-        value = self._attr("num_samples", (int,), "an integer >= 0")
-        if value is None or value < 0:
-            path = self._dataset.path
-            raise InvalidFileError(
-                f"{path}: split /{self._name} has num_samples = {value!r}; it must be an integer >= 0 (§5.3); "
-                f"{validate_advice(path)}",
-                path=path,
-                hdf5_path="/" + self._name,
-            )
-        self._num_samples = int(value)
+        if self._num_samples is None:
+            self._num_samples = declared_num_samples(self._group(), self._dataset.path, "/" + self._name)
         return self._num_samples
 
     @property

@@ -16,9 +16,9 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.errors import EncodingError, H5MLError, InvalidFileError
+from h5ml.errors import H5MLError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
-from h5ml.model.hdf5 import read_attribute
+from h5ml.model.header import declared_encoding
 from h5ml.reader.bytes import BytesFeature
 from h5ml.reader.categorical import CategoricalFeature
 from h5ml.reader.column import numeric_dtype
@@ -142,44 +142,10 @@ def _open_feature(source: NodeSource, split: str, name: str, node: Any, num_samp
     """:func:`open_feature` without the mapping of library errors."""
     where = f"/{split}/{name}"
     filename = source.path
-    encoding = read_attribute(node, "encoding", filename, where)
+    encoding = declared_encoding(node, filename, where)
     if encoding is None:
         return None
-    version_text = read_attribute(node, "encoding_version", filename, where)
-    if not isinstance(encoding, str) or not isinstance(version_text, str | None):
-        raise InvalidFileError(
-            f"{filename}: {where}: 'encoding' and 'encoding_version' must be strings (§6.1); "
-            f"{validate_advice(filename)}",
-            path=filename,
-            hdf5_path=where,
-        )
-    cls = FEATURE_CLASSES.get(encoding)
-    if cls is None:
-        raise EncodingError(
-            f"{filename}: {where} uses encoding {encoding!r}, which this reader (h5ml "
-            f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
-            "upgrade h5ml to read it",
-            path=filename,
-            hdf5_path=where,
-        )
-    if version_text is not None:
-        try:
-            major, _minor = spec.parse_version(version_text)
-        except ValueError as exc:
-            raise InvalidFileError(
-                f"{filename}: {where}: encoding_version {version_text!r} is not MAJOR.MINOR (§6.1); "
-                f"{validate_advice(filename)}",
-                path=filename,
-                hdf5_path=where,
-            ) from exc
-        ours = spec.parse_version(spec.ENCODING_VERSION)[0]
-        if major != ours:
-            raise EncodingError(
-                f"{filename}: {where} is {encoding} encoding {version_text}; this reader implements "
-                f"{encoding} {spec.ENCODING_VERSION}; upgrade h5ml",
-                path=filename,
-                hdf5_path=where,
-            )
+    cls = FEATURE_CLASSES[encoding]
     kind = spec.ENCODINGS[encoding]
     if (kind == "dataset") != isinstance(node, h5py.Dataset):
         raise InvalidFileError(

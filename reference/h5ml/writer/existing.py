@@ -1,7 +1,8 @@
 """Append mode: the splits and features of the file a writer extends, and the options they pass on (§4.4, §5, §6.1).
 
 :func:`load_existing` opens the copy of an existing file for writing: it
-checks its header as the reader does (:func:`h5ml.model.header.check_header`),
+checks its header, its storage and its features' declarations as the reader
+does (:mod:`h5ml.model.header`, :mod:`h5ml.model.storage`),
 removes the attributes only a finished file carries (``complete``,
 ``fingerprint``, §4.4, §8.3), applies the caller's metadata, and reads its
 splits (:class:`~h5ml.writer.sinks.SplitSink` with their features still only
@@ -19,12 +20,12 @@ from typing import Any, Final
 import h5py
 
 from h5ml import spec
-from h5ml.errors import EncodingError, WriterError
+from h5ml.errors import EncodingError
 from h5ml.model.hdf5 import member_names
-from h5ml.model.header import check_header
+from h5ml.model.header import check_header, declared_encoding, declared_num_samples
 from h5ml.model.layout import stored_spec
+from h5ml.model.storage import check_storage
 from h5ml.model.values import FeatureSpec
-from h5ml.spec.attrs import read_attr
 from h5ml.writer.root import update_root
 from h5ml.writer.sinks import SplitSink
 
@@ -79,10 +80,15 @@ def load_existing(h5file: h5py.File, metadata: Mapping[str, Any] | None, default
         If the header is refused as :func:`h5ml.open` refuses it.
     MetadataError
         If ``metadata`` is invalid.
-    WriterError
-        If a split has no valid ``num_samples`` (§5.3).
+    ForbiddenStorageError
+        If the file holds an external link, external raw storage or a virtual dataset (§3.6, §10.1).
+    InvalidFileError
+        If a split has no valid ``num_samples`` (§5.3), or a feature's ``encoding`` attributes are malformed.
+    EncodingError
+        If a feature has an encoding, or a MAJOR version of one, that this writer does not implement (§6.1).
     """
     check_header(h5file, path, "append to")  # the reader's checks and errors (§1.3, §1.5, §4.1, §4.4)
+    check_storage(h5file, path)  # no external link, external storage or virtual dataset is read or copied (§3.6)
     # From here on the copy is unfinished: it must not look complete (§4.4).
     for key in FINISH_ATTRS:
         if key in h5file.attrs:
@@ -95,19 +101,16 @@ def load_existing(h5file: h5py.File, metadata: Mapping[str, Any] | None, default
         group = h5file[split_name]
         if split_name.startswith(spec.RESERVED_PREFIX) or not isinstance(group, h5py.Group):
             continue
-        num = read_attr(group, "num_samples", None)
-        if not isinstance(num, int) or num < 0:
-            raise WriterError(
-                f"{path}: /{split_name} has no valid num_samples (§5.3)", path=path, hdf5_path=f"/{split_name}"
-            )
+        num = declared_num_samples(group, path, f"/{split_name}")
         names = member_names(group, path, f"/{split_name}")
         stored = {k: group[k] for k in names if not k.startswith(spec.RESERVED_PREFIX)}
         existing.splits[split_name] = SplitSink(
             split_name, group, num_samples=num, frozen=bool(stored), stored=stored, from_file=True
         )
         for name, obj in stored.items():
-            encoding = read_attr(obj, "encoding", None)
-            if name in existing.inherited or encoding not in spec.ENCODINGS:
+            # as the reader decides: not a feature, or an encoding (version) this writer cannot extend (§6.1)
+            encoding = declared_encoding(obj, path, f"/{split_name}/{name}", "append to")
+            if name in existing.inherited or encoding is None:
                 continue
             with contextlib.suppress(EncodingError, KeyError, TypeError, ValueError):
                 existing.inherited[name] = stored_spec(encoding, obj)

@@ -1,9 +1,10 @@
 """The storage walk at open: no external link, external raw storage or virtual dataset (§3.6, §10.1).
 
-Such storage makes the reader return the bytes of other files (any local
-file a hostile h5ml file names), so :func:`h5ml.reader.dataset.open` refuses it
-unless ``allow_external=True``: :func:`check_storage` walks every object of
-the file once, before any split is listed.
+Such storage makes a program return (or copy) the bytes of other files: any
+local file a hostile h5ml file names. :func:`h5ml.open` refuses it unless
+``allow_external=True``, and ``Writer(mode="a")`` refuses it always (a file
+it extends must be one the reader reads): :func:`check_storage` walks every
+object of the file once, before any split is listed.
 """
 
 from __future__ import annotations
