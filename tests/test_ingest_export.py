@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -343,3 +344,21 @@ def test_parquet_output_checks(source: Path, tmp_path: Path) -> None:
     assert target.read_bytes() == b"old"
     export_parquet(source, target, split="test", features=["y"], overwrite=True)
     assert pq.read_table(target).column_names == ["y"]
+
+
+def test_an_unknown_parquet_codec_is_the_users_mistake(tmp_path: Path) -> None:
+    """A codec pyarrow does not write is a ParameterError naming the option, before anything is written; on the
+    command line one line of the user's input, not an internal error."""
+    from h5ml.errors import ParameterError
+    from h5ml.ingest import export_parquet
+    from h5ml.tools.cli import run
+
+    source = h5ml.write(tmp_path / "s.h5", {"train": {"x": np.arange(4)}})
+    with pytest.raises(ParameterError, match="--parquet-compression"):
+        export_parquet(source, tmp_path / "o.parquet", split="train", compression="bogus")
+    assert not (tmp_path / "o.parquet").exists()
+    out, err = io.StringIO(), io.StringIO()
+    code = run(
+        ["export", str(source), str(tmp_path / "o.parquet"), "--split", "train", "--parquet-compression", "x"], out, err
+    )
+    assert code == 2 and err.getvalue().startswith("h5ml: error: compression 'x' is not a Parquet codec")

@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, selected
+from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.reader import Feature, Split
 from h5ml.reader import open as open_dataset
@@ -219,6 +220,8 @@ def export_parquet(
         If ``output`` is a directory while ``split`` is given, or a file while it is not.
     h5ml.SplitNotFoundError, h5ml.FeatureNotFoundError
         If the split or a feature does not exist.
+    h5ml.errors.ParameterError
+        If ``compression`` is not a codec this pyarrow build writes.
     h5ml.H5MLError
         If the source cannot be read (as :func:`h5ml.open`); output files are unchanged.
 
@@ -228,6 +231,7 @@ def export_parquet(
     with ``pyarrow.parquet.read_table`` or ``pandas.read_parquet``.
     """
     pa = _pa()
+    _check_codec(pa, compression)
     source_path = Path(source)
     if not source_path.is_file():
         raise FileNotFoundError(f"{source_path}: no such file")
@@ -256,3 +260,21 @@ def export_parquet(
         for chosen_split, names in chosen:
             _write_parquet(pa, chosen_split, names, targets[chosen_split.name], root, options)
     return targets
+
+
+def _check_codec(pa: Any, compression: str | None) -> None:
+    """Refuse a Parquet codec this pyarrow build cannot write, before anything is read or written."""
+    if compression is None:
+        return
+    try:
+        available = isinstance(compression, str) and bool(pa.Codec.is_available(compression))
+    except ValueError:
+        available = False
+    if not available:
+        codecs = [c for c in ("snappy", "gzip", "zstd", "brotli", "lz4") if pa.Codec.is_available(c)]
+        raise parameter_error(
+            "compression",
+            f"compression {compression!r} is not a Parquet codec this pyarrow writes; use one of "
+            f"{', '.join(codecs)}, or none",
+            option="--parquet-compression",
+        )
