@@ -814,17 +814,22 @@ def test_states_of_none_and_full_load_whatever_the_chunking(small: Path, tmp_pat
         H5MLPyDataset(other, "train", 4, inputs="x", shuffle="chunk").load_state_dict(chunked)
 
 
-def test_chunk_rows_come_from_the_features_read(small: Path, tmp_path: Path) -> None:
-    """§7.1: in "chunk" mode both adapters take the chunk rows of the first dense feature they read (here x, in
-    chunks of 4, while w keeps the writer's): a PyTorch state over x resumes the Keras dataset over x."""
+def test_chunk_rows_come_from_the_split_whatever_is_read(small: Path, tmp_path: Path) -> None:
+    """§7.1: in "chunk" mode both adapters take the chunk rows of the split's first dense feature, whatever
+    features each reads (here x in chunks of 4, w in the writer's): a PyTorch state over every feature resumes
+    the Keras dataset over x alone, and the chunk rows are a property of the file."""
     from h5ml_torch import H5MLBatchSampler, H5MLDataset
 
     path = _rechunked(small, tmp_path / "x_in_4.h5ml", rows=4, names=["x"])
     with h5ml.open(path) as f:
-        assert f["train"].feature("w").chunk_rows != f["train"].feature("x").chunk_rows == 4
-    sampler = H5MLBatchSampler(H5MLDataset(path, "train", features=["x", "label"]), 4, shuffle="chunk", seed=2)
+        split = f["train"]
+        dense = [feature for feature in split.features.values() if feature.encoding == "dense"]
+        expected = dense[0].chunk_rows
+        assert {feature.chunk_rows for feature in dense} == {4, split.feature("w").chunk_rows} and expected
+    sampler = H5MLBatchSampler(H5MLDataset(path, "train"), 4, shuffle="chunk", seed=2)
+    narrow = H5MLBatchSampler(H5MLDataset(path, "train", features=["label"]), 4, shuffle="chunk", seed=2)
     keras = H5MLPyDataset(path, "train", 4, inputs="x", targets="label", shuffle="chunk", seed=2)
-    assert sampler.sampler.chunk_rows == keras.sampler.chunk_rows == 4
+    assert sampler.sampler.chunk_rows == narrow.sampler.chunk_rows == keras.sampler.chunk_rows == expected
     keras.load_state_dict(sampler.state_dict(batches_done=6))
     assert [_ids(keras[i][0]) for i in range(len(keras))] == list(sampler)[6:]
 

@@ -168,15 +168,19 @@ class SplitSource:
         return {name: split.feature(name).role for name in self._names}
 
     def chunk_rows(self) -> int | None:
-        """Samples per chunk of the first dense feature read (§7.1), else of the first chunked feature.
+        """Samples per chunk of the split's first dense feature (§7.1), else of its first chunked feature.
+
+        A property of the file, not of the features read: ``"chunk"`` mode
+        then gives the same order in every adapter, whatever each reads (a
+        resume state of one resumes the other).
 
         Returns
         -------
         int or None
-            None when no read feature is chunked.
+            None when no feature of the split is chunked.
         """
         split = self.reader()
-        features = [split.feature(name) for name in self._names]
+        features = list(split.features.values())
         ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
         for feature in ordered:
             if feature.chunk_rows is not None:
