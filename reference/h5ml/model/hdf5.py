@@ -7,8 +7,8 @@ checked to be UTF-8 (§3.4): one that is not raises
 listed with HDF5's own link iteration, which keeps names as bytes, so a name
 that is not UTF-8 cannot stop a listing (§5.1). A failure of the HDF5 library
 becomes :class:`~h5ml.errors.InvalidFileError` through the one contract of
-:func:`h5ml.errors.damaged_file`. The reader and the writer's append mode both
-read files this way.
+:func:`h5ml.model.failures.damaged_file`. The reader and the writer's append
+mode both read files this way (through :mod:`h5ml.model.header` too).
 """
 
 from __future__ import annotations

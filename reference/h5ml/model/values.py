@@ -1,5 +1,8 @@
 """The values a user hands to the writer: :class:`Categorical`, :class:`FeatureSpec` and in-memory columns.
 
+Booleans (§3.3), strings (§3.4), categorical codes and class names (§6.5) and
+the options of a feature (§6.1) are recognised and checked here.
+
 This module holds the user-facing value types of :mod:`h5ml.writer.writer` (which
 re-exports them) and the small tests that recognise what kind of Python value a
 feature was given. Turning values into a feature's stored layout is
@@ -9,9 +12,9 @@ feature was given. Turning values into a feature's stored layout is
 Terms used throughout the writer modules:
 
 - a *column* is a feature's values for every sample of a split, as given to
-  :func:`h5ml.writer.writer.write`;
+  :func:`h5ml.write` (:func:`h5ml.writer.inmemory.write`);
 - a *batch* is a feature's values for some samples, as given to
-  :meth:`h5ml.writer.writer.Writer.append`.
+  :meth:`h5ml.Writer.append` (:class:`h5ml.writer.streaming.Writer`).
 """
 
 from __future__ import annotations
@@ -392,7 +395,7 @@ def column_length(column: Any) -> int | None:
 def column_nbytes(column: Any) -> int:
     """Approximate bytes of an in-memory column: array bytes, UTF-8 bytes of str samples, length of bytes samples.
 
-    Used to size the blocks :func:`h5ml.writer.writer.write` feeds to the writer;
+    Used to size the blocks :func:`h5ml.writer.inmemory.write` feeds to the writer;
     the column must be a sequence of samples (see :func:`column_length`).
     """
     if isinstance(column, np.ndarray):

@@ -2,7 +2,7 @@
 
 A :class:`Feature` reads the samples of one feature of one split, in any order,
 with duplicates (case C01), returning plain Python and numpy values; each
-encoding of §6 is a subclass (:mod:`h5ml.reader.dense`, :mod:`~h5ml.reader.string`,
+encoding of §6 is a subclass (:mod:`h5ml.reader.dense`, :mod:`~h5ml.reader.strings`,
 :mod:`~h5ml.reader.categorical`, :mod:`~h5ml.reader.ragged`,
 :mod:`~h5ml.reader.bytes`; :data:`h5ml.reader.structure.FEATURE_CLASSES` maps
 each encoding to its class):

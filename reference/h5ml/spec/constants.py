@@ -2,7 +2,9 @@
 
 Everything that names a group, an attribute, an encoding or a limit defined by
 SPEC.md lives here, so that the writer, the reader and the validator cannot
-disagree. Each constant cites the clause that defines it.
+disagree. Each constant cites the clause that defines it (§1 versions, §3 the
+storage profile, §4 root attributes, §5 names and layout, §6 encodings and
+media types, §7 chunks).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 :func:`summarize` reads the structure through the reader (:func:`h5ml.open`:
 encodings, logical dtypes, sample shapes, class names, feature attributes) and
-the storage through h5py (chunk shapes, filters, bytes on disk), and returns
-plain dataclasses; the command line only renders them.
+the storage through h5py (chunk shapes, filters, bytes on disk, §3.5, §7),
+and returns plain dataclasses; the command line only renders them.
 
 Sizes: ``stored_bytes`` is what the feature's datasets take in the file
 (``H5Dget_storage_size``, summed over the components of a group encoding);

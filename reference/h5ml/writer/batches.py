@@ -145,7 +145,7 @@ def normalize(layout: Layout, value: Any, where: str) -> Batch:
     layout
         The feature's layout.
     value
-        The batch as :meth:`h5ml.writer.writer.Writer.append` takes it: an array
+        The batch as :meth:`h5ml.writer.streaming.Writer.append` takes it: an array
         ``(n, ...)``, a list of samples (arrays, ``str``, ``bytes``, class
         names or ``None``), a :class:`~h5ml.model.values.Categorical` (or a
         pandas-like categorical) or integer codes.

@@ -10,7 +10,7 @@
 4. the file fingerprint (§8.3), then ``complete = 1`` last (§4.4); the file
    is flushed and closed.
 
-Moving it over the target is :meth:`h5ml.writer.target.Target.replace`.
+Moving it over the target is :meth:`h5ml.writer.atomic.AtomicFile.close`.
 """
 
 from __future__ import annotations

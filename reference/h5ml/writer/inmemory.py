@@ -100,7 +100,6 @@ def write(
     On any error the target is left as it was and no temporary file remains.
     """
     where = str(path)
-    where = str(path)
     if seed is not None and not shuffle:
         raise WriterError(
             f"{where}: seed={seed} was given but shuffle is False; pass shuffle=True or no seed", path=where

@@ -105,7 +105,7 @@ class Writer:
 
     Notes
     -----
-    Samples are buffered (up to :data:`~h5ml.writer.writer.WRITE_BUFFER_BYTES`
+    Samples are buffered (up to :data:`~h5ml.writer.feeder.WRITE_BUFFER_BYTES`
     per split) before they reach HDF5; :meth:`flush` writes them. Values are copied when they
     are buffered, so callers may reuse their arrays after :meth:`append`.
     Concurrent writers of one target: the last to close wins.

@@ -232,6 +232,7 @@ def _value_kind(dtype: str) -> ColumnKind | None:
 
 
 def numpy_dtype(dtype: str) -> str:
+    """The numpy dtype name of a Hugging Face ``Value`` dtype (``"float"`` is float32, ``"double"`` float64, ...)."""
     return {"float": "float32", "double": "float64", "halffloat": "float16"}.get(dtype, dtype)
 
 

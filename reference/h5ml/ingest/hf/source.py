@@ -93,6 +93,7 @@ def dataset_label(source: Any) -> str:
 
 
 def first_info(loaded: Any) -> Any:
+    """The ``DatasetInfo`` of a loaded ``Dataset``, or of the first split of a ``DatasetDict`` (None when empty)."""
     if hasattr(loaded, "info"):
         return loaded.info
     first = next(iter(loaded.values()), None)

@@ -83,6 +83,15 @@ def _feature_label(feature: FeatureSummary) -> Text:
 
 
 def render_summary(console: Console, summary: FileSummary) -> None:
+    """Print a file's summary: a tree of splits and features with their storage, then a table of its metadata.
+
+    Parameters
+    ----------
+    console
+        Where to print.
+    summary
+        What :func:`h5ml.tools.summary.summarize` returned for the file.
+    """
     root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {_size(summary.file_bytes)})", style="bold"))
     for split in summary.splits:
         shuffled = "" if split.shuffle_seed is None else f"  shuffled on write, seed {split.shuffle_seed}"

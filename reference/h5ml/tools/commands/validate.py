@@ -43,6 +43,15 @@ def _verdict(file_report: FileReport, strict: bool) -> tuple[str, str]:
 
 
 def exit_code(files: Sequence[FileReport], strict: bool) -> int:
+    """The exit code of a validation (§9.1): 2 when a file is unreadable, 1 when one is invalid, else 0.
+
+    Parameters
+    ----------
+    files
+        The reports of the files checked.
+    strict
+        Count warnings as failures (``--strict``).
+    """
     if any(not f.readable for f in files):
         return EXIT_ERROR
     if any(not (f.valid_strict if strict else f.valid) for f in files):
@@ -62,6 +71,17 @@ def _issue_table(issues: Sequence[Issue]) -> Table:
 
 
 def render_file_report(console: Console, file_report: FileReport, strict: bool) -> None:
+    """Print a file's issues as a table (code, severity, path, message, clause), then its verdict line (§9.3).
+
+    Parameters
+    ----------
+    console
+        Where to print.
+    file_report
+        One file's report.
+    strict
+        Whether warnings make the verdict INVALID (``--strict``).
+    """
     if file_report.issues:
         console.print(Text(str(file_report.path), style="bold"))
         console.print(_issue_table(file_report.issues))
