@@ -347,3 +347,16 @@ def test_sample_batches_follow_sizes(source: Path) -> None:
         assert next(iter(text)) == slice(0, 40)  # 10 bytes each: every row fits
         with pytest.raises(ValueError, match="target_bytes"):
             SampleBatches([seq], range(4), target_bytes=0)
+
+
+@pytest.mark.parametrize("text", ["5:2", "-1:-5", "2:5:-1"], ids=["forward", "negative", "backward-step"])
+def test_a_reversed_sample_range_is_refused(tmp_path: Path, text: str) -> None:
+    """A selection whose start comes after its stop for its step selects nothing in Python: surely a mistake, so
+    it is refused (a ParameterError naming --samples) instead of writing an empty split."""
+    from h5ml.errors import ParameterError
+    from h5ml.ingest.edit.selection import parse_samples
+
+    with pytest.raises(ParameterError, match=r"selects no sample.*option --samples"):
+        parse_samples(text, 10)
+    assert list(parse_samples("2:5", 10)) == [2, 3, 4] and list(parse_samples("5:2:-1", 10)) == [5, 4, 3]
+    assert list(parse_samples("-3:", 10)) == [7, 8, 9] and list(parse_samples("8:20", 10)) == [8, 9]

@@ -780,7 +780,7 @@ def test_not_h5ml_files_are_refused(tmp_path: Path) -> None:
         h5ml.open(tmp_path / "text.h5")
     with h5py.File(tmp_path / "plain.h5", "w") as f:
         f["x"] = np.arange(3)
-    with pytest.raises(NotH5MLError, match="'format' is None"):
+    with pytest.raises(NotH5MLError, match="'format' is missing"):
         h5ml.open(tmp_path / "plain.h5")
     write_file(tmp_path / "other.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format": "zarr"})
     with pytest.raises(NotH5MLError, match="'zarr'"):

@@ -99,9 +99,10 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             hdf5_path="/",
         ) from exc
     if fmt != spec.FORMAT_NAME:
+        said = "is missing" if fmt is None else f"is {fmt!r}, not {spec.FORMAT_NAME!r}"
         raise NotH5MLError(
-            f"{path}: the root attribute 'format' is {fmt!r}, not {spec.FORMAT_NAME!r}: this HDF5 file is not "
-            f"an h5ml file (§4.1); convert it with 'h5ml convert' to {purpose} it as one",
+            f"{path}: the root attribute 'format' {said}: this HDF5 file is not an h5ml file (§4.1); convert it "
+            f"with 'h5ml convert' to {purpose} it as one",
             path=path,
             hdf5_path="/",
         )

@@ -142,10 +142,13 @@ def _validate(path: str, deep: bool, timeout: float | None, isolated: bool) -> F
     except ValidationTimeoutError:
         cause = f"validating {path} did not finish within {timeout} s and was stopped"
         if metadata_done and deep:
-            advice = "validate it without deep checks, or with a longer time limit if you trust it"
+            advice = (
+                "validate it without deep checks, or with a longer time limit (--timeout, timeout=) if you trust it"
+            )
         else:
             advice = (
-                "the HDF5 library may loop on this file; do not use it, or give a longer time limit if you trust it"
+                "the HDF5 library may loop on this file; do not use it, or give a longer time limit (--timeout, timeout=) "
+                "if you trust it"
             )
         found.append(_stopped(cause, advice, deep, metadata_done, len(found)))
     except ChildDiedError as exc:

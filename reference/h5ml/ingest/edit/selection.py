@@ -44,7 +44,9 @@ def parse_samples(selection: SampleSelection | None, count: int, where: str = ""
     Raises
     ------
     h5ml.errors.ParameterError
-        If a string is not a slice (``"10:20"``), or a slice step is 0.
+        If a string is not a slice (``"10:20"``), a slice step is 0, or a
+        slice's start comes after its stop (``"5:2"``: surely a mistake, where
+        Python would select nothing).
     IndexError
         If an index is outside ``[-N, N)``.
     TypeError
@@ -69,6 +71,13 @@ def parse_samples(selection: SampleSelection | None, count: int, where: str = ""
     if isinstance(selection, slice):
         if selection.step == 0:
             raise parameter_error("samples", f"{prefix}samples {selection} has step 0")
+        if _reversed(selection):
+            shown = ":".join("" if v is None else str(v) for v in (selection.start, selection.stop, selection.step))
+            raise parameter_error(
+                "samples",
+                f"{prefix}samples {shown.rstrip(':')!r} selects no sample: its start comes after its stop for its "
+                "step; swap them (e.g. '2:5'), or give a negative step to go backwards",
+            )
         start, stop, step = selection.indices(count)
         if step == 1:
             return range(start, max(start, stop))
@@ -82,3 +91,11 @@ def parse_samples(selection: SampleSelection | None, count: int, where: str = ""
     except TypeError as exc:
         raise TypeError(f"{prefix}samples: {exc}") from None
     return rows
+
+
+def _reversed(selection: slice) -> bool:
+    """Whether a slice's given start and stop (of one sign) are in the wrong order for its step."""
+    start, stop, step = selection.start, selection.stop, selection.step or 1
+    if start is None or stop is None or (start < 0) != (stop < 0):
+        return False
+    return bool(stop < start if step > 0 else stop > start)

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file
+from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.summary import FeatureSummary, FileSummary
@@ -95,7 +95,8 @@ def render_summary(console: Console, summary: FileSummary) -> None:
     root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {_size(summary.file_bytes)})", style="bold"))
     for split in summary.splits:
         shuffled = "" if split.shuffle_seed is None else f"  shuffled on write, seed {split.shuffle_seed}"
-        branch = root.add(Text(f"{split.name}  {split.num_samples} samples{shuffled}", style="bold"))
+        count = plural(split.num_samples, "sample")
+        branch = root.add(Text(f"{split.name}  {count}{shuffled}", style="bold"))
         for feature in split.features:
             branch.add(_feature_label(feature))
     console.print(root)
