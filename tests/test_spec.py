@@ -68,3 +68,29 @@ def test_every_clause_cited_by_a_code_exists_in_spec_md() -> None:
     headings = {h.lstrip("§") for h in headings}
     for entry in codes.CODES.values():
         assert entry.clause.lstrip("§") in headings, f"{entry.code} cites {entry.clause}, not a heading in SPEC.md"
+
+
+def test_one_rule_for_seeds_and_gzip_levels(tmp_path: Path) -> None:
+    """§3.5, §5.3, §7.6: the writer, every converter and the validator accept the same seeds (numpy integers too)
+    and gzip levels, and refuse the same values (a bool is not an integer here)."""
+    import numpy as np
+
+    import h5ml
+    from h5ml.ingest import ConvertOptions
+
+    good_seeds, bad_seeds = [0, np.int64(2**62), 2**63 - 1], [-1, 2**63, True, 1.0, "3"]
+    assert all(spec.is_shuffle_seed(s) for s in good_seeds) and not any(spec.is_shuffle_seed(s) for s in bad_seeds)
+    assert all(spec.is_gzip_level(v) for v in (0, np.uint8(9))) and not any(spec.is_gzip_level(v) for v in (10, True))
+    x = {"train": {"x": np.arange(4)}}
+    for seed in good_seeds:
+        h5ml.write(tmp_path / "w.h5", x, shuffle=True, seed=seed)
+        ConvertOptions(shuffle=True, seed=seed)
+    for seed in bad_seeds:
+        with pytest.raises(h5ml.WriterError):
+            h5ml.write(tmp_path / "w.h5", x, shuffle=True, seed=seed)
+        with pytest.raises(h5ml.ParameterError):
+            ConvertOptions(shuffle=True, seed=seed)
+    with pytest.raises(h5ml.WriterError, match="compression_opts"):
+        h5ml.Writer(tmp_path / "l.h5", compression="gzip", compression_opts=True)
+    with pytest.raises(h5ml.ParameterError, match="level"):
+        ConvertOptions(compression="gzip", level=True)

@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from h5ml import spec
 from h5ml.errors import ParameterError
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import SEED_BITS, draw_seed
@@ -191,13 +192,13 @@ class ConvertOptions:
             problem("compression", self.compression in (None, "gzip"), "'gzip' or None"),
             problem(
                 "level",
-                self.level is None or (_is_int(self.level) and 0 <= self.level <= 9 and self.compression == "gzip"),
+                self.level is None or (spec.is_gzip_level(self.level) and self.compression == "gzip"),
                 "None or a gzip level 0-9 with compression='gzip' (--compression gzip)",
             ),
             problem("shuffle", isinstance(self.shuffle, bool), "True or False"),
             problem(
                 "seed",
-                self.seed is None or (_is_int(self.seed) and 0 <= self.seed < 2**SEED_BITS),
+                self.seed is None or spec.is_shuffle_seed(self.seed),
                 f"None or an integer in [0, 2**{SEED_BITS})",
             ),
             problem("workers", _is_int(self.workers) and self.workers >= 1, "an integer >= 1"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import BinaryIO, Final
 
+import numpy as np
+
 __all__ = [
     "BOOL_ENUM_MEMBERS",
     "CORE_FILTERS",
@@ -44,6 +46,8 @@ __all__ = [
     "STANDARD_SPLITS",
     "STATS_ATTRS",
     "TARGET_CHUNK_BYTES",
+    "is_gzip_level",
+    "is_shuffle_seed",
     "is_valid_name",
     "media_type_problem",
     "parse_version",
@@ -166,6 +170,19 @@ LARGE_CONTIGUOUS_BYTES: Final = 1 << 30
 FINGERPRINT_ALGORITHM: Final = "sha256"
 
 _VERSION_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def is_shuffle_seed(value: object) -> bool:
+    """Whether ``value`` can be a split's ``shuffle_seed``: an integer in ``[0, 2**63)``, a non-negative int64 (§5.3, §7.6).
+
+    Python and numpy integers count; a bool does not.
+    """
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and bool(0 <= value < 2**63)
+
+
+def is_gzip_level(value: object) -> bool:
+    """Whether ``value`` is a deflate level, an integer 0-9 (§3.5); a bool is not one."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and bool(0 <= value <= 9)
 
 
 def superblock_version(stream: BinaryIO) -> int | None:

@@ -25,7 +25,6 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import H5MLError, WriterError
-from h5ml.model.new_root import INT64_MAX
 from h5ml.model.values import text_problem
 
 __all__ = [
@@ -128,7 +127,7 @@ def check_seed(seed: Any, what: str, path: str, hdf5_path: str | None = None) ->
         If ``seed`` is a bool, not an integer, or out of range; ``what`` names
         it in the message.
     """
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= INT64_MAX:
+    if not spec.is_shuffle_seed(seed):
         raise WriterError(
             f"{path}: {what} must be an integer in [0, 2**63) (a non-negative int64, §5.3), got {seed!r}",
             path=path,
@@ -187,7 +186,7 @@ def check_options(mode: Any, compression: Any, compression_opts: Any, path: str)
     if mode not in ("w", "a"):
         raise WriterError(f"{path}: mode must be 'w' or 'a', got {mode!r}", path=path)
     checked = check_compression(compression, path)
-    if compression_opts is not None and (not isinstance(compression_opts, int) or not 0 <= compression_opts <= 9):
+    if compression_opts is not None and not spec.is_gzip_level(compression_opts):
         raise WriterError(f"{path}: compression_opts is the gzip level 0-9, got {compression_opts!r}", path=path)
     return checked
 

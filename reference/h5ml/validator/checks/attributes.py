@@ -118,7 +118,7 @@ FEATURE_ATTR_RULES: Final[Rules] = {
 #: §5.3 split attributes other than num_samples (E117).
 SPLIT_ATTR_RULES: Final[Rules] = {
     "description": (_is_str, "a string"),
-    "shuffle_seed": (lambda v: is_int(v) and 0 <= v < 2**63, "an integer in [0, 2**63)"),
+    "shuffle_seed": (spec.is_shuffle_seed, "an integer in [0, 2**63)"),
 }
 
 
