@@ -283,3 +283,31 @@ def test_options_of_another_source_kind_and_missing_extras_are_named(
     with pytest.raises(ModuleNotFoundError, match=r"needs the package 'soundfile'.*pip install 'h5ml\[audio\]'"):
         dispatch.convert("audio", root, tmp_path / "w.h5")
     assert not (tmp_path / "w.h5").exists()
+
+
+def test_the_convert_options_offer_the_converters_own_values() -> None:
+    """The --from, --mode, --resize, --color, --resample, --folder-layout, --source-layout, --images and --on-error
+    choices are written out in h5ml.tools.commands.convert (importing the converters there would slow every h5ml
+    command down); they must be exactly the values the converters take."""
+    from typing import get_args
+
+    import click
+
+    from h5ml.ingest import dispatch
+    from h5ml.ingest.hf.columns import ImageColumns
+    from h5ml.ingest.images import settings
+    from h5ml.ingest.legacy.source import SOURCE_LAYOUTS
+    from h5ml.ingest.options import _ON_ERROR
+    from h5ml.reader.imagecodec import COLORS
+    from h5ml.tools.commands.convert import convert_command
+
+    choices = {p.name: list(p.type.choices) for p in convert_command.params if isinstance(p.type, click.Choice)}
+    assert choices["kind"] == ["auto", *dispatch.KINDS]
+    assert choices["mode"] == list(get_args(settings.ImageMode))
+    assert choices["resize"] == list(get_args(settings.ResizeMode))
+    assert choices["color"] == list(COLORS)
+    assert sorted(choices["resample"]) == sorted(settings._RESAMPLES)
+    assert choices["folder_layout"] == list(settings.FOLDER_LAYOUTS)
+    assert choices["source_layout"] == list(SOURCE_LAYOUTS)
+    assert choices["images"] == list(get_args(ImageColumns))
+    assert choices["on_error"] == list(_ON_ERROR)
