@@ -479,3 +479,18 @@ def test_epoch_cursor_counts_skips_and_advances() -> None:
     assert fresh.advance() and (fresh.epoch, fresh.resume_from, len(fresh), fresh.batches_done) == (3, 0, 10, 0)
     with pytest.raises(ValueError, match="epoch must be >= 0"):
         fresh.set_epoch(-1)
+
+
+def test_a_state_of_another_seed_resumes_its_own_order() -> None:
+    """Resume: loading a state taken with another seed, after this cursor already built the batches of that epoch
+    with its own seed, gives exactly the rest of the saved run's epoch (the batches are not reused)."""
+    from h5ml.sampling import EpochCursor
+
+    saved = EpochCursor(Sampler(200, 8, shuffle="full", seed=9))
+    expected = [b.tolist() for b in saved.batches()[3:]]
+    state = saved.state_dict(batches_done=3)
+    cursor = EpochCursor(Sampler(200, 8, shuffle="full", seed=0))
+    assert cursor.batch(0).tolist() != saved.batch(0).tolist()  # this epoch's order with seed 0 is built
+    cursor.load_state_dict(state)
+    assert [b.tolist() for b in cursor.batches()] == expected
+    assert [cursor.batch(i).tolist() for i in range(len(cursor))] == expected

@@ -209,7 +209,7 @@ class EpochCursor:
 
     def __init__(self, sampler: Sampler) -> None:
         self.sampler = sampler
-        self._cache: tuple[int, list[IndexArray]] | None = None
+        self._cache: tuple[tuple[int, int], list[IndexArray]] | None = None
         self.set_epoch(0)
 
     def __repr__(self) -> str:
@@ -246,8 +246,10 @@ class EpochCursor:
         return self.num_batches
 
     def _epoch_batches(self) -> list[IndexArray]:
-        if self._cache is None or self._cache[0] != self.epoch:
-            self._cache = (self.epoch, self.sampler.batches(self.epoch))
+        # Keyed by the seed too: load_state_dict may give the sampler another seed for the same epoch.
+        key = (self.sampler.seed, self.epoch)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self.sampler.batches(self.epoch))
         return self._cache[1]
 
     def batches(self) -> list[IndexArray]:
