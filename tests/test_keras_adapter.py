@@ -700,7 +700,7 @@ def test_resume_gives_the_rest_of_the_epoch(small: Path, tmp_path: Path) -> None
     assert [i for b in range(10) for i in _ids(resumed[b][0])] == _expected(resumed, 3)
 
     other = _write(tmp_path / "other.h5ml", extra={"tag": np.ones(N, dtype=np.float32)})  # same N, other data
-    with pytest.raises(ValueError, match="another file"):
+    with pytest.raises(ValueError, match="another file or split"):
         H5MLPyDataset(other, "train", 4, **options).load_state_dict(state)
 
 
@@ -857,3 +857,24 @@ def test_errors_name_what_is_wrong(tmp_path: Path) -> None:
         H5MLPyDataset(path, "test", 8, inputs="x")
     ds = H5MLPyDataset(path, "train", 8, inputs="x")
     assert ds.targets is None and len(ds[0]) == 1 and _ids(ds[0][0]) == list(range(8))
+
+
+def test_a_state_never_resumes_another_split_or_fingerprintless_file_of_another_split(tmp_path: Path) -> None:
+    """Resume: a state records the data it was taken on, the file's fingerprint and the split; a state of train
+    is refused by test of the same file (same sample count), also when the file has no fingerprint (W202)."""
+    from h5ml_torch import H5MLBatchSampler, H5MLDataset
+
+    data = {
+        "train": {"x": np.arange(40.0), "label": np.arange(40)},
+        "test": {"x": np.arange(40.0), "label": np.arange(40)},
+    }
+    path = h5ml.write(tmp_path / "two.h5", data)
+    bare = tmp_path / "bare.h5"
+    shutil.copyfile(path, bare)
+    with h5py.File(bare, "r+") as f:
+        del f.attrs["fingerprint"]
+    for file in (path, bare):
+        state = H5MLBatchSampler(H5MLDataset(file, "train"), 4, shuffle="full", seed=1).state_dict(batches_done=2)
+        with pytest.raises(ValueError, match="another file or split"):
+            H5MLPyDataset(file, "test", 4, inputs="x", targets="label", shuffle="full", seed=1).load_state_dict(state)
+        H5MLPyDataset(file, "train", 4, inputs="x", targets="label", shuffle="full", seed=1).load_state_dict(state)

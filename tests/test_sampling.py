@@ -222,8 +222,8 @@ def test_state_dict_contents_and_pickle() -> None:
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
-        ({"fingerprint": OTHER_FP}, "another file"),
-        ({"fingerprint": None}, "another file"),
+        ({"fingerprint": OTHER_FP}, "another file or split"),
+        ({"fingerprint": None}, "another file or split"),
         ({"batch_size": 4}, "batch_size"),
         ({"shuffle": "full"}, "shuffle"),
         ({"world_size": 4}, "world_size"),

@@ -66,7 +66,7 @@ def test_about_the_data(path: Path) -> None:
     assert source.lengths("clip").tolist() == list(range(1, 11))
     assert source.chunk_rows() is not None and source.chunk_rows() >= 10
     with h5ml.open(path) as ds:
-        assert source.fingerprint == ds.fingerprint
+        assert source.fingerprint == ds.fingerprint and source.identity == f"{ds.fingerprint} /train"
     with pytest.raises(ValueError, match="not categorical"):
         source.class_names("x")
     with pytest.raises(TypeError, match="not ragged or bytes"):
@@ -157,7 +157,7 @@ def test_sampler_from_the_file(path: Path) -> None:
     assert (chunked.num_samples, chunked.chunk_rows, chunked.fingerprint) == (
         10,
         source.chunk_rows(),
-        source.fingerprint,
+        source.identity,
     )
     assert (chunked.rank, chunked.world_size) == (0, 1)
     full = source.sampler(3, shuffle="full", rank=1, world_size=2, bucket_by="clip", pool_batches=2)

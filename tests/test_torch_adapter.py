@@ -351,7 +351,7 @@ def test_chunk_rows_come_from_the_first_dense_feature(small: Path) -> None:
         rows = f["train"].feature("x").chunk_rows
     sampler = H5MLBatchSampler(data, 4, shuffle="chunk")
     assert rows is not None and sampler.sampler.chunk_rows == rows
-    assert sampler.sampler.fingerprint == data.fingerprint is not None
+    assert data.fingerprint is not None and sampler.sampler.fingerprint == f"{data.fingerprint} /train"
 
 
 # -- resume -----------------------------------------------------------------------------------
@@ -417,7 +417,7 @@ def test_resume_refuses_another_file(small: Path, tmp_path: Path) -> None:
     other = _write(tmp_path / "other.h5ml", seed=1)
     state = H5MLBatchSampler(H5MLDataset(small, "train"), 4).state_dict(batches_done=1)
     sampler = H5MLBatchSampler(H5MLDataset(other, "train"), 4)
-    with pytest.raises(ValueError, match="another file"):
+    with pytest.raises(ValueError, match="another file or split"):
         sampler.load_state_dict(state)
 
 
@@ -553,7 +553,7 @@ def test_adapters_readme_example_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     state = scope["state"]
     assert (state["epoch"], state["batches_done"], state["pool_batches"]) == (1, 16, 32)
     with h5ml.open(tmp_path / "speech.h5") as f:
-        assert state["fingerprint"] == f.fingerprint
+        assert state["fingerprint"] == f"{f.fingerprint} /train"
 
 
 def test_decoded_images_collate_stacked_or_padded(tmp_path: Path) -> None:

@@ -162,6 +162,16 @@ class SplitSource:
         """The file's fingerprint (§8.3), or None when it has none."""
         return self.reader().dataset.fingerprint
 
+    @property
+    def identity(self) -> str:
+        """What a resume state records of the data it was taken on: the file's fingerprint (§8.3) and the split.
+
+        ``"sha256:... /train"``; a file without a fingerprint (W202) gives
+        ``"no fingerprint /train"``, so that a state of one split never
+        resumes another, though two such files cannot be told apart.
+        """
+        return f"{self.fingerprint or 'no fingerprint'} /{self.split}"
+
     def roles(self) -> dict[str, str | None]:
         """Feature name -> its ``role`` attribute (§6.1: ``input``, ``target``, ...), None when unset."""
         split = self.reader()
@@ -247,7 +257,7 @@ class SplitSource:
     ) -> Sampler:
         """Return the :class:`h5ml.sampling.Sampler` of this split, as every framework adapter builds it.
 
-        The file gives the sample count (§5.3), the fingerprint (§8.3), the
+        The file gives the sample count (§5.3), the data's :attr:`identity` (its fingerprint, §8.3, and the split), the
         chunk rows of ``"chunk"`` mode (:meth:`chunk_rows`, §7.1) and the
         lengths to bucket by (from the offsets alone, §6.3): the same settings
         give the same batches and the same resume states in every adapter.
@@ -284,7 +294,7 @@ class SplitSource:
             rank=0 if rank is None else rank,
             world_size=1 if world_size is None else world_size,
             drop_last=drop_last,
-            fingerprint=self.fingerprint,
+            fingerprint=self.identity,
             lengths=None if bucket_by is None else self.lengths(bucket_by),
             pool_batches=pool_batches,
         )

@@ -163,8 +163,9 @@ def check_state(sampler: Sampler, state: Mapping[str, Any]) -> tuple[int, Resume
         )
     if state["fingerprint"] != sampler.fingerprint:
         raise ValueError(
-            f"the resume state was taken on another file: its fingerprint is {state['fingerprint']!r}, "
-            f"this file's is {sampler.fingerprint!r}; resume on the file the state was saved with"
+            f"the resume state was taken on other data (another file or split): it records "
+            f"{state['fingerprint']!r}, this sampler reads {sampler.fingerprint!r}; resume on the file and split "
+            "the state was saved with"
         )
     differ = [
         f"{key}: state {state[key]!r}, sampler {getattr(sampler, key)!r}"
