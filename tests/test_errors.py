@@ -128,3 +128,47 @@ def test_a_system_error_of_the_library_is_a_damaged_file_for_reader_and_validato
     )
     codes = [(i.code, i.path) for i in h5ml.validate(path).issues if i.code == "E101"]
     assert codes and all(p.startswith("/train") for _, p in codes)
+
+
+def _opaque(f: Any, name: str) -> None:
+    del f.attrs[name]
+    f.attrs[name] = np.void(b"h5ml")
+
+
+def _compound(f: Any, name: str) -> None:
+    del f.attrs[name]
+    f.attrs[name] = np.zeros((), [("a", "<i4")])
+
+
+@pytest.mark.parametrize("kind", [_opaque, _compound], ids=["opaque", "compound"])
+@pytest.mark.parametrize("name", ["format", "complete"])
+def test_a_header_attribute_outside_the_profile_is_an_invalid_file_everywhere(
+    tmp_path: Path, kind: Callable[[Any, str], None], name: str
+) -> None:
+    """§3.2, §4.1, §4.4: a root 'format' or 'complete' of an opaque or compound type is refused by the reader and
+    by append mode with the same h5ml error, and is an issue for the validator (E102, E107 or E113), never a
+    TypeError."""
+    path = h5ml.write(tmp_path / "o.h5", {"train": {"x": np.arange(3.0)}})
+    with h5py.File(path, "r+") as f:
+        kind(f, name)
+    with pytest.raises(h5ml.H5MLError) as by_reader:
+        h5ml.open(path)
+    with pytest.raises(h5ml.H5MLError) as by_writer:
+        h5ml.Writer(path, mode="a")
+    assert type(by_reader.value) is type(by_writer.value)
+    assert isinstance(by_reader.value, (h5ml.NotH5MLError, h5ml.InvalidFileError))
+    codes = {i.code for i in h5ml.validate(path).issues}
+    assert codes & {"E102", "E107", "E113"}, codes  # E113: a datatype outside the profile
+
+
+def test_a_feature_encoding_outside_the_profile_is_an_issue_not_a_crash(tmp_path: Path) -> None:
+    """§3.2, §6.1: an opaque 'encoding' attribute: the validator reports it (no TypeError), the reader refuses the
+    feature with an h5ml error."""
+    path = h5ml.write(tmp_path / "e.h5", {"train": {"x": np.arange(3.0), "y": np.arange(3)}})
+    with h5py.File(path, "r+") as f:
+        del f["train/x"].attrs["encoding"]
+        f["train/x"].attrs["encoding"] = np.void(b"dense")
+    report = h5ml.validate(path)
+    assert not report.valid and all(i.path.startswith("/train") for i in report.issues if i.severity.value == "error")
+    with h5ml.open(path) as ds, pytest.raises(h5ml.H5MLError):
+        ds["train"]["x"]

@@ -64,20 +64,27 @@ def decode_str(value: Any) -> str:
     raise TypeError(f"expected a string, got {type(value).__name__}")
 
 
+#: Kinds of numpy arrays an attribute of the storage profile can hold (§3.2): numbers, booleans, strings.
+_PROFILE_KINDS: Final = frozenset("biufSOU")
+
+
 def _to_python(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.shape == ():
             return _to_python(value[()])
+        if value.dtype.kind not in _PROFILE_KINDS:
+            raise TypeError(f"an array of {value.dtype} is outside the storage profile (§3.2)")
         return [_to_python(v) for v in value.tolist()] if value.dtype.kind in "SOU" else value.tolist()
     if isinstance(value, (bytes, np.bytes_, str)):
         return decode_str(value)
-    if isinstance(value, np.bool_):
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if isinstance(value, np.integer):
+    if isinstance(value, (int, np.integer)):
         return int(value)
-    if isinstance(value, np.floating):
+    if isinstance(value, (float, np.floating)):
         return float(value)
-    return value
+    # opaque and compound values (numpy void), complex numbers, object references, null dataspaces (h5py Empty)
+    raise TypeError(f"a value of type {type(value).__name__} is outside the storage profile (§3.2)")
 
 
 def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
@@ -104,6 +111,10 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
         If the attribute is absent and no default is given.
     UnicodeDecodeError
         If a string attribute holds bytes that are not UTF-8.
+    TypeError
+        If the value is of a type outside the storage profile (§3.2): opaque
+        or compound (numpy void), complex, an object reference, a null
+        dataspace.
     """
     if name not in obj.attrs:
         if default is MISSING:
