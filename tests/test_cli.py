@@ -499,3 +499,25 @@ def test_inspect_shows_sample_rate_and_shuffle_seed(tmp_path: Path) -> None:
     assert exit_code == 0, err
     assert "train  3 samples  shuffled on write, seed 3" in out
     assert "16000 Hz" in out
+
+
+def test_an_interrupt_while_the_command_line_loads_is_one_line() -> None:
+    """The console script installs its SIGTERM handler before it imports the command line (click, rich, every
+    command): an interrupt while that import runs ends as 'h5ml: interrupted', exit 130, no traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Interrupting:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'h5ml.tools.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupting())\n"
+        "from h5ml.tools.entry import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "h5ml: interrupted\n")
+    version = subprocess.run([sys.executable, "-m", "h5ml", "--version"], capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.startswith("h5ml ")

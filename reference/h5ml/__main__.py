@@ -5,6 +5,6 @@ from __future__ import annotations
 __all__: list[str] = []
 
 if __name__ == "__main__":
-    from h5ml.tools.cli import main
+    from h5ml.tools.entry import main
 
     main()
