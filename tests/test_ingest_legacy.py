@@ -251,3 +251,15 @@ def test_no_known_layout_and_already_h5ml(tmp_path: Path) -> None:
     with pytest.raises(h5ml.IngestError, match="is a dataset at the root"):
         convert_hdf5_per_sample(mixed, tmp_path / "out.h5")
     assert not (tmp_path / "out.h5").exists()
+
+
+def test_arrays_layout_refuses_a_label_that_names_no_array(tmp_path: Path) -> None:
+    """A label given on purpose that names no array of the file is refused (it used to be ignored, exit 0)."""
+    from h5ml.errors import ParameterError
+
+    src, out = tmp_path / "d.h5", tmp_path / "o.h5"
+    _french_layout(src, np.arange(8, dtype="int32") % 10)
+    with pytest.raises(ParameterError, match=r"label 'nope' names no array of the file; its features: \['x', 'y'\]"):
+        convert_hdf5_arrays(src, out, label="nope")
+    assert not out.exists()
+    assert convert_hdf5_arrays(src, out, label="y").samples == {"train": 8, "validation": 7}

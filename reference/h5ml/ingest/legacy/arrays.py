@@ -35,7 +35,7 @@ from h5ml.ingest.legacy.source import (
     value_kind,
 )
 from h5ml.ingest.naming import CLASS_COUNT_NAMES, class_count, name_problem, split_array_name, split_order
-from h5ml.ingest.options import ConvertOptions, OnError
+from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output
 from h5ml.ingest.pipeline import ingest
 from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem
@@ -275,10 +275,12 @@ def convert_hdf5_arrays(
         feature, arrays of a split with different lengths, names breaking
         §5.1.1), the class-count attributes are invalid or disagree, or
         (``on_error="stop"``) a label is out of range.
+    h5ml.errors.ParameterError
+        If ``label`` is given and names no array of the file.
     {shared_raises}
     """
     options = ConvertOptions.pick(locals())
-    label = _DEFAULT_LABEL if label is None else label
+    given_label, label = label, _DEFAULT_LABEL if label is None else label
     path = check_source(source)
     out = check_output(output, options.overwrite, [path])
     declared: dict[str, FeatureSpec] = {}
@@ -296,6 +298,9 @@ def convert_hdf5_arrays(
         for feat in {feat for feats in arrays.values() for feat in feats}:
             declared[feat] = FeatureSpec(role="target" if feat == label else ROLE_NAMES.get(feat))
         labelled = [feats[label] for feats in arrays.values() if label in feats]
+        if given_label is not None and not labelled:
+            names = sorted({feat for feats in arrays.values() for feat in feats})
+            raise parameter_error("label", f"{path}: label {label!r} names no array of the file; its features: {names}")
         if classes is not None and labelled and all(_is_code_shaped(ds) for ds in labelled):
             for ds in labelled:
                 if ds.name in strings:

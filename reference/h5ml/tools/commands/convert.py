@@ -75,7 +75,10 @@ __all__ = ["convert_command"]
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
-    "--label", default=None, help="The label feature or column, stored categorical (arrays, hdf5, table, hf)."
+    "--label",
+    default=None,
+    help="The label feature or column (role target): categorical for tables and hf, and for arrays and hdf5 when "
+    "the source gives the number of classes.",
 )
 @click.option("--class-names", default=None, help="Comma-separated class names of --label (.npz/.npy).")
 @click.option("--feature", "feature", default=None, help=".npy only: the feature name (default: the file stem).")
