@@ -545,6 +545,9 @@ class _SmallCacheSource:
     def file_map(self) -> FileMap | None:
         return None
 
+    def check_file_size(self, where: str, rows: str) -> None:
+        return None
+
 
 def _runs(reads: list[ReadEvent], suffix: str = "") -> list[tuple[int, int]]:
     """The row ranges of the HDF5 reads recorded, of datasets whose path ends with ``suffix``."""

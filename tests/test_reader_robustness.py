@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import faulthandler
 import multiprocessing
+import os
 import random
 import re
 import traceback
@@ -624,3 +625,22 @@ def test_flipped_bytes_give_values_or_h5ml_errors_only(tmp_path: Path) -> None:
         assert result[0] == "ok", f"seed {seed}: a raw exception escaped:\n{result[1]}"
         damaged_reports += sum("the HDF5 library" in message for message in result[1])
     assert damaged_reports > 0  # the flips reached the library-failure paths, not only valid files
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "through-h5py"])
+def test_a_file_truncated_while_open_is_refused_not_read_as_zeros(tmp_path: Path, direct: bool) -> None:
+    """§10.3: HDF5 reads data past the end of a file as zeros, without an error; after another program truncated
+    an open file, every read (one sample, a slice, strings; mapped or through h5py) raises InvalidFileError naming
+    the file and the dataset, never returns zeros or empty strings."""
+    path = h5ml.write(
+        tmp_path / "t.h5",
+        {"train": {"x": np.arange(1, 200_001, dtype="f4").reshape(50_000, 4), "s": [f"s{i}" for i in range(50_000)]}},
+    )
+    with h5ml.open(path, direct=direct) as ds:
+        x, s = ds["train"]["x"], ds["train"]["s"]
+        assert x[0].tolist() == [1, 2, 3, 4] and s[0:2].tolist() == ["s0", "s1"]
+        os.truncate(path, 0)
+        for read in (lambda: x[49_999], lambda: x[40_000:40_002], lambda: s[0:3], lambda: s[7], lambda: x[[5, 1]]):
+            with pytest.raises(InvalidFileError, match="truncated") as info:
+                read()
+            assert info.value.path == str(path) and info.value.hdf5_path in ("/train/x", "/train/s")

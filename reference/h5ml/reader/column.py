@@ -176,6 +176,7 @@ class Column:
         "dsid",
         "dtype",
         "filename",
+        "guard",
         "inner",
         "maps",
         "max_gap",
@@ -199,8 +200,12 @@ class Column:
         filename: str = "",
         stats: ReadStats | None = None,
         maps: Callable[[], FileMap | None] | None = None,
+        guard: Callable[[str, str], None] | None = None,
     ) -> None:
         self.path = path
+        #: Called after every read through HDF5 with the dataset's path and the rows read: raises when the
+        #: file was truncated while open (HDF5 would have returned zeros, :class:`h5ml.reader.handle.SizeWatch`).
+        self.guard = guard
         self.filename = filename
         self.stats = ReadStats() if stats is None else stats
         self.maps = maps
@@ -366,6 +371,8 @@ class Column:
             if not is_library_failure(exc):
                 raise
             raise self._failed(exc, start, stop) from exc
+        if self.guard is not None:
+            self.guard(self.path, f"row {start}" if count == 1 else f"rows [{start}, {stop})")
 
     def read(self, start: int, stop: int) -> npt.NDArray[Any]:
         """Return rows ``[start, stop)`` as a new array (stop - start, *inner) of :attr:`dtype`.
@@ -396,11 +403,14 @@ class Column:
             if stats.events is not None:
                 stats.events.append(ReadEvent(self.path, "hdf5", row, row + 1, 1))
             try:
-                return self.node[row]
+                value = self.node[row]
             except LIBRARY_ERRORS as exc:
                 if not is_library_failure(exc):
                     raise
                 raise self._failed(exc, row, row + 1) from exc
+            if self.guard is not None:
+                self.guard(self.path, f"row {row}")
+            return value
         return self.read_one(row)[0]
 
     def plan(self, indices: Indices) -> ReadPlan:

@@ -59,7 +59,7 @@ from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.direct import FileMap, open_file_map
-from h5ml.reader.handle import FORK_GENERATION, open_h5file
+from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
 
@@ -183,6 +183,7 @@ class Dataset:
         self._closed = False
         self._map: FileMap | None = None
         self._map_made = False  # open_file_map was asked in this process (it may have said None)
+        self._watch: SizeWatch | None = None  # the size of the file at open, in this process
         self._read_stats = ReadStats()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -267,6 +268,7 @@ class Dataset:
                     handle.close()
                     raise
                 self._file, self._pid, self._generation = handle, pid, FORK_GENERATION[0]
+                self._watch = SizeWatch(handle)
             return self._file
 
     def _forget_inherited(self) -> None:
@@ -317,6 +319,18 @@ class Dataset:
         if not self._allow_external:
             check_storage(f, self._path)
         self._version = version
+
+    def check_file_size(self, where: str, rows: str) -> None:
+        """Refuse rows just read through HDF5 if the file shrank since it was opened (:class:`SizeWatch`, §10.3).
+
+        Raises
+        ------
+        InvalidFileError
+            If the file was truncated while open.
+        """
+        watch = self._watch
+        if watch is not None:
+            watch.check(where, rows)
 
     def h5_node(self, hdf5_path: str) -> Any:
         """Return the h5py group or dataset at ``hdf5_path`` (low level, cached per open file).

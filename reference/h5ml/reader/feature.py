@@ -117,6 +117,10 @@ class NodeSource(Protocol):
         """The memory map of the file in this process, or None to read through h5py only (§7.3)."""
         ...
 
+    def check_file_size(self, where: str, rows: str) -> None:
+        """Raise InvalidFileError when the file shrank since it was opened (rows read through HDF5 may be zeros)."""
+        ...
+
 
 class Feature:
     """Base class of the feature readers (§6.1).
@@ -229,7 +233,9 @@ class Feature:
     def _new_column(self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None) -> Column:
         """A column of ``node`` read as ``dtype``, counted in the source's stats and mapped through its file map."""
         source = self._source
-        return Column(path, node, dtype, row_nbytes, self.path, source.read_stats, source.file_map)
+        return Column(
+            path, node, dtype, row_nbytes, self.path, source.read_stats, source.file_map, source.check_file_size
+        )
 
     def _string_column(self, path: str, node: h5py.Dataset) -> Column:
         """A column of strings, read in the dataset's own type (16 stored bytes per variable-length string)."""

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import h5py
 
+from h5ml.errors import InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure
 from h5ml.model.hdf5 import unopenable_file
 from h5ml.reader.chunk_cache import file_cache_settings
@@ -85,3 +86,66 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
         if not os.path.exists(path):
             raise FileNotFoundError(2, f"{path}: no such file") from exc
         raise unopenable_file(path, exc) from exc
+
+
+class SizeWatch:
+    """The size of an open file, watched: a file truncated under its reader is an error, not rows of zeros (§10.3).
+
+    HDF5 reads the part of a dataset that lies past the end of a file as
+    zeros, without an error, so rows read from a file that another program
+    truncated while it was open would come back as fill values. An h5ml
+    file is never changed in place (writers replace it whole, §4.4): a file
+    smaller than when it was opened was truncated. :meth:`check` compares
+    the file's size now (``fstat`` of HDF5's own descriptor, one system
+    call) with its size at open.
+
+    Parameters
+    ----------
+    h5file
+        The ``h5py.File`` just opened. Through another driver than ``sec2``
+        (no descriptor to ask) the watch checks nothing.
+    """
+
+    __slots__ = ("filename", "handle", "opened_size")
+
+    def __init__(self, h5file: h5py.File) -> None:
+        self.filename = str(h5file.filename)
+        self.handle: int | None = None
+        self.opened_size = 0
+        try:
+            if h5file.driver == "sec2":
+                handle = h5file.id.get_vfd_handle()
+                if isinstance(handle, int) and handle >= 0:
+                    self.opened_size, self.handle = int(os.fstat(handle).st_size), handle
+        except (OSError, ValueError, TypeError, RuntimeError):
+            self.handle = None
+
+    def check(self, where: str, rows: str) -> None:
+        """Raise if the file is smaller now than when it was opened.
+
+        Parameters
+        ----------
+        where
+            The HDF5 path of the dataset just read.
+        rows
+            The rows just read (``"rows [0, 64)"``), for the message.
+
+        Raises
+        ------
+        InvalidFileError
+            If the file was truncated while open: the rows may be fill values.
+        """
+        if self.handle is None:
+            return
+        try:
+            now = os.fstat(self.handle).st_size
+        except OSError:
+            return  # the handle was closed with its file: the next HDF5 call says so
+        if now < self.opened_size:
+            raise InvalidFileError(
+                f"{self.filename}: {where}: the file was truncated while it was open ({self.opened_size} bytes when "
+                f"opened, {now} now), so the {rows} just read may be zeros instead of the stored values; they are "
+                "refused. Never truncate or rewrite a file that is being read; open it again once it is whole",
+                path=self.filename,
+                hdf5_path=where,
+            )
