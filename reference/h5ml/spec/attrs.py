@@ -15,7 +15,7 @@ from typing import Any, Final
 import h5py
 import numpy as np
 
-__all__ = ["MISSING", "attrs_json", "decode_str", "read_attr", "read_attrs", "to_json_value", "write_attr"]
+__all__ = ["MISSING", "attrs_json", "decode_str", "read_attr", "to_json_value", "write_attr"]
 
 
 class _Missing:
@@ -121,17 +121,6 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
             raise KeyError(f"attribute {name!r} not found on {obj.name!r} in {obj.file.filename!r}")
         return default
     return _to_python(obj.attrs[name])
-
-
-def read_attrs(obj: h5py.HLObject) -> dict[str, Any]:
-    """Read every attribute of ``obj`` with :func:`read_attr` (§4.6).
-
-    Returns
-    -------
-    dict
-        Attribute name to Python value, in the order HDF5 lists them.
-    """
-    return {name: read_attr(obj, name) for name in obj.attrs}
 
 
 def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
