@@ -95,12 +95,15 @@ class IngestReport:
         Source files left out, in the order met.
     seconds
         Wall-clock time, in seconds.
+    notes
+        More lines for the summary (what a conversion left out of its sources, ...).
     """
 
     output: Path
     samples: dict[str, int] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -119,6 +122,7 @@ class IngestReport:
         if self.skipped:
             lines.append(f"skipped {len(self.skipped)} source file(s) (recorded in the attribute {SKIPPED_ATTR}):")
             lines += [f"  {s.path}: {s.reason}" for s in self.skipped]
+        lines += self.notes
         return "\n".join(lines)
 
 
