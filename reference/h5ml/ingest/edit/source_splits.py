@@ -42,9 +42,12 @@ def _stated(entries: Sequence[Entry]) -> str:
 
 
 def _origin(entries: Sequence[Entry]) -> str:
-    """Where the entries came from, for messages: ``"'train' of data.npz (array name)"``."""
-    return "; ".join(
-        f"{'no split' if e['split'] is None else repr(e['split'])} of {e['source']} ({e['named_by']})" for e in entries
+    """Where the entries came from, for messages: ``"split 'train' of data.npz (by array name)"``."""
+    return ", ".join(
+        f"{e['source']}, which names no split (by {e['named_by']})"
+        if e["split"] is None
+        else f"split {e['split']!r} of {e['source']} (by {e['named_by']})"
+        for e in entries
     )
 
 
@@ -112,11 +115,12 @@ def check_source_splits(order: Mapping[str, Sequence[tuple[Path, Any]]], records
                 continue
             raise IngestError(
                 f"cannot merge split {name!r} of {where} and {path}: their samples come from differently named "
-                f"source splits ({where}: {', '.join(_names(expected))}, from {_origin(expected)}; {path}: "
-                f"{', '.join(_names(entries))}, from {_origin(entries)}; recorded in the root attribute "
-                f"{SOURCE_SPLITS_ATTR!r}). Merged, split {name!r} would mix them, such as test data converted into "
-                "train with real training data. Check where each file's split came from and convert the wrong one "
-                "again into the split its samples belong to, or, if they do belong together, merge anyway with --allow-mixed-splits (allow_mixed_splits=True)",
+                f"source splits. {where} recorded source split {', '.join(_names(expected))}, from "
+                f"{_origin(expected)}; {path} recorded source split {', '.join(_names(entries))}, from "
+                f"{_origin(entries)}; both in the root attribute {SOURCE_SPLITS_ATTR!r}. Merged, split {name!r} would mix "
+                "them, such as test data converted into train with real training data. Check where each file's split "
+                "came from and convert the wrong one again into the split its samples belong to, or, if they do "
+                "belong together, merge anyway with --allow-mixed-splits (allow_mixed_splits=True)",
                 path=str(path),
                 hdf5_path=f"/{name}",
             )
