@@ -247,7 +247,7 @@ def test_record_and_read_round_trip_and_refuse_bad_entries() -> None:
         ("not json", "it is not JSON"),
         ('{"train": [{"source": "x.npz", "split": "test", "named_by": "guess"}]}', "at train/0/named_by: 'guess'"),
         ('["train"]', "is not of type 'object'"),
-        (7, "it is a int64, not JSON text"),
+        (7, "it holds the int64 7, not JSON text"),
     ],
 )
 def test_a_malformed_record_is_an_error_naming_the_file_and_attribute(tmp_path: Path, value: Any, problem: str) -> None:

@@ -221,7 +221,7 @@ def read(source: Any, *, where: str | os.PathLike[str] | None = None) -> Record 
         except UnicodeDecodeError:
             raise malformed("its bytes are not UTF-8 text") from None
     if not isinstance(value, str):
-        raise malformed(f"it is a {type(value).__name__}, not JSON text")
+        raise malformed(f"it holds the {type(value).__name__} {str(value)[:80]}, not JSON text")
     try:
         doc = json.loads(value)
     except json.JSONDecodeError as exc:

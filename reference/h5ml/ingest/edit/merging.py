@@ -28,7 +28,7 @@ from h5ml.ingest.edit.copying import (
     root_metadata,
 )
 from h5ml.ingest.edit.ids import check_ids
-from h5ml.ingest.edit.source_splits import check_source_splits, statements
+from h5ml.ingest.edit.source_splits import merged_from
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
@@ -152,8 +152,7 @@ def merge(
     try:
         order = _merge_plan(paths, datasets)
         records = {path: read(ds, where=path) for path, ds in zip(paths, datasets, strict=True)}
-        if not allow_mixed_splits:
-            check_source_splits(order, records)
+        inputs = merged_from(order, records, allow_mixed_splits=allow_mixed_splits)
         if id_feature is not None and not allow_duplicate_ids:
             for name, members in order.items():
                 check_ids(name, members, id_feature)
@@ -161,7 +160,7 @@ def merge(
         root.pop(SOURCE_SPLITS_ATTR, None)  # the first file's; the merged file records the union
         record(root, {name: union([records[path] for path, _ in members], name) for name, members in order.items()})
         root.update(metadata or {})
-        report = IngestReport(out, merged_from=statements(order, records))
+        report = IngestReport(out, merged_from=inputs)
         total = sum(ds[name].num_samples for name, members in order.items() for _, ds in members)
         with ProgressBars(progress, total) as bars, Writer(out, root) as writer:
             for name, members in order.items():
