@@ -85,6 +85,7 @@ class Plan:
     assigned: npt.NDArray[np.int8] | None = None  # split index of each row (split_ratios)
     split_names: list[str] = field(default_factory=list)
     skipped_lines: list[Skipped] = field(default_factory=list)
+    source_splits: dict[str, list[str]] = field(default_factory=dict)  # split -> its names in the split column
 
 
 class Uniques:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from h5ml.errors import IngestError
+from h5ml.ingest.naming import standard_split_name
 from h5ml.ingest.progress import ProgressBars
 from h5ml.ingest.report import Skipped
 from h5ml.ingest.splitting import assign_splits
@@ -29,14 +30,22 @@ from h5ml.ingest.tables.columns import (
     parquet_kind,
     stored_column,
 )
-from h5ml.ingest.tables.read import TableRequest, as_text, csv_chunks, parquet_chunks, parquet_file, split_text
+from h5ml.ingest.tables.read import (
+    TableRequest,
+    as_text,
+    csv_chunks,
+    parquet_chunks,
+    parquet_file,
+    source_split_text,
+)
 
 __all__ = ["plan_table"]
 
 
 def _add_split_counts(counts: dict[str, int], chunk: Any, split_column: str | None) -> None:
+    """Count the rows of each split name as the column has it (``valid``, before it becomes ``validation``)."""
     if split_column is not None:
-        for split, count in split_text(chunk[split_column]).value_counts().items():
+        for split, count in source_split_text(chunk[split_column]).value_counts().items():
             counts[str(split)] = counts.get(str(split), 0) + int(count)
 
 
@@ -70,7 +79,10 @@ def _finish_plan(
         plan.assigned = np.fromiter((index[s] for s in chosen), dtype=np.int8, count=plan.rows)
         plan.split_counts = {name: int((plan.assigned == i).sum()) for name, i in index.items()}
     elif request.split_column is not None:
-        plan.split_counts = dict(split_counts)
+        for given, count in split_counts.items():
+            name = standard_split_name(given)
+            plan.split_counts[name] = plan.split_counts.get(name, 0) + count
+            plan.source_splits.setdefault(name, []).append(given)
     else:
         plan.split_counts = {"train": plan.rows}
     return plan
