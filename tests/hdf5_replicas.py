@@ -63,7 +63,9 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def catvnoncat(folder: Path, names: Any = (b"non-cat", b"cat"), counts: tuple[int, int] = (9, 5), stem: str = "catvnoncat") -> dict[str, dict[str, np.ndarray]]:
+def catvnoncat(
+    folder: Path, names: Any = (b"non-cat", b"cat"), counts: tuple[int, int] = (9, 5), stem: str = "catvnoncat"
+) -> dict[str, dict[str, np.ndarray]]:
     """``train_<stem>.h5`` and ``test_<stem>.h5``; ``names`` bytes (|S7) or ints (SIGNS, happy house)."""
     rng = _rng(1)
     out: dict[str, dict[str, np.ndarray]] = {}
@@ -156,7 +158,12 @@ def mnist3d_points(path: Path, n: int = 7) -> list[dict[str, Any]]:
     with h5py.File(path, "w") as f:
         for i in range(n):
             k = int(rng.integers(5, 12))
-            s = {"points": rng.random((k, 3)), "normals": rng.random((k, 3)), "img": rng.random((30, 30)), "label": int(rng.integers(0, 10))}
+            s = {
+                "points": rng.random((k, 3)),
+                "normals": rng.random((k, 3)),
+                "img": rng.random((30, 30)),
+                "label": int(rng.integers(0, 10)),
+            }
             g = f.create_group(str(i))
             for key in ("points", "normals", "img"):
                 g[key] = s[key]
@@ -221,7 +228,17 @@ def fuel(path: Path, counts: tuple[int, int] = (8, 4)) -> dict[str, dict[str, np
     n = sum(counts)
     features = rng.integers(0, 256, (n, 4), dtype=np.uint8)
     targets = rng.integers(0, 3, (n, 1)).astype(np.uint8)
-    dtype = np.dtype([("split", "S5"), ("source", "S8"), ("start", "<i8"), ("stop", "<i8"), ("indices", h5py.ref_dtype), ("available", "?"), ("comment", "S1")])
+    dtype = np.dtype(
+        [
+            ("split", "S5"),
+            ("source", "S8"),
+            ("start", "<i8"),
+            ("stop", "<i8"),
+            ("indices", h5py.ref_dtype),
+            ("available", "?"),
+            ("comment", "S1"),
+        ]
+    )
     rows = []
     edges = {"train": (0, counts[0]), "test": (counts[0], n)}
     for split, (a, b) in edges.items():

@@ -19,7 +19,7 @@ package / module         holds
 ``npz``                  ``.npz``/``.npy`` files: :func:`convert_npz`, :func:`convert_npy`
 ``audio``                audio folders: :func:`convert_audio_folder`
 ``images``               image folders: :func:`convert_image_folder`
-``legacy``               HDF5 files in a tutorial's layout: :func:`convert_hdf5`
+``hdf5``                 HDF5 and MATLAB v7.3 files through a plan: :func:`convert_hdf5`, :func:`plan_hdf5`
 ``tables``               CSV and Parquet tables: :func:`convert_table`
 ``hf``                   Hugging Face datasets: :func:`convert_huggingface`
 ``samples``              any iterable of samples: :func:`convert_samples`
@@ -56,7 +56,8 @@ from h5ml.ingest.report import ID_FEATURE, SKIPPED_ATTR, DecodeError, IngestRepo
 _LAZY = {
     "convert_audio_folder": "h5ml.ingest.audio",
     "convert_image_folder": "h5ml.ingest.images",
-    "convert_hdf5": "h5ml.ingest.legacy",
+    "convert_hdf5": "h5ml.ingest.hdf5",
+    "plan_hdf5": "h5ml.ingest.hdf5",
     "convert_table": "h5ml.ingest.tables",
     "convert_samples": "h5ml.ingest.samples",
     "convert_arrays": "h5ml.ingest.in_memory",

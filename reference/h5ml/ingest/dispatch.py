@@ -14,7 +14,7 @@ kind               source
 ``arrays``         a ``.npz`` or ``.npy`` file (:mod:`h5ml.ingest.npz`)
 ``audio``          a folder of ``.wav``/``.flac``/``.ogg`` files (:mod:`h5ml.ingest.audio`)
 ``images``         an ImageFolder tree of images (:mod:`h5ml.ingest.images`)
-``hdf5``           an HDF5 file in a tutorial's layout (:mod:`h5ml.ingest.legacy`)
+``hdf5``           HDF5 and MATLAB v7.3 files, shard lists (:mod:`h5ml.ingest.hdf5`), through a plan
 ``table``          a ``.csv``, ``.tsv`` or ``.parquet`` file (:mod:`h5ml.ingest.tables`)
 ``hf``             a Hugging Face dataset saved with ``save_to_disk`` (:mod:`h5ml.ingest.hf`)
 =================  ==========================================================
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -33,7 +33,7 @@ from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.options import SHARED_OPTIONS, cli_option
 from h5ml.ingest.report import IngestReport
 
-__all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind"]
+__all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind", "detect_kinds"]
 
 SourceKind = Literal["arrays", "audio", "images", "hdf5", "table", "hf"]
 KINDS: Final[tuple[SourceKind, ...]] = ("arrays", "audio", "images", "hdf5", "table", "hf")
@@ -41,7 +41,9 @@ KINDS: Final[tuple[SourceKind, ...]] = ("arrays", "audio", "images", "hdf5", "ta
 _AUDIO: Final = frozenset({".wav", ".flac", ".ogg"})
 _IMAGES: Final = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
 _TABLES: Final = frozenset({".csv", ".tsv", ".parquet", ".pq"})
-_HDF5: Final = frozenset({".h5", ".hdf5", ".he5", ".hdf"})
+_HDF5: Final = frozenset({".h5", ".hdf5", ".he5", ".hdf", ".mat"})
+#: Suffixes of text files listing HDF5 shards (PointNet's ``train_files.txt``).
+_LISTS: Final = frozenset({".txt", ".lst"})
 _HF_MARKERS: Final = ("dataset_dict.json", "dataset_info.json", "state.json")
 #: Files looked at to tell an audio folder from an image folder.
 _SCAN_LIMIT: Final = 2000
@@ -51,7 +53,7 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
     "arrays": frozenset({"label", "class_names", "split", "feature"}),
     "audio": frozenset({"sample_rate", "mono", "split_ratios"}),
     "images": frozenset({"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios"}),
-    "hdf5": frozenset({"source_layout", "label", "id_feature"}),
+    "hdf5": frozenset({"label", "id_feature", "plan", "split_name", "class_names", "class_names_file"}),
     "table": frozenset(
         {
             "label",
@@ -135,11 +137,19 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
         return "arrays"
     if suffix in _TABLES:
         return "table"
-    if suffix in _HDF5:
+    if suffix in _LISTS:
         return "hdf5"
     with path.open("rb") as handle:
         if spec.superblock_version(handle) is not None:
             return "hdf5"
+    if suffix == ".mat":
+        raise IngestError(
+            f"{path}: a MATLAB file older than v7.3 (not HDF5); save it in MATLAB with save(..., '-v7.3'), "
+            "or read it with scipy.io.loadmat and convert the arrays",
+            path=str(path),
+        )
+    if suffix in _HDF5:
+        return "hdf5"
     raise IngestError(
         f"{path}: cannot tell what {suffix or 'this file'} holds; pass --from with one of {', '.join(KINDS)}",
         path=str(path),
@@ -182,15 +192,40 @@ def _converter(kind: SourceKind, source: str | os.PathLike[str], given: Mapping[
     module, name = {
         "audio": ("h5ml.ingest.audio", "convert_audio_folder"),
         "images": ("h5ml.ingest.images", "convert_image_folder"),
-        "hdf5": ("h5ml.ingest.legacy", "convert_hdf5"),
+        "hdf5": ("h5ml.ingest.hdf5", "convert_hdf5"),
         "table": ("h5ml.ingest.tables", "convert_table"),
         "hf": ("h5ml.ingest.hf", "convert_huggingface"),
     }[kind]
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
+def detect_kinds(sources: Sequence[str | os.PathLike[str]]) -> SourceKind:
+    """The kind of several sources together: ``hdf5`` when every one is HDF5 (or a shard list), else the one source's.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a source does not exist.
+    h5ml.IngestError
+        If several sources are not all HDF5 files: only HDF5 files are joined.
+    """
+    kinds = [detect_kind(s) for s in sources]
+    if len(kinds) == 1:
+        return kinds[0]
+    if set(kinds) != {"hdf5"}:
+        listed = ", ".join(f"{os.fspath(s)} ({k})" for s, k in zip(sources, kinds, strict=True))
+        raise IngestError(
+            f"several sources are joined into one file for HDF5 files only; got {listed}: convert the others one "
+            "at a time and join the h5ml files with `h5ml merge`"
+        )
+    return "hdf5"
+
+
 def convert(
-    kind: SourceKind, source: str | os.PathLike[str], output: str | os.PathLike[str], **options: Any
+    kind: SourceKind,
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    **options: Any,
 ) -> IngestReport:
     """Convert ``source`` of ``kind`` to the h5ml file ``output`` (§4, §5, §6, §7.6).
 
@@ -199,7 +234,7 @@ def convert(
     kind
         One of :data:`KINDS` (see :func:`detect_kind`).
     source, output
-        The source and the h5ml file to write.
+        The source (several, for ``hdf5``) and the h5ml file to write.
     **options
         The shared options (:data:`h5ml.ingest.options.SHARED_OPTIONS`:
         ``metadata``, ``compression``, ``level``, ``shuffle``, ``seed``,
@@ -228,9 +263,17 @@ def convert(
     extra = sorted(set(given) - OPTIONS[kind] - set(SHARED_OPTIONS))
     if extra:
         raise _not_applicable(kind, source, extra)
+    if not isinstance(source, (str, os.PathLike)):
+        sources = list(source)
+        if kind != "hdf5" and len(sources) != 1:
+            raise ParameterError(
+                f"several sources are joined for HDF5 files only; a source of kind {kind!r} is converted alone "
+                "(argument SOURCES)"
+            )
+        source = sources if kind == "hdf5" else sources[0]
     try:
-        converter = _converter(kind, source, given)
-        target = os.fspath(source) if kind == "hf" else source
+        converter = _converter(kind, source if not isinstance(source, list) else source[0], given)
+        target = os.fspath(source) if kind == "hf" and not isinstance(source, list) else source
         return converter(target, output, **given)  # type: ignore[no-any-return]
     except ModuleNotFoundError as exc:  # an optional dependency of this kind of source
         missing = _missing_extra(kind, exc)

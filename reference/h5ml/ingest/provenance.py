@@ -58,7 +58,9 @@ __all__ = [
 #: Root user attribute (§4.7): JSON ``{split: [{"source": ..., "split": ..., "named_by": ...}, ...]}``.
 SOURCE_SPLITS_ATTR: Final = "h5ml-ingest:source-splits"
 #: What gave an output split its name.
-NamedBy = Literal["file name", "folder", "group", "array name", "column", "option", "plan", "default"]
+NamedBy = Literal[
+    "file name", "list file", "folder", "group", "array name", "attribute", "column", "option", "plan", "default"
+]
 #: The values of ``named_by``, in the schema's order.
 NAMED_BY: Final[tuple[str, ...]] = get_args(NamedBy)
 #: One entry: ``{"source": str, "split": str | None, "named_by": str}``.

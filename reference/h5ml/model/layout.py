@@ -522,7 +522,9 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
         raise WriterError(f"{where}: media_type applies to bytes features only (§6.6)")
     for key, value in (fspec.attrs or {}).items():
         if not isinstance(key, str) or not key.strip() or key.startswith(spec.RESERVED_PREFIX):
-            raise WriterError(f"{where}: user attribute name {key!r} is empty or reserved (names starting with '_', §5.4)")
+            raise WriterError(
+                f"{where}: user attribute name {key!r} is empty or reserved (names starting with '_', §5.4)"
+            )
         if key in spec.FEATURE_COMMON_ATTRS or key in attrs:
             raise WriterError(
                 f"{where}: user attribute {key!r} is a §6.1 attribute; give it as its own option, or rename it "

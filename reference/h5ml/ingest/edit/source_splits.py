@@ -16,14 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from h5ml.errors import IngestError
+from h5ml.ingest.naming import standard_split_name
 from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, Entry, Record
 
 __all__ = ["merged_from"]
 
 
 def _names(entries: Sequence[Entry]) -> tuple[str, ...]:
-    """The recorded source split names, each once, in order; a null (the source had none) is ``"none"``."""
-    return tuple(dict.fromkeys(e["split"] if e["split"] is not None else "none" for e in entries))
+    """The recorded source split names as standard names (``valid`` is ``validation``), each once; a null is ``"none"``.
+
+    Aliases of one standard split (§5.1) name the same split, so that a
+    ``valid`` of one source and a ``validation`` of another merge.
+    """
+    return tuple(
+        dict.fromkeys(standard_split_name(e["split"].lower()) if e["split"] is not None else "none" for e in entries)
+    )
 
 
 def _entries(found: Record | None, split: str) -> list[Entry] | None:

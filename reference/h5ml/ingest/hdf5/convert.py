@@ -24,6 +24,7 @@ from h5ml.ingest.hdf5.propose import propose_plan
 from h5ml.ingest.hdf5.run import run_plan
 from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
+from h5ml.ingest.provenance import record, source_split
 from h5ml.ingest.report import ID_FEATURE, IngestReport
 from h5ml.model.values import FeatureSpec
 
@@ -199,7 +200,14 @@ def convert_hdf5(
     meta = conversion_metadata(
         "HDF5 file" if len(names) == 1 else "HDF5 files", where, {**chosen.metadata, **(options.metadata or {})}, out
     )
-    report = run_plan(chosen, inventories, out, options, meta)
+    entries = {
+        split.name: [
+            source_split(src, split.source_split, split.named_by)
+            for src in dict.fromkeys(p.source for f in split.features for p in f.parts)
+        ]
+        for split in chosen.splits
+    }
+    report = run_plan(chosen, inventories, out, options, record(meta, entries))
     if chosen.left_out:
         report.notes.append(
             f"left out {len(chosen.left_out)} source object(s) that no feature reads (see them with `h5ml convert "

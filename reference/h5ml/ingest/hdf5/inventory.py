@@ -107,10 +107,17 @@ class Inventory:
     nodes: dict[str, Node]
     fuel_splits: list[tuple[str, str, int, int]] = field(default_factory=list)
 
+    _index: dict[str, list[Node]] | None = field(default=None, repr=False)
+
     def children(self, path: str) -> list[Node]:
         """The direct members of the group ``path``, in walk order."""
-        prefix = path.rstrip("/") + "/"
-        return [n for p, n in self.nodes.items() if p.startswith(prefix) and "/" not in p[len(prefix) :] and p != "/"]
+        if self._index is None:
+            index: dict[str, list[Node]] = {}
+            for p, node in self.nodes.items():
+                if p != "/":
+                    index.setdefault(p.rsplit("/", 1)[0] or "/", []).append(node)
+            self._index = index
+        return list(self._index.get(path if path == "/" else path.rstrip("/"), []))
 
     def datasets(self) -> list[Node]:
         """Every dataset."""

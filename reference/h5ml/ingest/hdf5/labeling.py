@@ -147,9 +147,10 @@ def _label(
         update.update(squeeze=True, sample_shape=[])
         shape = []
     values = _values(feature, {inv.source: inv for inv in inventories})
-    if len(shape) == 1 and shape[0] > 1 and values is not None:
-        codes, bad = one_hot_codes(values.reshape(len(values), -1))
-        if bad:
+    width = shape[0] if len(shape) == 1 else None
+    if width is not None and width > 1 and values is not None:
+        codes, rows = one_hot_codes(values.reshape(len(values), -1))
+        if rows:
             return feature.model_copy(update=update)  # multi-label or soft labels: stored as they are
         update.update(one_hot=True, sample_shape=[], dtype="<i8")
         values, shape = codes, []
@@ -183,12 +184,12 @@ def _label(
     if names is None:
         return feature.model_copy(update=update)
     if values is not None and values.dtype.kind in "biuf":
-        bad = code_problems(values, len(names))
-        if bad:
-            row, value = bad[0]
+        problems = code_problems(values, len(names))
+        if problems:
+            row, value = problems[0]
             confirm.append(
                 f"split {split.name!r}: {feature.name!r} row {row} holds {value!r}, not a code of the {len(names)} "
-                f"class names from {origin} ({len(bad)} such rows): fix the class names or the label"
+                f"class names from {origin} ({len(problems)} such rows): fix the class names or the label"
             )
     update.update(encoding="categorical", class_names=names, class_names_from=origin)
     if update.get("dtype") is None or feature.dtype is None or np.dtype(feature.dtype).kind not in "iu":

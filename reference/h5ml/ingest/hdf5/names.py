@@ -64,7 +64,7 @@ def file_split(path: str | Path) -> tuple[str | None, str | None, str | None]:
     stem = Path(path).name.split(".", 1)[0]
     words = [w for w in re.split(r"[^A-Za-z0-9]+", stem) if w]
     side = words[-1].lower() if len(words) > 1 and words[-1].lower() in ("x", "y") else None
-    found = {}
+    found: dict[str, str] = {}
     for word in words:
         split = _split_of(word)
         if split is not None:

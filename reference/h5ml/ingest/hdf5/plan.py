@@ -37,6 +37,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from h5ml.errors import IngestError
+from h5ml.ingest.provenance import NamedBy
 
 __all__ = [
     "PLAN_FORMAT",
@@ -60,8 +61,6 @@ PLAN_VERSION: Final = 1
 #: The ``$id`` of the plan's JSON Schema.
 PLAN_SCHEMA_ID: Final = "https://h5ml.org/schema/h5ml-convert-plan-1.0.schema.json"
 
-#: Where an output split's name came from.
-NamedBy = Literal["file name", "list file", "group", "array name", "attribute", "option", "plan", "default"]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 

@@ -28,11 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import h5py
+
 from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.coverage import unaccounted
 from h5ml.ingest.hdf5.draft import Draft, Reading, user_attr_name
-from h5ml.ingest.hdf5.inventory import Inventory, take_inventory
+from h5ml.ingest.hdf5.inventory import Inventory, plain_value, take_inventory
 from h5ml.ingest.hdf5.labeling import LabelOptions, complete_labels
+from h5ml.ingest.hdf5.matlab import char_strings, matlab_order
 from h5ml.ingest.hdf5.names import file_split, read_list_file
 from h5ml.ingest.hdf5.plan import Feature, LeftOut, NamedBy, Part, Plan, SourceFile, Split
 from h5ml.ingest.hdf5.readings import read_source
@@ -159,6 +162,29 @@ def _metadata(inventories: list[Inventory], left_out: list[LeftOut]) -> dict[str
     return out
 
 
+def _scalars(reading: Reading, metadata: dict[str, Any], left_out: list[LeftOut]) -> None:
+    """Scalar datasets (and MATLAB char rows) of a source: root metadata, not samples."""
+    if not reading.scalars:
+        return
+    with h5py.File(reading.source, "r") as f:
+        for path, node in reading.scalars.items():
+            value = f[path][()]
+            if node.matlab_class == "char":
+                value = char_strings(matlab_order(value))[0]
+            value = plain_value(value)
+            key = user_attr_name(node.name)
+            if key in metadata and metadata[key] != value:
+                key = f"{Path(reading.source).name.split('.', 1)[0]}:{node.name}"
+            metadata[key] = value
+            left_out.append(
+                LeftOut(
+                    source=reading.source,
+                    path=path,
+                    reason=f"one value, not per sample: kept as the root attribute {key!r}",
+                )
+            )
+
+
 def propose_plan(
     sources: Sequence[str | os.PathLike[str]],
     *,
@@ -224,13 +250,18 @@ def propose_plan(
     by_split: dict[str, list[Draft]] = {}
     for reading in readings:
         for draft in reading.drafts:
-            by_split.setdefault(draft.name, []).append(draft)
+            if draft.features:
+                by_split.setdefault(draft.name, []).append(draft)
+            else:
+                confirm.append(f"{draft.source}: split {draft.name!r} has no feature h5ml can read; map it by hand")
     splits = [_join(name, by_split[name], confirm) for name in sorted(by_split, key=split_order)]
     kinds = [
         SourceFile(path=f.path, kind=inv.kind, split=f.split, listed_in=f.listed_in)
         for f, inv in zip(files, inventories, strict=True)
     ]
     metadata = _metadata(inventories, left_out)
+    for reading in readings:
+        _scalars(reading, metadata, left_out)
     plan = Plan(sources=kinds, splits=splits, metadata=metadata, left_out=left_out, confirm=confirm)
     plan = complete_labels(plan, inventories, readings, by_split, labels or LabelOptions(), id_feature)
     rest = unaccounted(plan, inventories)

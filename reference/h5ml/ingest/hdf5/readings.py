@@ -56,7 +56,7 @@ def _rows_feature(inv: Inventory, node: Node, name: str, reading: Reading, axis:
     if not shape or (matlab and node.attrs.get("MATLAB_empty")):
         return None
     n = shape[axis]
-    sample_shape = [s for i, s in enumerate(shape) if i != axis]
+    sample_shape: list[int | None] = [s for i, s in enumerate(shape) if i != axis]
     part = Part(source=inv.source, path=node.path, transpose=matlab, sample_axis=axis, matlab_class=cls)
     encoding: Literal["dense", "ragged", "string", "categorical"] = "dense"
     dtype: str | None = node.dtype.str
@@ -138,13 +138,47 @@ def _sample_axis(inv: Inventory, nodes: list[Node], reading: Reading, split: str
     return axes
 
 
+def _one_matlab_string(inv: Inventory, node: Node) -> bool:
+    """A MATLAB char row (``1 x L``): one string, root metadata rather than a feature."""
+    return (
+        inv.kind == "matlab"
+        and node.matlab_class == "char"
+        and node.shape is not None
+        and len(node.shape) == 2
+        and node.shape[-1] == 1
+    )
+
+
+def _matlab_vector(inv: Inventory, node: Node, axes: dict[str, int]) -> int | None:
+    """The length of a MATLAB cell vector whose length is not the samples' (a class-names candidate), else None."""
+    if inv.kind != "matlab" or node.matlab_class != "cell" or not node.shape:
+        return None
+    shape = tuple(reversed(node.shape))
+    long = [s for s in shape if s != 1]
+    if len(long) > 1:
+        return None
+    axis = axes.get(node.path, 0)
+    lengths = {
+        tuple(reversed(n.shape))[axes[p]]
+        for p, n in inv.nodes.items()
+        if p in axes and n.shape and n.matlab_class not in ("cell", "char")
+    }
+    if shape[axis] in lengths and len(lengths) == 1 and shape[axis] != 1:
+        return None
+    return int(long[0]) if long else 1
+
+
 def _rows_draft(inv: Inventory, nodes: list[Node], draft: Draft, reading: Reading, names: dict[str, str]) -> None:
     """Fill ``draft`` with the rows of ``nodes`` (feature names ``names``); arrays of another length are not samples."""
     axes = _sample_axis(inv, nodes, reading, draft.name)
     built: dict[str, tuple[Feature, int, Node]] = {}
     for node in nodes:
-        if not node.shape:
+        if not node.shape or _one_matlab_string(inv, node):
             reading.scalars[node.path] = node
+            continue
+        vector = _matlab_vector(inv, node, axes)
+        if vector is not None:
+            draft.names_candidates[node.path] = vector
             continue
         got = _rows_feature(inv, node, names[node.path], reading, axes.get(node.path, 0))
         if got is not None:
@@ -239,7 +273,7 @@ def _container(inv: Inventory, path: str, draft: Draft, reading: Reading, prefix
         records = [
             n
             for p, n in inv.nodes.items()
-            if n.kind == "group" and p.startswith(base + "/") and p[len(base) :].count("/") == depth
+            if n.kind == "group" and p != "/" and p.startswith(base + "/") and p[len(base) :].count("/") == depth
         ]
         if not id_like(g.name for g in groups) and depth == 1:
             reading.confirm.append(

@@ -22,8 +22,7 @@ __all__ = ["convert_command"]
 
 
 @click.command("convert")
-@click.argument("source")
-@click.argument("output")
+@click.argument("paths", nargs=-1, metavar="SOURCES... OUTPUT")
 @click.option(
     "--from",
     "kind",
@@ -80,7 +79,7 @@ __all__ = ["convert_command"]
     help="The label feature or column (role target): categorical for tables and hf, and for arrays and hdf5 when "
     "the source gives the number of classes.",
 )
-@click.option("--class-names", default=None, help="Comma-separated class names of --label (.npz/.npy).")
+@click.option("--class-names", default=None, help="Comma-separated class names of --label (.npz/.npy, HDF5).")
 @click.option("--feature", "feature", default=None, help=".npy only: the feature name (default: the file stem).")
 @click.option(
     "--sample-rate",
@@ -121,10 +120,42 @@ __all__ = ["convert_command"]
     help="Images: whether ROOT's folders are splits (ROOT/<split>/<class>/<file>) or classes; auto tells from the tree.",
 )
 @click.option(
-    "--source-layout",
-    type=click.Choice(["per-sample", "arrays"]),
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="HDF5: print the plan (which HDF5 path becomes which split and feature, what is left out) and write nothing.",
+)
+@click.option(
+    "--format",
+    "plan_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="With --plan: print the plan as text or as JSON.",
+)
+@click.option(
+    "-o",
+    "--plan-output",
+    type=click.Path(dir_okay=False),
     default=None,
-    help="HDF5: one dataset per sample in groups, or x_<split>/y_<split> arrays (default: detected).",
+    help="With --plan: also write the plan as JSON to this file, to edit and pass back with --plan-file.",
+)
+@click.option(
+    "--plan-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="HDF5: convert exactly as this plan (JSON, from --plan -o) says; SOURCES may then be left out.",
+)
+@click.option(
+    "--split-name",
+    default=None,
+    help="HDF5: the split of a source without splits of its own (default: its file name's split word, else train).",
+)
+@click.option(
+    "--class-names-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="HDF5: the label's class names, one per line.",
 )
 @click.option("--categorical", multiple=True, help="Table: a column to store categorical (repeatable).")
 @click.option("--strings", multiple=True, help="Table: a column to store as text (repeatable).")
@@ -137,24 +168,39 @@ __all__ = ["convert_command"]
     help="hf: keep Image columns encoded (bytes) or decode them.",
 )
 @click.pass_obj
-def convert_command(streams: Streams, /, source: str, output: str, kind: str, **opts: Any) -> int:
-    """Convert SOURCE to the h5ml file OUTPUT: arrays, audio or image folders, HDF5 files, tables, Hugging Face datasets.
+def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **opts: Any) -> int:
+    """Convert SOURCES to the h5ml file OUTPUT: arrays, audio or image folders, HDF5 files, tables, Hugging Face datasets.
 
     \b
-    SOURCE may be:
+    A SOURCE may be:
       a .npz/.npy file       arrays named <feature>_<split> (x_train, y_valid, ...)
       an audio folder        ROOT/<split>/<feature>/<id>.wav (or ROOT/<feature>/<id>.wav)
       an image folder        ROOT/<split>/<class>/<file> (or ROOT/<class>/<file>)
-      an HDF5 file           one dataset per sample, or x_<split>/y_<split> arrays
+      HDF5 / .mat v7.3 files arrays, groups of splits, one group per sample, ... (see --plan);
+                             several files, or a .txt list of shards, are joined
       a .csv/.parquet file   one feature per column
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
+    For HDF5 sources, --plan shows what would be written; a plan edited and
+    passed back with --plan-file converts exactly as written.
     """
     from h5ml.ingest import dispatch
     from h5ml.ingest.images.settings import parse_size
     from h5ml.ingest.splitting import parse_ratios
 
-    chosen = dispatch.detect_kind(source) if kind == "auto" else kind
+    show_plan, plan_format, plan_output = opts.pop("show_plan"), opts.pop("plan_format"), opts.pop("plan_output")
+    if show_plan:
+        return _print_plan(streams, paths, kind, opts, plan_format, plan_output)
+    if len(paths) < (1 if opts["plan_file"] else 2):
+        raise click.UsageError("give SOURCES... and OUTPUT (or --plan to see the plan of SOURCES)")
+    *sources, output = paths
+    if opts["plan_file"] is not None:
+        opts["plan"] = opts.pop("plan_file")
+        kind = "hdf5" if kind == "auto" else kind
+    else:
+        opts.pop("plan_file")
+    chosen = (dispatch.detect_kinds(sources) if sources else "hdf5") if kind == "auto" else kind
+    source: Any = sources if chosen == "hdf5" else (sources[0] if len(sources) == 1 else sources)
     quiet = opts.pop("quiet")
     metadata = {
         key: value
@@ -196,4 +242,37 @@ def convert_command(streams: Streams, /, source: str, output: str, kind: str, **
     )
     if not quiet:
         streams.console().print(Text(report.summary()), soft_wrap=True)
+    return EXIT_OK
+
+
+def _print_plan(
+    streams: Streams, paths: tuple[str, ...], kind: str, opts: dict[str, Any], plan_format: str, plan_output: str | None
+) -> int:
+    """``--plan``: propose the plan of HDF5 SOURCES, print it (text or JSON), and write it with ``-o``."""
+    from h5ml.ingest.hdf5 import load_plan, plan_hdf5
+    from h5ml.tools.plan_text import render_plan
+
+    if kind not in ("auto", "hdf5"):
+        raise click.UsageError(f"--plan applies to HDF5 sources; --from {kind} has no plan")
+    if opts["plan_file"] is not None:
+        plan = load_plan(opts["plan_file"])
+    else:
+        if not paths:
+            raise click.UsageError("give the SOURCES to plan (HDF5 files, .mat v7.3 files or .txt shard lists)")
+        class_names = None if opts["class_names"] is None else [c.strip() for c in opts["class_names"].split(",")]
+        plan = plan_hdf5(
+            list(paths),
+            split_name=opts["split_name"],
+            label=opts["label"],
+            class_names=class_names,
+            class_names_file=opts["class_names_file"],
+        )
+    if plan_output is not None:
+        from pathlib import Path
+
+        Path(plan_output).write_text(plan.to_json(), encoding="utf-8")
+    if plan_format == "json":
+        streams.stdout.write(plan.to_json())
+    else:
+        streams.console().print(Text(render_plan(plan, plan_output)), soft_wrap=True)
     return EXIT_OK
