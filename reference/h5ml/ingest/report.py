@@ -46,10 +46,22 @@ class DecodeError(Exception):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A source file left out of the output (``on_error="skip"``), and why."""
+    """A source file left out of the output (``on_error="skip"``), and why.
+
+    Attributes
+    ----------
+    path
+        The file (or ``file:/hdf5/path``, ``sample <index>``) left out.
+    reason
+        Why, as a sentence.
+    split
+        The split its sample was to go to, when known (not stored: it counts
+        a split's skipped files, :func:`h5ml.ingest.pipeline.ingest`).
+    """
 
     path: str
     reason: str
+    split: str | None = None
 
     def to_json(self) -> dict[str, str]:
         """``{"path": ..., "reason": ...}``, the form stored in :data:`SKIPPED_ATTR`."""

@@ -34,11 +34,12 @@ ImageMode = Literal["dense", "ragged", "bytes"]
 ResizeMode = Literal["stretch", "crop", "pad"]
 #: Pillow's resampling filter used when an image is resized.
 Resample = Literal["nearest", "bilinear", "bicubic", "lanczos"]
-#: How the folder is read: ``ROOT/<split>/<class>/<file>``, ``ROOT/<class>/<file>``, or decided from the tree.
-FolderLayout = Literal["auto", "splits", "classes"]
+#: How the folder is read: ``ROOT/<split>/<class>/<file>``, ``ROOT/<class>/<file>``, ``ROOT/<split>/<file>``
+#: (no labels), or decided from the tree.
+FolderLayout = Literal["auto", "splits", "classes", "split-files"]
 
 #: The values of :data:`FolderLayout` (``--folder-layout``).
-FOLDER_LAYOUTS: Final = ("auto", "splits", "classes")
+FOLDER_LAYOUTS: Final = ("auto", "splits", "classes", "split-files")
 #: Channels of each colour mode (``keep``: each file's own).
 CHANNELS: Final = {"RGB": 3, "RGBA": 4, "L": 1, "LA": 2}
 _MODES: Final = ("dense", "ragged", "bytes")
