@@ -49,8 +49,10 @@ _SCAN_LIMIT: Final = 2000
 #: Options each kind takes besides the shared ones (:data:`h5ml.ingest.options.SHARED_OPTIONS`).
 OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
     "arrays": frozenset({"label", "class_names", "split", "feature"}),
-    "audio": frozenset({"sample_rate", "mono", "split_ratios"}),
-    "images": frozenset({"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios"}),
+    "audio": frozenset({"sample_rate", "mono", "folder_layout", "split_ratios", "allow_empty_splits"}),
+    "images": frozenset(
+        {"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios", "allow_empty_splits"}
+    ),
     "hdf5": frozenset({"source_layout", "label", "id_feature"}),
     "table": frozenset(
         {

@@ -133,7 +133,9 @@ def reads_as_split_files(root: Path, folders: Mapping[str, tuple[bool, bool]], f
     nested = sorted(name for name, (has_dirs, _) in folders.items() if has_dirs and name in SPLIT_SUFFIXES)
     if not unnamed and not nested:
         return True
-    but = [f"{', '.join(map(repr, unnamed))} {'is' if len(unnamed) == 1 else 'are'} not a split name"] if unnamed else []
+    but = (
+        [f"{', '.join(map(repr, unnamed))} {'is' if len(unnamed) == 1 else 'are'} not a split name"] if unnamed else []
+    )
     but += [f"{', '.join(map(repr, nested))} hold(s) folders"] if nested else []
     many = len(holding) > 1
     named = f"{'are' if many else 'is'} named like {'splits' if many else 'a split'} and hold{'' if many else 's'}"

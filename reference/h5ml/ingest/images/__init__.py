@@ -88,9 +88,9 @@ Modules: :mod:`~h5ml.ingest.images.settings` checks the options,
 :mod:`~h5ml.ingest.images.convert` is :func:`convert_image_folder`.
 """
 
+from h5ml.ingest.folders import IMAGE_EXTENSIONS
 from h5ml.ingest.images.convert import convert_image_folder
 from h5ml.ingest.images.settings import FolderLayout, ImageMode, Resample, ResizeMode, parse_size
-from h5ml.ingest.folders import IMAGE_EXTENSIONS
 
 __all__ = [
     "IMAGE_EXTENSIONS",
