@@ -32,6 +32,7 @@ from h5ml.ingest.naming import SPLIT_SUFFIXES
 __all__ = [
     "AUDIO_EXTENSIONS",
     "FOLDER_KINDS",
+    "FOLDER_LAYOUTS",
     "IMAGE_EXTENSIONS",
     "SPLIT_FILES",
     "reads_as_split_files",
@@ -49,6 +50,9 @@ FOLDER_KINDS: Final[Mapping[str, tuple[frozenset[str], str]]] = {
 }
 #: The ``folder_layout`` value of ``ROOT/<split>/<file>`` (``--folder-layout split-files``).
 SPLIT_FILES: Final = "split-files"
+#: The values ``--folder-layout`` takes; each kind of folder takes its own among them (images: ``auto``,
+#: ``splits``, ``classes``, ``split-files``; audio: ``auto``, ``splits``, ``features``, ``split-files``).
+FOLDER_LAYOUTS: Final = ("auto", "splits", "classes", "features", SPLIT_FILES)
 #: Files looked at by :func:`what_was_found`.
 _SCAN_LIMIT: Final = 2000
 #: Extensions named by :func:`what_was_found`.

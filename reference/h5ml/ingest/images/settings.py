@@ -14,12 +14,14 @@ from typing import Final, Literal
 
 import numpy as np
 
+from h5ml.ingest.folders import FOLDER_LAYOUTS
 from h5ml.ingest.options import check_choice, parameter_error
 from h5ml.reader.imagecodec import COLORS
 
 __all__ = [
     "CHANNELS",
     "FOLDER_LAYOUTS",
+    "IMAGE_LAYOUTS",
     "FolderLayout",
     "ImageMode",
     "Resample",
@@ -38,8 +40,9 @@ Resample = Literal["nearest", "bilinear", "bicubic", "lanczos"]
 #: (no labels), or decided from the tree.
 FolderLayout = Literal["auto", "splits", "classes", "split-files"]
 
-#: The values of :data:`FolderLayout` (``--folder-layout``).
-FOLDER_LAYOUTS: Final = ("auto", "splits", "classes", "split-files")
+#: The values of :data:`FolderLayout`; ``--folder-layout`` takes :data:`h5ml.ingest.folders.FOLDER_LAYOUTS`
+#: (those of every kind of folder), re-exported here.
+IMAGE_LAYOUTS: Final = ("auto", "splits", "classes", "split-files")
 #: Channels of each colour mode (``keep``: each file's own).
 CHANNELS: Final = {"RGB": 3, "RGBA": 4, "L": 1, "LA": 2}
 _MODES: Final = ("dense", "ragged", "bytes")
@@ -94,7 +97,7 @@ def checked_settings(
         ("resize", resize, _RESIZES),
         ("color", color, COLORS),
         ("resample", resample, _RESAMPLES),
-        ("folder_layout", folder_layout, FOLDER_LAYOUTS),
+        ("folder_layout", folder_layout, IMAGE_LAYOUTS),
     ):
         check_choice(name, value, choices)
     if mode != "dense":
