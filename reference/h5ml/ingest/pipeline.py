@@ -43,7 +43,7 @@ from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.progress import ProgressBars
-from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem, record_skipped
+from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem, quote_skipped, record_skipped
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
@@ -185,10 +185,9 @@ def _check_not_empty(split: str, report: IngestReport, options: ConvertOptions) 
     if options.allow_empty_splits:
         return
     lost = [s for s in report.skipped if s.split == split]
-    quoted = "; ".join(f"{s.path}: {s.reason}" for s in lost[:_QUOTED])
-    more = f"; and {len(lost) - _QUOTED} more" if len(lost) > _QUOTED else ""
     raise IngestError(
-        f"split {split!r} would be empty: all {len(lost)} of its file(s) were skipped ({quoted}{more}); nothing "
+        f"split {split!r} would be empty: all {len(lost)} of its file(s) were skipped "
+        f"({quote_skipped(lost, _QUOTED)}); nothing "
         f"was written to {report.output}. Fix those files, or write the split with no samples with "
         "allow_empty_splits=True (--allow-empty-splits)",
         path=lost[0].path if lost else None,

@@ -44,7 +44,7 @@ from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.pipeline import ingest
 from h5ml.ingest.provenance import folder_splits, record
-from h5ml.ingest.report import ID_FEATURE, IngestReport, Skipped, SourceItem
+from h5ml.ingest.report import ID_FEATURE, IngestReport, Skipped, SourceItem, quote_skipped
 from h5ml.ingest.splitting import check_ratios
 from h5ml.model.values import FeatureSpec
 
@@ -211,7 +211,7 @@ def convert_audio_folder(
         raise parameter_error("mono", f"mono must be True or False, got {mono!r}")
     ratios = None if split_ratios is None else check_ratios(split_ratios)
     out = check_output(output, options.overwrite, [source])
-    tree, where = scan(source, ratios, options.seed, folder_layout)
+    tree, where, layout = scan(source, ratios, options.seed, folder_layout)
     splits, problems = match_ids(tree, where)
     skipped: list[Skipped] = []
     splits = drop(splits, problems, skipped)
@@ -223,9 +223,8 @@ def convert_audio_folder(
     splits = drop(splits, [*unreadable, *mismatched], skipped)
     if not any(splits.values()):
         raise IngestError(
-            f"{source}: every sample was left out ({len(skipped)} file(s) skipped: "
-            + "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])
-            + f"{'; ...' if len(skipped) > 3 else ''}), nothing to write to {out}; fix those files",
+            f"{source}: every sample was left out ({len(skipped)} file(s) skipped: {quote_skipped(skipped, 3)}), "
+            f"nothing to write to {out}; fix those files",
             path=str(source),
         )
     kept = {(i.split, i.sample_id) for items in splits.values() for i in items}
@@ -249,7 +248,7 @@ def convert_audio_folder(
                 source,
                 source,
                 splits,
-                split_folders=any(f.parent != source for f in where.values()),
+                split_folders=layout != "features",
                 ratios=ratios is not None,
             ),
         ),

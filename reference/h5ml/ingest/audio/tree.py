@@ -145,8 +145,8 @@ def _feature_folders(folders: Sequence[Path]) -> dict[str, dict[str, list[Path]]
 
 def scan(
     root: Path, split_ratios: Mapping[str, float] | None, seed: int | None, folder_layout: str = "auto"
-) -> tuple[Tree, dict[tuple[str, str], Path]]:
-    """List the tree: ``{split: {feature: {id: [files]}}}`` and each (split, feature)'s folder.
+) -> tuple[Tree, dict[tuple[str, str], Path], str]:
+    """List the tree: ``{split: {feature: {id: [files]}}}``, each (split, feature)'s folder, the layout read.
 
     Parameters
     ----------
@@ -162,7 +162,8 @@ def scan(
     Returns
     -------
     tuple
-        The tree and the folder of each (split, feature).
+        The tree, the folder of each (split, feature), and the layout read
+        (``"splits"``, ``"features"`` or ``"split-files"``).
 
     Raises
     ------
@@ -186,7 +187,7 @@ def scan(
             if files:
                 tree[split_folder.name] = {AUDIO_FEATURE: files}
                 where[split_folder.name, AUDIO_FEATURE] = split_folder
-        return tree, where
+        return tree, where, layout
     if layout != "features":
         if split_ratios is not None:
             raise parameter_error(
@@ -207,7 +208,7 @@ def scan(
             if features:
                 tree[split_folder.name] = features
                 where.update({(split_folder.name, f): split_folder / f for f in features})
-        return tree, where
+        return tree, where, layout
     features = _feature_folders(folders)
     ids = sorted({i for files in features.values() for i in files}, key=lambda i: (natural_key(i), i))
     if split_ratios is None:
@@ -221,7 +222,7 @@ def scan(
             for feature, files in features.items()
         }
         where.update({(name, f): root / f for f in features})
-    return tree, where
+    return tree, where, layout
 
 
 def match_ids(tree: Tree, where: Mapping[tuple[str, str], Path]) -> tuple[dict[str, list[SourceItem]], list[Problem]]:

@@ -20,7 +20,7 @@ from typing import Final
 from h5ml.errors import IngestError
 from h5ml.ingest.folders import IMAGE_EXTENSIONS, SPLIT_FILES, reads_as_split_files, what_was_found
 from h5ml.ingest.naming import name_problem, natural_key, split_order, standard_split_name
-from h5ml.ingest.report import Skipped, SourceItem
+from h5ml.ingest.report import Skipped, SourceItem, quote_skipped
 from h5ml.ingest.splitting import assign_splits
 from h5ml.model.values import text_problem
 from h5ml.reader.imagecodec import IMAGE_FORMATS, SNIFF_BYTES, sniff_image_format
@@ -244,10 +244,8 @@ def settle(problems: list[Skipped], on_error: str, output: str | os.PathLike[str
     """
     if not problems or on_error == "skip":
         return problems
-    listed = "; ".join(f"{p.path}: {p.reason}" for p in problems[:_LISTED])
-    more = f"; and {len(problems) - _LISTED} more" if len(problems) > _LISTED else ""
     raise IngestError(
-        f"{listed}{more}. Nothing was written to {os.fspath(output)}. Fix, move or remove "
+        f"{quote_skipped(problems, _LISTED)}. Nothing was written to {os.fspath(output)}. Fix, move or remove "
         f"{'that file' if len(problems) == 1 else 'those files'}, or skip bad files with on_error='skip' "
         "(--on-error skip)",
         path=problems[0].path,
