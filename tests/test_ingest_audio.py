@@ -426,3 +426,32 @@ def test_truncated_wav_is_refused_not_stored_short(tmp_path: Path) -> None:
     assert not (tmp_path / "out.h5").exists()
     report = convert_audio_folder(tmp_path / "wavs", tmp_path / "out.h5", on_error="skip")
     assert report.samples == {"train": 1} and [Path(s.path).name for s in report.skipped] == ["2.wav"]
+
+
+def test_every_kind_of_problem_is_in_the_first_message(tmp_path: Path) -> None:
+    """One run names every kind found before decoding, each with its count and examples: a missing counterpart,
+    an unreadable file, sample rates and channel counts (the user used to learn of them one run at a time)."""
+    rng = np.random.default_rng(6)
+    root = tmp_path / "wavs"
+    for feature in ("noisy", "clean"):
+        (root / "train" / feature).mkdir(parents=True)
+        for i in range(1, 7):
+            rate = 16000 if (feature, i) in (("clean", 2), ("clean", 3)) else 8000
+            frames = rng.integers(-999, 999, (400, 2) if (feature, i) == ("noisy", 4) else 400).astype(np.int16)
+            soundfile.write(root / "train" / feature / f"{i}.wav", frames, rate, subtype="PCM_16")
+    (root / "train" / "noisy" / "5.wav").write_bytes(rng.bytes(3000))
+    (root / "train" / "clean" / "6.wav").unlink()
+    out = tmp_path / "out.h5"
+    with pytest.raises(IngestError) as caught:
+        convert_audio_folder(root, out)
+    message = str(caught.value)
+    assert message.startswith("4 kinds of problem: missing counterpart, 1 file(s): ")
+    assert f"unreadable file, 1 file(s): {root / 'train' / 'noisy' / '5.wav'}: soundfile cannot read it" in message
+    assert f"sample rate, 2 file(s): {root / 'train' / 'clean' / '2.wav'}: it has 16000 Hz" in message
+    assert f"(1 other file(s) have problems of this kind: {root / 'train' / 'clean' / '3.wav'})" in message
+    assert f"channel count, 1 file(s): {root / 'train' / 'noisy' / '4.wav'}: it has 2 channel(s)" in message
+    assert "--sample-rate" in message and "--mono" in message and "--on-error skip" in message
+    assert caught.value.path == str(root / "train" / "noisy" / "6.wav") and not out.exists()
+    report = convert_audio_folder(root, out, on_error="skip")
+    assert report.samples == {"train": 1}
+    assert sorted(Path(s.path).name for s in report.skipped) == ["2.wav", "3.wav", "4.wav", "5.wav", "6.wav"]

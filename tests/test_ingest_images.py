@@ -568,3 +568,58 @@ def test_decode_image_colours_and_errors() -> None:
         decode_image(data[: len(data) // 2])
     with pytest.raises(ValueError, match="color must be one of"):
         decode_image(data, "HSV")
+
+
+def test_mixed_png_and_jpeg_bytes_decode_with_decode_images(tmp_path: Path) -> None:
+    """§6.6: a folder mixing PNG and JPEG stored as bytes has no media type (application/octet-stream); the
+    reader's decode_images=True still decodes every sample, each by its own signature, to Pillow's pixels."""
+    from h5ml.reader.source import SplitSource
+
+    root = tmp_path / "mixed"
+    files: dict[str, Path] = {}
+    for cls, jpeg in sklearn_jpegs().items():  # the JPEG files scikit-learn ships, as they are
+        files[f"{cls}/original.jpg"] = root / cls / "original.jpg"
+        files[f"{cls}/original.jpg"].parent.mkdir(parents=True)
+        shutil.copyfile(jpeg, files[f"{cls}/original.jpg"])
+    for k, tile in enumerate(tiles("coins", [(30, 40), (24, 24)])):  # grayscale PNGs
+        files[f"coins/{k}.png"] = save(root / "coins" / f"{k}.png", tile, "PNG")
+    files["china/tile.png"] = save(root / "china" / "tile.png", tiles("china", [(20, 28)])[0], "PNG")
+    out = tmp_path / "mixed.h5"
+    assert convert_image_folder(root, out, mode="bytes").samples == {"train": 5}
+    with h5ml.open(out) as ds:
+        assert ds["train"]["image"].media_type == "application/octet-stream"
+    source = SplitSource(out, "train", decode_images=True)
+    assert source.encodings["image"] == "image"
+    batch = source.read(list(range(5)))
+    ids = [str(i) for i in batch["id"]]
+    assert sorted(ids) == sorted(files)
+    for sample_id, pixels in zip(ids, batch["image"], strict=True):
+        with Image.open(files[sample_id]) as reference:
+            np.testing.assert_array_equal(pixels, np.asarray(reference.convert("RGB")))
+    first = source.read(0)["image"]
+    with Image.open(files[ids[0]]) as reference:
+        np.testing.assert_array_equal(first, np.asarray(reference.convert("RGB")))
+    source.close()
+
+
+def test_a_sample_that_is_no_image_names_file_split_feature_and_index(tmp_path: Path) -> None:
+    """decode_images=True on a bytes feature without media type whose sample 2 is text: an EncodingError names
+    the file, the split, the feature and sample 2; a feature whose first sample is no image stays bytes."""
+    from h5ml.reader.source import SplitSource
+
+    good = [save(tmp_path / f"{k}.png", t).read_bytes() for k, t in enumerate(tiles("rocket", [(8, 8)] * 3))]
+    jpeg = save(tmp_path / "3.jpg", tiles("rocket", [(8, 8)], start=3)[0], "JPEG").read_bytes()
+    out = tmp_path / "photos.h5"
+    samples = [good[0], jpeg, b"not a picture\n", good[1]]
+    h5ml.write(out, {"test": {"photo": samples, "notes": [b"a", b"b", b"c", b"d"]}})
+    source = SplitSource(out, "test", decode_images=True)
+    assert source.encodings == {"photo": "image", "notes": "bytes"}
+    assert [a.shape for a in source.read([0, 1, 3])["photo"]] == [(8, 8, 3)] * 3
+    with pytest.raises(EncodingError) as caught:
+        source.read([3, 2])
+    message = str(caught.value)
+    assert str(out) in message and "split 'test'" in message and "feature 'photo'" in message
+    assert "sample 2" in message and "not an image file" in message
+    with pytest.raises(EncodingError, match=r"feature 'photo' \(/test/photo\), sample 2: the 14 bytes"):
+        source.read(-2)
+    source.close()

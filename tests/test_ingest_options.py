@@ -296,3 +296,33 @@ def test_refusals_of_input_are_h5ml_errors_in_the_cli_words(tmp_path: Path) -> N
     not_a_table.write_text("just words\n")
     code, _, err = run_cli("convert", str(not_a_table), str(tmp_path / "n.h5"), "--from", "hf")
     assert code == 2 and "internal error" not in err
+
+
+def test_every_kind_takes_compression_and_level_the_same_way(tmp_path: Path) -> None:
+    """--level without --compression gzip is one error naming both flags for every kind of source (arrays,
+    table, HDF5, image folder, audio folder); with --compression gzip, every kind stores that level."""
+    sf = pytest.importorskip("soundfile")
+    np.savez(tmp_path / "a.npz", x_train=np.arange(40.0).reshape(20, 2))
+    hdf5 = tmp_path / "src.h5"
+    _per_sample_hdf5(hdf5)
+    wavs = tmp_path / "wavs" / "speech"
+    wavs.mkdir(parents=True)
+    for i in range(3):
+        sf.write(wavs / f"{i}.wav", np.arange(100 * (i + 1), dtype=np.int16), 8000, subtype="PCM_16")
+    sources = {
+        "arrays": (tmp_path / "a.npz", ()),
+        "table": (_csv(tmp_path / "t.csv"), ()),
+        "hdf5": (hdf5, ()),
+        "images": (_pets(tmp_path / "pets"), ("--size", "5x4")),
+        "audio": (tmp_path / "wavs", ()),
+    }
+    for kind, (source, extra) in sources.items():
+        out = tmp_path / f"{kind}.h5"
+        for without in ((), ("--compression", "none")):
+            code, stdout, err = run_cli("convert", str(source), str(out), *extra, *without, "--level", "3")
+            assert (code, stdout) == (2, ""), (kind, err)
+            assert err.count("\n") == 1 and "--compression gzip" in err and "option --level" in err, (kind, err)
+            assert not out.exists()
+        code, _, err = run_cli("convert", str(source), str(out), *extra, "--compression", "gzip", "--level", "3")
+        assert code == 0, (kind, err)
+        assert _gzip_levels(out) == {3}, kind

@@ -51,9 +51,13 @@ _SCAN_LIMIT: Final = 2000
 #: Options each kind takes besides the shared ones (:data:`h5ml.ingest.options.SHARED_OPTIONS`).
 OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
     "arrays": frozenset({"label", "class_names", "split", "feature"}),
-    "audio": frozenset({"sample_rate", "mono", "split_ratios"}),
-    "images": frozenset({"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios"}),
-    "hdf5": frozenset({"label", "id_feature", "plan", "split_name", "class_names", "class_names_file"}),
+    "audio": frozenset({"sample_rate", "mono", "folder_layout", "split_ratios", "allow_empty_splits"}),
+    "images": frozenset(
+        {"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios", "allow_empty_splits"}
+    ),
+    "hdf5": frozenset(
+        {"label", "id_feature", "plan", "split_name", "class_names", "class_names_file", "allow_empty_splits"}
+    ),
     "table": frozenset(
         {
             "label",

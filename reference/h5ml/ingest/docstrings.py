@@ -23,7 +23,8 @@ __all__ = ["SHARED_PARAMETERS", "SHARED_RAISES", "SPLIT_SEED_NOTE", "render_para
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-#: Parameter -> its description, for every shared option (:data:`h5ml.ingest.options.SHARED_OPTIONS`).
+#: Parameter -> its description, for every shared option (:data:`h5ml.ingest.options.SHARED_OPTIONS`) and
+#: the options of the converters writing through the pipeline (:data:`h5ml.ingest.options.PIPELINE_OPTIONS`).
 SHARED_PARAMETERS: Final[Mapping[str, str]] = {
     "metadata": (
         "Root metadata (§4.2) over the converter's defaults: ``name`` the output's stem, ``source`` where the "
@@ -70,6 +71,12 @@ SHARED_PARAMETERS: Final[Mapping[str, str]] = {
         'terminal".'
     ),
     "overwrite": "Replace an existing output (never the source itself).",
+    "allow_empty_splits": (
+        "Write a split of which ``on_error='skip'`` left out every file, with no samples. False (the default): "
+        "such a split is an :class:`h5ml.IngestError` naming it, how many files were skipped and the first "
+        "reasons, and the output is left as it was (a split that is there in the source and empty in the "
+        "output is most often a wrong file)."
+    ),
 }
 
 #: The note of ``seed`` for the converters that cut splits by ``split_ratios`` (:mod:`h5ml.ingest.splitting`).

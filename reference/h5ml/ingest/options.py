@@ -5,7 +5,10 @@ keyword parameters (``metadata``, ``features``, ``compression``, ``level``,
 ``shuffle``, ``seed``, ``workers``, ``processes``, ``on_error``,
 ``progress``, ``overwrite``; :data:`SHARED_OPTIONS`) beside its own, and
 gathers them with :meth:`ConvertOptions.pick` into one frozen
-:class:`ConvertOptions`, whose construction checks every value once.
+:class:`ConvertOptions`, whose construction checks every value once. The
+converters that write through :func:`h5ml.ingest.pipeline.ingest` (audio and
+image folders, HDF5 files) also take :data:`PIPELINE_OPTIONS`
+(``allow_empty_splits``), checked by the same object.
 
 A value a function does not take is a :class:`h5ml.errors.ParameterError`
 made by :func:`parameter_error`: its message says what is wrong and names
@@ -29,6 +32,7 @@ from h5ml.sampling.seeds import SEED_BITS, draw_seed
 
 __all__ = [
     "NO_CLI_OPTION",
+    "PIPELINE_OPTIONS",
     "SHARED_OPTIONS",
     "ConvertOptions",
     "OnError",
@@ -153,6 +157,10 @@ class ConvertOptions:
         True, False, or None ("when stderr is a terminal").
     overwrite
         Replace an existing output.
+    allow_empty_splits
+        Write a split of which ``on_error="skip"`` left out every sample (with
+        no samples); False (the default) refuses it
+        (:func:`h5ml.ingest.pipeline.ingest`).
 
     Raises
     ------
@@ -172,6 +180,7 @@ class ConvertOptions:
     on_error: OnError = "stop"
     progress: bool | None = None
     overwrite: bool = False
+    allow_empty_splits: bool = False
 
     def __post_init__(self) -> None:
         problems = [problem for problem in self._problems() if problem is not None]
@@ -206,16 +215,17 @@ class ConvertOptions:
             problem("on_error", self.on_error in _ON_ERROR and isinstance(self.on_error, str), "'stop' or 'skip'"),
             problem("progress", self.progress is None or isinstance(self.progress, bool), "True, False or None"),
             problem("overwrite", isinstance(self.overwrite, bool), "True or False"),
+            problem("allow_empty_splits", isinstance(self.allow_empty_splits, bool), "True or False"),
         ]
 
     @classmethod
     def pick(cls, arguments: Mapping[str, Any]) -> ConvertOptions:
-        """The shared options among a converter's arguments (its ``locals()``), checked.
+        """The shared options (and :data:`PIPELINE_OPTIONS`) among a converter's arguments (its ``locals()``), checked.
 
         Parameters
         ----------
         arguments
-            Name -> value; names that are not shared options are left out.
+            Name -> value; names that are not options of this class are left out.
 
         Returns
         -------
@@ -227,7 +237,7 @@ class ConvertOptions:
         h5ml.errors.ParameterError
             If a value is wrong (see the class).
         """
-        return cls(**{name: arguments[name] for name in SHARED_OPTIONS if name in arguments})
+        return cls(**{name: arguments[name] for name in _FIELDS if name in arguments})
 
     def seeded(self) -> ConvertOptions:
         """These options with a drawn seed when ``shuffle`` is set without one (recorded as ``shuffle_seed``, §7.6)."""
@@ -245,5 +255,9 @@ class ConvertOptions:
         return {"compression": self.compression, "compression_opts": self.level}
 
 
-#: The names of the shared options, in the order the converters' signatures and docstrings list them.
-SHARED_OPTIONS: Final = tuple(field.name for field in dataclasses.fields(ConvertOptions))
+#: The options only the converters writing through :func:`h5ml.ingest.pipeline.ingest` take (folders, HDF5).
+PIPELINE_OPTIONS: Final = ("allow_empty_splits",)
+#: Every option of :class:`ConvertOptions`.
+_FIELDS: Final = tuple(field.name for field in dataclasses.fields(ConvertOptions))
+#: The names of the options every converter takes, in the order the converters' signatures and docstrings list them.
+SHARED_OPTIONS: Final = tuple(name for name in _FIELDS if name not in PIPELINE_OPTIONS)

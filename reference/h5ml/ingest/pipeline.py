@@ -19,7 +19,13 @@ decoding (sample rates, matching ids), and hands :func:`ingest` a picklable
   writer builds a temporary file and renames it only at the end); with
   ``on_error="skip"`` goes on, and records every skipped file with its reason
   in the output's user attribute :data:`h5ml.ingest.SKIPPED_ATTR` (a JSON
-  list, §4.7) and in the returned :class:`h5ml.ingest.IngestReport`.
+  list, §4.7) and in the returned :class:`h5ml.ingest.IngestReport`;
+- refuses a split of which skipping left no sample (all its files bad, or
+  left out before decoding: the source passes that split with no items and
+  its :class:`h5ml.ingest.Skipped` files tagged with the split), naming the
+  split, the files skipped and the first reasons, unless
+  ``allow_empty_splits`` asks to write it empty: a split the source has and
+  the output lacks is a wrong file, not a detail of the summary.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.progress import ProgressBars
-from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem, record_skipped
+from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem, quote_skipped, record_skipped
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
@@ -46,6 +52,8 @@ __all__ = ["BATCH_SAMPLES", "ingest", "stack_columns"]
 
 #: Samples handed to the writer at once.
 BATCH_SAMPLES: Final = 64
+#: Skipped files whose reasons the message of an empty split quotes.
+_QUOTED: Final = 3
 
 
 def stack_columns(batch: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
@@ -95,7 +103,9 @@ def ingest(
     output
         The h5ml file to write (see :func:`h5ml.ingest.check_output`).
     splits
-        Split name -> its items, in the order to store them (unless shuffled on write).
+        Split name -> its items, in the order to store them (unless shuffled on write). A split
+        whose every file the source left out before decoding is given with no items (and its
+        files in ``skipped``, with their ``split``), so that it is refused or written empty.
     decode
         ``item -> {feature: value}``, the values of one sample as
         :meth:`h5ml.Writer.append_sample` takes them. It raises
@@ -112,7 +122,8 @@ def ingest(
     features
         What the converter declares of each feature (:class:`h5ml.FeatureSpec` by key).
     skipped
-        Files the source already left out (found while scanning), recorded with the others.
+        Files the source already left out (found while scanning), recorded with the others; their
+        ``split`` (when set) counts them for the split they were to go to.
 
     Returns
     -------
@@ -123,7 +134,10 @@ def ingest(
     ------
     IngestError
         With ``on_error="stop"``, for the first item whose decoding failed:
-        the message names the file and the reason. The output is unchanged.
+        the message names the file and the reason. Without
+        ``options.allow_empty_splits``, for a split left with no sample (every
+        file skipped): the message names the split, how many files were
+        skipped and the first reasons. The output is unchanged.
     FileExistsError, IsADirectoryError, FileNotFoundError
         As :func:`h5ml.ingest.check_output`.
     h5ml.errors.ParameterError
@@ -146,9 +160,13 @@ def ingest(
             ordered = list(items)
             if options.seed is not None and options.shuffle:
                 ordered = [ordered[i] for i in write_order(len(ordered), options.seed)]
+            if not ordered:
+                _check_not_empty(name, report, options)
             writer.add_split(name, shuffle_seed=options.shuffle_seed, expected_samples=len(ordered))
             task = bars.add(f"{out.name}: {name}", len(ordered))
             report.samples[name] = _write_split(writer, name, ordered, decode, options, report, bars, task)
+            if not report.samples[name]:
+                _check_not_empty(name, report, options)
             if options.shuffle_seed is not None and report.samples[name] < len(ordered):
                 writer.drop_shuffle_seed(name)  # the seed orders the source samples, not the ones kept (§7.6)
         record_skipped(writer, report)
@@ -158,8 +176,22 @@ def ingest(
 
 def _describe(item: SourceItem, exc: BaseException) -> Skipped:
     if isinstance(exc, DecodeError):
-        return Skipped(exc.path, exc.reason)
-    return Skipped(item.first_path, f"{type(exc).__name__}: {exc}")
+        return Skipped(exc.path, exc.reason, item.split)
+    return Skipped(item.first_path, f"{type(exc).__name__}: {exc}", item.split)
+
+
+def _check_not_empty(split: str, report: IngestReport, options: ConvertOptions) -> None:
+    """Refuse a split left with no sample, unless ``allow_empty_splits`` (see the module docstring)."""
+    if options.allow_empty_splits:
+        return
+    lost = [s for s in report.skipped if s.split == split]
+    raise IngestError(
+        f"split {split!r} would be empty: all {len(lost)} of its file(s) were skipped "
+        f"({quote_skipped(lost, _QUOTED)}); nothing "
+        f"was written to {report.output}. Fix those files, or write the split with no samples with "
+        "allow_empty_splits=True (--allow-empty-splits)",
+        path=lost[0].path if lost else None,
+    )
 
 
 def _write_split(

@@ -11,11 +11,21 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["ID_FEATURE", "SKIPPED_ATTR", "DecodeError", "IngestReport", "Skipped", "SourceItem", "record_skipped"]
+__all__ = [
+    "ID_FEATURE",
+    "SKIPPED_ATTR",
+    "DecodeError",
+    "IngestReport",
+    "Skipped",
+    "SourceItem",
+    "quote_skipped",
+    "record_skipped",
+]
 
 #: The string feature in which the converters keep each sample's source id (file stem, dataset name), so that
 #: a sample can be traced back to where it came from; ``h5ml merge`` checks it for duplicates.
@@ -46,10 +56,22 @@ class DecodeError(Exception):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A source file left out of the output (``on_error="skip"``), and why."""
+    """A source file left out of the output (``on_error="skip"``), and why.
+
+    Attributes
+    ----------
+    path
+        The file (or ``file:/hdf5/path``, ``sample <index>``) left out.
+    reason
+        Why, as a sentence.
+    split
+        The split its sample was to go to, when known (not stored: it counts
+        a split's skipped files, :func:`h5ml.ingest.pipeline.ingest`).
+    """
 
     path: str
     reason: str
+    split: str | None = None
 
     def to_json(self) -> dict[str, str]:
         """``{"path": ..., "reason": ...}``, the form stored in :data:`SKIPPED_ATTR`."""
@@ -143,3 +165,22 @@ def record_skipped(writer: Any, report: IngestReport) -> None:
     """
     if report.skipped:
         writer.update_metadata({SKIPPED_ATTR: json.dumps([s.to_json() for s in report.skipped])})
+
+
+def quote_skipped(skipped: Sequence[Skipped], most: int) -> str:
+    """The first ``most`` files with their reasons, for a message: ``"a.png: why; b.png: why; and 3 more"``.
+
+    Parameters
+    ----------
+    skipped
+        The files, in the order met.
+    most
+        How many to quote (>= 1).
+
+    Returns
+    -------
+    str
+        ``"<path>: <reason>"`` of each, joined by ``"; "``, then ``"; and N more"`` for the others.
+    """
+    quoted = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:most])
+    return quoted + (f"; and {len(skipped) - most} more" if len(skipped) > most else "")

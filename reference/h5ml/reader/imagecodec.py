@@ -10,6 +10,14 @@ decodes what it reads with :func:`decode_column`, the features that
 (:func:`image_to_array`), so an image stored as bytes and decoded later gives
 the same pixels as the one decoded at conversion time.
 
+Each sample's format is told from its own bytes (:func:`sniff_image_format`,
+then Pillow), not from the feature's ``media_type``: a feature mixing PNG and
+JPEG files, which §6.6 leaves without a media type (read as
+``application/octet-stream``), decodes sample by sample. ``decode_images=True``
+takes such a feature when its first sample is an image of the six formats; a
+later sample that is none is an :class:`h5ml.errors.EncodingError` naming
+the file, split, feature and sample index.
+
 Pixel convention: a ``numpy.uint8`` array of shape ``(H, W, C)``, rows top
 to bottom, columns left to right, channels in the order of the colour mode:
 
@@ -56,6 +64,7 @@ __all__ = [
     "COLORS",
     "IMAGE_FORMATS",
     "IMAGE_MEDIA_TYPES",
+    "OCTET_STREAM",
     "SNIFF_BYTES",
     "convert_image",
     "decode_column",
@@ -64,6 +73,7 @@ __all__ = [
     "images_to_decode",
     "pillow_reason",
     "sniff_image_format",
+    "untyped_features",
 ]
 
 #: The ``color`` values :func:`image_to_array` and :func:`decode_image` take.
@@ -81,6 +91,8 @@ IMAGE_MEDIA_TYPES: Final[Mapping[str, str]] = {
 IMAGE_FORMATS: Final = tuple(IMAGE_MEDIA_TYPES)
 #: Bytes needed by :func:`sniff_image_format`.
 SNIFF_BYTES: Final = 12
+#: The media type of bytes that say nothing of their format, and of a ``bytes`` feature without one (§6.6).
+OCTET_STREAM: Final = "application/octet-stream"
 
 #: Pillow modes of 8-bit images -> the mode ``color="keep"`` converts them to.
 _KEEP: Final[Mapping[str, str]] = {
@@ -268,8 +280,17 @@ def decode_image(
         ) from exc
 
 
+def _untyped(media_type: str | None) -> bool:
+    """Whether a media type says nothing of the samples' format: absent, ``application/octet-stream`` (§6.6)."""
+    return media_type is None or media_type.split(";")[0].strip().lower() == OCTET_STREAM
+
+
 def images_to_decode(
-    decode: bool | Sequence[str], encodings: Mapping[str, str], media_types: Mapping[str, str | None], where: str
+    decode: bool | Sequence[str],
+    encodings: Mapping[str, str],
+    media_types: Mapping[str, str | None],
+    where: str,
+    first_samples: Mapping[str, bytes] | None = None,
 ) -> frozenset[str]:
     """Return the features whose samples a reader decodes as images: the ``decode_images`` setting (§6.6).
 
@@ -277,13 +298,21 @@ def images_to_decode(
     ----------
     decode
         True for every ``bytes`` feature whose media type is ``image/...``,
-        False for none, or the names to decode.
+        and for every one whose media type says nothing of the format
+        (absent or ``application/octet-stream``, as for a feature mixing PNG
+        and JPEG files) whose first sample starts with the signature of an
+        image format :func:`decode_image` decodes (:func:`sniff_image_format`);
+        False for none; or the names to decode.
     encodings
         Feature name -> encoding (§6) of the features read.
     media_types
         Feature name -> ``media_type`` (None when unset) of the ``bytes`` features read.
     where
         The file and split (``"data.h5: split 'train'"``), named in the error message.
+    first_samples
+        Feature name -> its sample 0 (or its first :data:`SNIFF_BYTES` bytes),
+        for the ``bytes`` features of :func:`untyped_features`; a feature
+        missing here (an empty split) is not decoded.
 
     Returns
     -------
@@ -296,7 +325,13 @@ def images_to_decode(
         If ``decode`` names a feature that is not a ``bytes`` feature read.
     """
     if decode is True:
-        return frozenset(name for name, kind in media_types.items() if (kind or "").startswith("image/"))
+        heads = first_samples or {}
+        return frozenset(
+            name
+            for name, kind in media_types.items()
+            if (kind or "").startswith("image/")
+            or (_untyped(kind) and name in heads and sniff_image_format(heads[name][:SNIFF_BYTES]) is not None)
+        )
     if decode is False:
         return frozenset()
     wrong = [name for name in decode if encodings.get(name) != "bytes"]
@@ -308,8 +343,33 @@ def images_to_decode(
     return frozenset(decode)
 
 
-def decode_column(value: bytes | Sequence[bytes], color: str, where: str) -> Any:
+def untyped_features(decode: bool | Sequence[str], media_types: Mapping[str, str | None]) -> list[str]:
+    """The ``bytes`` features whose first sample :func:`images_to_decode` needs: True, and no format in the media type.
+
+    Parameters
+    ----------
+    decode
+        The ``decode_images`` setting.
+    media_types
+        Feature name -> ``media_type`` of the ``bytes`` features read.
+
+    Returns
+    -------
+    list of str
+        With ``decode=True``, the features whose media type is absent or
+        ``application/octet-stream``; otherwise none.
+    """
+    return [name for name, kind in media_types.items() if decode is True and _untyped(kind)]
+
+
+def decode_column(
+    value: bytes | Sequence[bytes], color: str, where: str, samples: int | Sequence[int] | None = None
+) -> Any:
     """Decode a reader's value of a ``bytes`` feature: one sample, or a batch (a list of them) (§6.6).
+
+    Each sample's format is told from its own first bytes (its signature),
+    whatever the feature's ``media_type``, so a feature mixing PNG, JPEG,
+    GIF, BMP, TIFF and WebP files decodes every sample.
 
     Parameters
     ----------
@@ -318,7 +378,10 @@ def decode_column(value: bytes | Sequence[bytes], color: str, where: str) -> Any
     color
         The colour mode, one of :data:`COLORS`.
     where
-        The file and feature (``"data.h5: /train/photo"``), named in error messages.
+        The file, split and feature (``"data.h5: split 'train', feature 'photo'"``), named in error messages.
+    samples
+        The sample index of ``value`` (an int), or of each item of the batch;
+        None: the items are named by their place in the batch.
 
     Returns
     -------
@@ -328,11 +391,16 @@ def decode_column(value: bytes | Sequence[bytes], color: str, where: str) -> Any
     Raises
     ------
     EncodingError
-        As :func:`decode_image`, naming the item of the batch.
+        As :func:`decode_image`, naming ``where`` and the sample index (or the item of the batch).
     """
     if isinstance(value, bytes):
-        return decode_image(value, color, where=where)
-    return [decode_image(v, color, where=f"{where} (item {i} of the batch)") for i, v in enumerate(value)]
+        at = "" if samples is None else f", sample {samples}"
+        return decode_image(value, color, where=f"{where}{at}")
+    if samples is None or isinstance(samples, int):
+        names = [f"item {i} of the batch" for i in range(len(value))]
+    else:
+        names = [f"sample {k}" for k in samples]
+    return [decode_image(v, color, where=f"{where}, {name}") for v, name in zip(value, names, strict=True)]
 
 
 def pillow_reason(exc: BaseException) -> str:

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.reader import Dataset, Split, open
-from h5ml.reader.imagecodec import decode_column, images_to_decode
+from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
 
@@ -135,7 +135,9 @@ class SplitSource:
             encodings = {name: split.feature(name).encoding for name in names_all}
             media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}
             where = f"{self.path}: split {self.split!r}"
-            self._decoded = images_to_decode(self.decode_images, encodings, media_types, where)
+            untyped = untyped_features(self.decode_images, media_types) if split.num_samples else []
+            first = split.read(0, untyped) if untyped else {}
+            self._decoded = images_to_decode(self.decode_images, encodings, media_types, where, first)
             self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
             self._names, self._file, self._split, self._pid = names_all, opened, split, pid
         return self._split
@@ -319,8 +321,11 @@ class SplitSource:
         """
         split = self.reader()
         values = split.read(indices, self._names)
-        for name in self._decoded:
-            values[name] = decode_column(values[name], self.color, f"{self.path}: /{self.split}/{name}")
+        if self._decoded:
+            samples = _sample_numbers(indices, split.num_samples)
+            for name in self._decoded:
+                where = f"{self.path}: split {self.split!r}, feature {name!r} (/{self.split}/{name})"
+                values[name] = decode_column(values[name], self.color, where, samples)
         return values
 
     def read_batch(self, indices: Any, kind: type[_Batch], transform: SampleTransform | None = None) -> _Batch:
@@ -400,3 +405,10 @@ class SplitSource:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"
+
+
+def _sample_numbers(indices: Any, count: int) -> int | list[int]:
+    """The sample index (an int) or indices that ``Split.read(indices)`` read, negatives counted from the end."""
+    if isinstance(indices, (int, np.integer)):
+        return int(indices) % count if count else int(indices)
+    return [int(k) for k in np.arange(count)[indices]]

@@ -2,8 +2,9 @@
 
 Folder layout
 -------------
-Two folder layouts are accepted; which one is decided from the tree (hidden
-entries, whose names start with ".", are ignored everywhere):
+Three folder layouts are accepted; which one is decided from the tree, or
+given by ``folder_layout`` (``"splits"``, ``"features"``, ``"split-files"``;
+hidden entries, whose names start with ".", are ignored everywhere):
 
 - ``ROOT/<split>/<feature>/<id>.<ext>``, e.g. ``train/noisy/17.wav`` and
   ``train/clean/17.wav``: the folders directly under ROOT hold folders (and
@@ -17,8 +18,20 @@ entries, whose names start with ".", are ignored everywhere):
   a bad file does not move other samples to another split). Without
   ``split_ratios`` every sample goes to ``train``.
 
+- ``ROOT/<split>/<id>.<ext>``, e.g. ``train/17.wav`` and ``test/3.wav``
+  (layout ``"split-files"``): every folder under ROOT has a split name
+  (:data:`h5ml.ingest.naming.SPLIT_SUFFIXES`) and holds audio files and no
+  folders. Each is a split with one audio feature, :data:`AUDIO_FEATURE`
+  (``audio``). Read as features (the layout above), such a tree would give
+  features ``train`` and ``test`` matched by id; a tree that is half this
+  layout (split-named folders holding audio beside folders of other names,
+  or beside folders holding folders) is refused with a message saying which
+  ``folder_layout`` gives which reading (:func:`h5ml.ingest.folders.reads_as_split_files`).
+
 Audio files directly in ROOT, a feature folder that holds folders, or folders
-under ROOT of both kinds are refused with :class:`h5ml.IngestError`. Files
+under ROOT of both kinds are refused with :class:`h5ml.IngestError`, as is a
+folder without audio files (the message says what it holds: ``found 12
+.png file(s); did you mean --from images``). Files
 with other extensions are ignored. Audio files are those ending in ``.wav``,
 ``.flac`` or ``.ogg`` (any case), decoded with ``soundfile`` (libsndfile).
 
@@ -67,7 +80,12 @@ All files of a feature (over every split) must share one sample rate and one
 channel count; this is checked with ``soundfile.info`` before anything is
 decoded. A mismatch is an :class:`h5ml.IngestError` naming two files that
 differ; with ``on_error="skip"`` the files that differ from the most common
-value (the first one met on a tie) are skipped instead.
+value (the first one met on a tie) are skipped instead. Every problem found
+before decoding (missing counterparts, ids of two files, unreadable files,
+sample rates, channel counts) is in one message, each kind with its count
+and examples (:func:`h5ml.ingest.audio.probe.raise_problems`), so one run
+tells every kind to fix. A split of which every sample is left out is
+refused unless ``allow_empty_splits``.
 
 - ``sample_rate=R`` decodes every file as float32 and resamples the files
   whose rate is not R to R with soxr (libsoxr's "HQ" quality, the
@@ -97,16 +115,19 @@ Modules: :mod:`~h5ml.ingest.audio.tree` lists the folder,
 from h5ml.ingest.audio.convert import convert_audio_folder
 from h5ml.ingest.audio.dtypes import common_dtype, subtype_dtype
 from h5ml.ingest.audio.probe import MAX_RESAMPLE_FACTOR
-from h5ml.ingest.audio.tree import AUDIO_EXTENSIONS
+from h5ml.ingest.audio.tree import AUDIO_EXTENSIONS, AUDIO_FEATURE, AUDIO_LAYOUTS, AudioLayout
 from h5ml.ingest.features import INPUT_NAMES, TARGET_NAMES, pair_roles
 from h5ml.ingest.report import ID_FEATURE
 
 __all__ = [
     "AUDIO_EXTENSIONS",
+    "AUDIO_FEATURE",
+    "AUDIO_LAYOUTS",
     "ID_FEATURE",
     "INPUT_NAMES",
     "MAX_RESAMPLE_FACTOR",
     "TARGET_NAMES",
+    "AudioLayout",
     "common_dtype",
     "convert_audio_folder",
     "pair_roles",

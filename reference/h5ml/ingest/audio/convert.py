@@ -26,18 +26,25 @@ from h5ml.ingest.audio.probe import (
     drop,
     mismatches,
     probe_item,
-    raise_first,
+    raise_problems,
 )
-from h5ml.ingest.audio.tree import Problem, match_ids, scan
+from h5ml.ingest.audio.tree import AUDIO_LAYOUTS, AudioLayout, Problem, match_ids, scan
 from h5ml.ingest.docstrings import SPLIT_SEED_NOTE, shared_doc
 from h5ml.ingest.features import pair_roles
 from h5ml.ingest.naming import natural_key
-from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.options import (
+    PIPELINE_OPTIONS,
+    SHARED_OPTIONS,
+    ConvertOptions,
+    OnError,
+    check_choice,
+    parameter_error,
+)
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.pipeline import ingest
 from h5ml.ingest.provenance import folder_splits, record
-from h5ml.ingest.report import ID_FEATURE, IngestReport, Skipped, SourceItem
+from h5ml.ingest.report import ID_FEATURE, IngestReport, Skipped, SourceItem, quote_skipped
 from h5ml.ingest.splitting import check_ratios
 from h5ml.model.values import FeatureSpec
 
@@ -103,10 +110,11 @@ def _features(
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *PIPELINE_OPTIONS),
     notes={
         "seed": SPLIT_SEED_NOTE,
         "workers": "They also check every file with ``soundfile.info`` before any is decoded.",
-    }
+    },
 )
 def convert_audio_folder(
     root: str | os.PathLike[str],
@@ -114,6 +122,7 @@ def convert_audio_folder(
     *,
     sample_rate: float | None = None,
     mono: bool = False,
+    folder_layout: AudioLayout = "auto",
     split_ratios: Mapping[str, float] | None = None,
     metadata: Mapping[str, Any] | None = None,
     features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
@@ -126,6 +135,7 @@ def convert_audio_folder(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    allow_empty_splits: bool = False,
 ) -> IngestReport:
     """Convert a folder of WAV/FLAC/Ogg files into an h5ml file, one ragged feature per folder (§6.3, §6.1, §7.6).
 
@@ -136,7 +146,7 @@ def convert_audio_folder(
     Parameters
     ----------
     root
-        ``ROOT`` of ``ROOT/<split>/<feature>/<id>.<ext>`` or ``ROOT/<feature>/<id>.<ext>``.
+        ``ROOT`` of ``ROOT/<split>/<feature>/<id>.<ext>``, ``ROOT/<feature>/<id>.<ext>`` or ``ROOT/<split>/<id>.<ext>``.
     output
         The h5ml file to write (refused if it exists unless ``overwrite``).
     sample_rate
@@ -147,6 +157,11 @@ def convert_audio_folder(
         Average the channels of every file (float32, shape ``(frames,)``).
         ``False`` keeps the channels, whose count all files of a feature
         must share.
+    folder_layout
+        ``"auto"`` (told from the tree, see :mod:`h5ml.ingest.audio`),
+        ``"splits"`` (``ROOT/<split>/<feature>/<id>.<ext>``), ``"features"``
+        (``ROOT/<feature>/<id>.<ext>``) or ``"split-files"``
+        (``ROOT/<split>/<id>.<ext>``, one feature ``audio``) (``--folder-layout``).
     split_ratios
         ``{"train": 0.8, "test": 0.2}``: assign the samples of a folder
         without split level to splits (not stratified: audio has no label).
@@ -161,11 +176,14 @@ def convert_audio_folder(
     Raises
     ------
     IngestError
-        With ``on_error="stop"``: a file soundfile cannot read, a missing
-        counterpart, two files with one id, files of a feature with different
-        rates or channel counts (naming both files). In any mode: a tree
-        that fits neither layout, or a folder name that cannot name a split
-        or feature. The output is left as it was.
+        With ``on_error="stop"``: files soundfile cannot read, missing
+        counterparts, two files with one id, files of a feature with different
+        rates or channel counts (naming both files): every kind found in one
+        message, with counts and examples. In any mode: a tree without audio
+        files (the message says what it holds), that fits no layout or (auto)
+        is half ``ROOT/<split>/<id>.<ext>``, a folder name that cannot name a
+        split or feature, or a split of which every sample was left out
+        (unless ``allow_empty_splits``). The output is left as it was.
     FileNotFoundError
         If ``root`` is not a directory, or the output's directory does not exist.
     {shared_raises}
@@ -183,6 +201,7 @@ def convert_audio_folder(
     ``(N,)``. Samples are in natural id order unless shuffled on write.
     """
     options = ConvertOptions.pick(locals())
+    check_choice("folder_layout", folder_layout, AUDIO_LAYOUTS)
     source = Path(root)
     if sample_rate is not None and not (
         isinstance(sample_rate, (int, float)) and math.isfinite(sample_rate) and sample_rate > 0
@@ -192,26 +211,20 @@ def convert_audio_folder(
         raise parameter_error("mono", f"mono must be True or False, got {mono!r}")
     ratios = None if split_ratios is None else check_ratios(split_ratios)
     out = check_output(output, options.overwrite, [source])
-    tree, where = scan(source, ratios, options.seed)
+    tree, where, layout = scan(source, ratios, options.seed, folder_layout)
     splits, problems = match_ids(tree, where)
     skipped: list[Skipped] = []
-    stop = options.on_error == "stop"
-    if stop:
-        raise_first(problems, out)
     splits = drop(splits, problems, skipped)
     unreadable, infos = _probe(splits, options)
-    if stop:
-        raise_first(unreadable, out)
     check_resampling(infos, sample_rate)
     mismatched = mismatches(infos, sample_rate, mono)
-    if stop:
-        raise_first(mismatched, out)
+    if options.on_error == "stop":
+        raise_problems([*problems, *unreadable, *mismatched], out)
     splits = drop(splits, [*unreadable, *mismatched], skipped)
-    splits = {name: items for name, items in splits.items() if items}
-    if not splits:
+    if not any(splits.values()):
         raise IngestError(
-            f"{source}: every sample was left out, nothing to write to {out}: "
-            + "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3]),
+            f"{source}: every sample was left out ({len(skipped)} file(s) skipped: {quote_skipped(skipped, 3)}), "
+            f"nothing to write to {out}; fix those files",
             path=str(source),
         )
     kept = {(i.split, i.sample_id) for items in splits.values() for i in items}
@@ -235,7 +248,7 @@ def convert_audio_folder(
                 source,
                 source,
                 splits,
-                split_folders=any(f.parent != source for f in where.values()),
+                split_folders=layout != "features",
                 ratios=ratios is not None,
             ),
         ),

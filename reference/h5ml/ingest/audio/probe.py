@@ -4,8 +4,9 @@
 :func:`probe_item`); a truncated WAV or AIFF is told from libsndfile's log
 (:func:`truncation`); the files of a feature that differ from its most
 common rate or channel count are :class:`h5ml.ingest.audio.tree.Problem`
-values (:func:`mismatches`). :func:`raise_first` stops on the first problem
-(``on_error="stop"``), :func:`drop` leaves the samples out and records them.
+values (:func:`mismatches`). :func:`raise_problems` stops on them all, every
+kind in one message (``on_error="stop"``), :func:`drop` leaves the samples
+out and records them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ __all__ = [
     "drop",
     "mismatches",
     "probe_item",
-    "raise_first",
+    "raise_problems",
     "truncation",
 ]
 
@@ -164,13 +165,13 @@ def mismatches(infos: Probed, sample_rate: float | None, mono: bool) -> list[Pro
         One per file that differs, naming a file that has the usual value.
     """
     problems: list[Problem] = []
-    checks: list[tuple[str, str, str]] = []
+    checks: list[tuple[str, str, str, str]] = []
     if sample_rate is None:
-        checks.append(("samplerate", "Hz", "resample them all with sample_rate=R (--sample-rate R)"))
+        checks.append(("samplerate", "Hz", "resample them all with sample_rate=R (--sample-rate R)", "sample rate"))
     if not mono:
-        checks.append(("channels", "channel(s)", "down-mix them all with mono=True (--mono)"))
-    for feature, files in infos.items():
-        for attr, unit, advice in checks:
+        checks.append(("channels", "channel(s)", "down-mix them all with mono=True (--mono)", "channel count"))
+    for attr, unit, advice, kind in checks:
+        for feature, files in infos.items():
             counts = Counter(getattr(info, attr) for _, _, info in files)
             if len(counts) < 2:
                 continue
@@ -186,29 +187,50 @@ def mismatches(infos: Probed, sample_rate: float | None, mono: bool) -> list[Pro
                             path,
                             f"it has {value} {unit} but {example} has {usual} {unit}; the files of feature "
                             f"{feature!r} must agree: {advice}",
+                            kind,
                         )
                     )
     return problems
 
 
-def raise_first(problems: Sequence[Problem], output: Path) -> None:
-    """Stop on the first problem, naming how many other files have problems (``on_error="stop"``).
+def raise_problems(problems: Sequence[Problem], output: Path) -> None:
+    """Stop on the problems found before decoding, every kind in one message (``on_error="stop"``).
+
+    Parameters
+    ----------
+    problems
+        Every problem found: missing counterparts, ids of two files,
+        unreadable files, sample rates and channel counts that differ.
+    output
+        The output, named as not written.
 
     Raises
     ------
     h5ml.IngestError
-        When there is a problem: the file, the reason, the sample, and what to do.
+        When there is a problem: for each kind (in the order met), how many
+        files, the first file with its reason and sample, and up to three
+        others by name; then what to do. ``path`` is the first file.
     """
     if not problems:
         return
-    first = problems[0]
-    others = [p.path for p in problems[1:]]
-    shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-    more = f" ({len(others)} other file(s) have problems of this kind: {shown})" if others else ""
+    kinds: dict[str, list[Problem]] = {}
+    for problem in problems:
+        kinds.setdefault(problem.kind, []).append(problem)
+    parts = []
+    for kind, group in kinds.items():
+        first = group[0]
+        others = [p.path for p in group[1:]]
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        more = f" ({len(others)} other file(s) have problems of this kind: {shown})" if others else ""
+        parts.append(
+            f"{kind}, {len(group)} file(s): {first.path}: {first.reason} (sample {first.sample_id!r} of split "
+            f"{first.split!r}){more}"
+        )
+    heading = f"{len(kinds)} kinds of problem: " if len(kinds) > 1 else ""
     raise IngestError(
-        f"{first.path}: {first.reason} (sample {first.sample_id!r} of split {first.split!r}){more}; nothing was "
-        f"written to {output}. Fix the files, or leave such samples out with on_error='skip' (--on-error skip)",
-        path=first.path,
+        f"{heading}{'; '.join(parts)}; nothing was written to {output}. Fix the files, or leave such samples out "
+        "with on_error='skip' (--on-error skip)",
+        path=problems[0].path,
     )
 
 
@@ -217,5 +239,7 @@ def drop(
 ) -> dict[str, list[SourceItem]]:
     """The items without problems; every problem is added to ``skipped``."""
     bad = {(p.split, p.sample_id) for p in problems}
-    skipped += [Skipped(p.path, f"{p.reason} (sample {p.sample_id!r} of split {p.split!r} left out)") for p in problems]
+    skipped += [
+        Skipped(p.path, f"{p.reason} (sample {p.sample_id!r} of split {p.split!r} left out)", p.split) for p in problems
+    ]
     return {name: [i for i in items if (name, i.sample_id) not in bad] for name, items in splits.items()}

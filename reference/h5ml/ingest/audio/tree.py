@@ -1,7 +1,8 @@
 """Listing an audio folder: its splits, features and files, matched by id (§5.1, §5.2).
 
-Reads the folder layouts of :mod:`h5ml.ingest.audio` (``ROOT/<split>/<feature>/<id>.<ext>``
-or ``ROOT/<feature>/<id>.<ext>``), refuses trees that fit neither, and
+Reads the folder layouts of :mod:`h5ml.ingest.audio` (``ROOT/<split>/<feature>/<id>.<ext>``,
+``ROOT/<feature>/<id>.<ext>`` or ``ROOT/<split>/<id>.<ext>``, told apart from
+the tree or by ``folder_layout``), refuses trees that fit none, and
 matches the files of each split's features by id; a missing counterpart or
 two files of one id is a :class:`Problem` of that sample (stop or skip).
 """
@@ -11,18 +12,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from h5ml.errors import IngestError
+from h5ml.ingest.folders import AUDIO_EXTENSIONS, SPLIT_FILES, reads_as_split_files, what_was_found
 from h5ml.ingest.naming import name_problem, natural_key
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.report import ID_FEATURE, SourceItem
 from h5ml.ingest.splitting import assign_splits, split_seed
 
-__all__ = ["AUDIO_EXTENSIONS", "Problem", "Tree", "match_ids", "scan"]
+__all__ = ["AUDIO_EXTENSIONS", "AUDIO_FEATURE", "AUDIO_LAYOUTS", "AudioLayout", "Problem", "Tree", "match_ids", "scan"]
 
-#: File extensions read as audio (compared case-insensitively).
-AUDIO_EXTENSIONS: Final = (".wav", ".flac", ".ogg")
+#: How the folder is read: ``ROOT/<split>/<feature>/<id>``, ``ROOT/<feature>/<id>``, ``ROOT/<split>/<id>``, or
+#: decided from the tree.
+AudioLayout = Literal["auto", "splits", "features", "split-files"]
+#: The values of :data:`AudioLayout` (``--folder-layout``).
+AUDIO_LAYOUTS: Final = ("auto", "splits", "features", "split-files")
+#: The feature of the files of ``ROOT/<split>/<id>.<ext>`` (layout "split-files").
+AUDIO_FEATURE: Final = "audio"
+#: The other readings of a tree that is half ``ROOT/<split>/<id>.wav`` (:func:`h5ml.ingest.folders.reads_as_split_files`).
+_READINGS: Final = (
+    f"each split holding one feature {AUDIO_FEATURE!r}; folder_layout='features' (--folder-layout features) reads "
+    "ROOT/<feature>/<id>.wav, each folder a feature matched by id; folder_layout='splits' (--folder-layout "
+    "splits) reads ROOT/<split>/<feature>/<id>.wav"
+)
 
 #: ``{split: {feature: {id: [files]}}}`` (several files for one id are reported by :func:`match_ids`).
 Tree = dict[str, dict[str, dict[str, list[Path]]]]
@@ -30,12 +43,17 @@ Tree = dict[str, dict[str, dict[str, list[Path]]]]
 
 @dataclass(frozen=True)
 class Problem:
-    """A sample that cannot be converted as it is: ``path`` is at fault for ``reason``."""
+    """A sample that cannot be converted as it is: ``path`` is at fault for ``reason``, a problem of ``kind``.
+
+    ``kind`` names the problem in the message that lists them all
+    (``"missing counterpart"``, ``"sample rate"``, ...).
+    """
 
     split: str
     sample_id: str
     path: str
     reason: str
+    kind: str = "unreadable file"
 
 
 def _visible(folder: Path) -> list[Path]:
@@ -67,8 +85,8 @@ def _feature_files(folder: Path) -> dict[str, list[Path]]:
     return files
 
 
-def _split_level(root: Path) -> tuple[bool, list[Path]]:
-    """Whether ROOT has a split level, and the folders directly under it (:mod:`h5ml.ingest.audio`, "Folder layout")."""
+def _split_level(root: Path, folder_layout: str) -> tuple[str, list[Path]]:
+    """The layout of ROOT and the folders directly under it (:mod:`h5ml.ingest.audio`, "Folder layout")."""
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: the audio folder does not exist or is not a directory")
     entries = _visible(root)
@@ -82,6 +100,17 @@ def _split_level(root: Path) -> tuple[bool, list[Path]]:
     folders = [p for p in entries if p.is_dir()]
     holds_folders = [f for f in folders if any(p.is_dir() for p in _visible(f))]
     holds_audio = [f for f in folders if any(_is_audio(p) for p in _visible(f))]
+    if not any(_is_audio(p) for folder in folders for p in folder.rglob("*") if not p.name.startswith(".")):
+        raise IngestError(
+            f"{root}: no audio files found ({', '.join(AUDIO_EXTENSIONS)}, at ROOT/<split>/<feature>/<id>.wav, "
+            f"ROOT/<feature>/<id>.wav or ROOT/<split>/<id>.wav); {what_was_found(root, 'audio')}",
+            path=str(root),
+        )
+    if folder_layout != "auto":
+        return folder_layout, folders
+    shape = {f.name: (f in holds_folders, f in holds_audio) for f in folders}
+    if reads_as_split_files(root, shape, "audio files", _READINGS):
+        return SPLIT_FILES, folders
     both = [f for f in holds_folders if f in holds_audio]
     if both:
         raise IngestError(
@@ -95,13 +124,7 @@ def _split_level(root: Path) -> tuple[bool, list[Path]]:
             "files (a feature); use one layout, ROOT/<split>/<feature>/<id>.wav or ROOT/<feature>/<id>.wav",
             path=str(root),
         )
-    if not holds_folders and not holds_audio:
-        raise IngestError(
-            f"{root}: no audio files found (extensions {', '.join(AUDIO_EXTENSIONS)}); the layout is "
-            "ROOT/<split>/<feature>/<id>.wav or ROOT/<feature>/<id>.wav",
-            path=str(root),
-        )
-    return bool(holds_folders), holds_folders or holds_audio
+    return ("splits" if holds_folders else "features"), holds_folders or holds_audio
 
 
 def _feature_folders(folders: Sequence[Path]) -> dict[str, dict[str, list[Path]]]:
@@ -121,9 +144,9 @@ def _feature_folders(folders: Sequence[Path]) -> dict[str, dict[str, list[Path]]
 
 
 def scan(
-    root: Path, split_ratios: Mapping[str, float] | None, seed: int | None
-) -> tuple[Tree, dict[tuple[str, str], Path]]:
-    """List the tree: ``{split: {feature: {id: [files]}}}`` and each (split, feature)'s folder.
+    root: Path, split_ratios: Mapping[str, float] | None, seed: int | None, folder_layout: str = "auto"
+) -> tuple[Tree, dict[tuple[str, str], Path], str]:
+    """List the tree: ``{split: {feature: {id: [files]}}}``, each (split, feature)'s folder, the layout read.
 
     Parameters
     ----------
@@ -133,25 +156,39 @@ def scan(
         Checked ratios for a tree without split level (:func:`h5ml.ingest.splitting.check_ratios`), or None.
     seed
         The user's seed (the split seed is :func:`h5ml.ingest.splitting.split_seed` of it).
+    folder_layout
+        One of :data:`AUDIO_LAYOUTS`: ``"auto"`` tells the layout from the tree.
 
     Returns
     -------
     tuple
-        The tree and the folder of each (split, feature).
+        The tree, the folder of each (split, feature), and the layout read
+        (``"splits"``, ``"features"`` or ``"split-files"``).
 
     Raises
     ------
     FileNotFoundError
         If ``root`` is not a directory.
     h5ml.IngestError
-        If the tree fits neither layout, or a folder name cannot name a split or feature.
+        If the tree holds no audio file (the message says what it holds), fits
+        no layout, is half ``ROOT/<split>/<id>.wav`` (``"auto"``: the message
+        says which ``folder_layout`` gives which reading), or a folder name
+        cannot name a split or feature.
     h5ml.errors.ParameterError
         If ``split_ratios`` is given for a tree that has splits.
     """
-    has_splits, folders = _split_level(root)
+    layout, folders = _split_level(root, folder_layout)
     tree: Tree = {}
     where: dict[tuple[str, str], Path] = {}
-    if has_splits:
+    if layout == SPLIT_FILES and split_ratios is None:
+        for split_folder in folders:
+            _check_name(split_folder.name, "split", split_folder)
+            files = _feature_files(split_folder)
+            if files:
+                tree[split_folder.name] = {AUDIO_FEATURE: files}
+                where[split_folder.name, AUDIO_FEATURE] = split_folder
+        return tree, where, layout
+    if layout != "features":
         if split_ratios is not None:
             raise parameter_error(
                 "split_ratios",
@@ -171,7 +208,7 @@ def scan(
             if features:
                 tree[split_folder.name] = features
                 where.update({(split_folder.name, f): split_folder / f for f in features})
-        return tree, where
+        return tree, where, layout
     features = _feature_folders(folders)
     ids = sorted({i for files in features.values() for i in files}, key=lambda i: (natural_key(i), i))
     if split_ratios is None:
@@ -185,7 +222,7 @@ def scan(
             for feature, files in features.items()
         }
         where.update({(name, f): root / f for f in features})
-    return tree, where
+    return tree, where, layout
 
 
 def match_ids(tree: Tree, where: Mapping[tuple[str, str], Path]) -> tuple[dict[str, list[SourceItem]], list[Problem]]:
@@ -223,6 +260,7 @@ def match_ids(tree: Tree, where: Mapping[tuple[str, str], Path]) -> tuple[dict[s
                             str(p),
                             f"files {', '.join(q.name for q in paths)} in {where[split, name]} have the same id "
                             f"{sample_id!r}; keep one file per id and feature",
+                            "id given to two files",
                         )
                         for p in paths
                     ]
@@ -236,6 +274,7 @@ def match_ids(tree: Tree, where: Mapping[tuple[str, str], Path]) -> tuple[dict[s
                             str(present[0]),
                             f"its counterpart {expected} (feature {name!r}, any of {', '.join(AUDIO_EXTENSIONS)}) "
                             "is missing; add it or remove this file",
+                            "missing counterpart",
                         )
                     )
             if not bad:

@@ -22,7 +22,7 @@ from h5ml.ingest.hdf5.labeling import LabelOptions
 from h5ml.ingest.hdf5.plan import Plan, load_plan
 from h5ml.ingest.hdf5.propose import propose_plan
 from h5ml.ingest.hdf5.run import run_plan
-from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.options import PIPELINE_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.provenance import record, source_split
 from h5ml.ingest.report import ID_FEATURE, IngestReport
@@ -112,6 +112,7 @@ def plan_hdf5(
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *PIPELINE_OPTIONS),
     notes={
         "metadata": "It goes over the sources' root attributes, which the plan keeps as metadata.",
         "processes": "HDF5 sources want processes: h5py lets one thread at a time into HDF5.",
@@ -139,6 +140,7 @@ def convert_hdf5(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    allow_empty_splits: bool = False,
 ) -> IngestReport:
     """Convert HDF5 / MATLAB v7.3 files to one h5ml file, by the proposed plan or by the plan given.
 

@@ -30,14 +30,19 @@ ignored without a word: other files (``README.txt``, ``labels.csv``,
 such as ``.DS_Store`` and ``.ipynb_checkpoints``). A class folder holding no
 image file is not a class. An image file that has no class folder (directly
 in ROOT, or directly in a split folder) is bad input, as is a file whose path
-is not valid UTF-8 (stop, or skip with ``on_error="skip"``).
+is not valid UTF-8 (stop, or skip with ``on_error="skip"``). In the layout
+"split-files" a split folder's image files are found at any depth below it,
+and an image directly in ROOT is bad input. A split of which
+``on_error="skip"`` leaves no file is refused unless ``allow_empty_splits``
+(:func:`h5ml.ingest.pipeline.ingest`).
 
 What is stored
 --------------
-Each split gets three features:
+Each split gets three features (two without classes):
 
 - ``image`` (role ``input``): see ``mode`` below;
-- ``label`` (role ``target``): categorical (§6.5), the class names being the
+- ``label`` (role ``target``; not in the layout "split-files", whose images
+  have no class): categorical (§6.5), the class names being the
   class folder names sorted as Python sorts strings (so code k is
   torchvision's ``class_to_idx`` of the same tree), the same list in every split;
 - ``id`` (role ``metadata``): string (§6.4), the file's path relative to ROOT
@@ -83,9 +88,9 @@ Modules: :mod:`~h5ml.ingest.images.settings` checks the options,
 :mod:`~h5ml.ingest.images.convert` is :func:`convert_image_folder`.
 """
 
+from h5ml.ingest.folders import IMAGE_EXTENSIONS
 from h5ml.ingest.images.convert import convert_image_folder
 from h5ml.ingest.images.settings import FolderLayout, ImageMode, Resample, ResizeMode, parse_size
-from h5ml.ingest.images.tree import IMAGE_EXTENSIONS
 
 __all__ = [
     "IMAGE_EXTENSIONS",

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import SPLIT_SEED_NOTE, shared_doc
+from h5ml.ingest.folders import SPLIT_FILES
 from h5ml.ingest.images.decode import decode_item
 from h5ml.ingest.images.settings import CHANNELS, FolderLayout, ImageMode, Resample, ResizeMode, checked_settings
-from h5ml.ingest.images.tree import IMAGE_EXTENSIONS, items_by_split, scan, settle, shown, sniff_all
-from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.images.tree import items_by_split, no_image_file, scan, settle, shown, sniff_all
+from h5ml.ingest.options import PIPELINE_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.pipeline import ingest
 from h5ml.ingest.provenance import folder_splits, record
@@ -65,16 +65,17 @@ def _image_spec(
     )
 
 
-def _features(classes: Sequence[str], image: FeatureSpec) -> dict[str, FeatureSpec]:
-    """The §6.1 options of ``image``, ``label`` and ``id``."""
+def _features(classes: Sequence[str], image: FeatureSpec, labeled: bool) -> dict[str, FeatureSpec]:
+    """The §6.1 options of ``image``, ``label`` (not for ``ROOT/<split>/<file>``) and ``id``."""
+    label = FeatureSpec(
+        encoding="categorical",
+        class_names=list(classes),
+        role="target",
+        description="The class: the name of the image's class folder.",
+    )
     return {
         "image": image,
-        "label": FeatureSpec(
-            encoding="categorical",
-            class_names=list(classes),
-            role="target",
-            description="The class: the name of the image's class folder.",
-        ),
+        **({"label": label} if labeled else {}),
         ID_FEATURE: FeatureSpec(
             encoding="string", role="metadata", description="The image file's path relative to the source folder."
         ),
@@ -82,9 +83,10 @@ def _features(classes: Sequence[str], image: FeatureSpec) -> dict[str, FeatureSp
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *PIPELINE_OPTIONS),
     notes={
         "seed": SPLIT_SEED_NOTE,
-    }
+    },
 )
 def convert_image_folder(
     root: str | os.PathLike[str],
@@ -108,16 +110,18 @@ def convert_image_folder(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    allow_empty_splits: bool = False,
 ) -> IngestReport:
     """Convert an image folder (torchvision ``ImageFolder`` layout) to an h5ml file (§6.2, §6.3, §6.5, §6.6).
 
     See :mod:`h5ml.ingest.images` for the folder layouts, the files read and
-    ignored, and the features written (``image``, ``label``, ``id``).
+    ignored, and the features written (``image``, ``label``, ``id``; no
+    ``label`` for ``ROOT/<split>/<file>``).
 
     Parameters
     ----------
     root
-        The folder: ``ROOT/<split>/<class>/<file>`` or ``ROOT/<class>/<file>``.
+        The folder: ``ROOT/<split>/<class>/<file>``, ``ROOT/<class>/<file>`` or ``ROOT/<split>/<file>``.
     output
         The h5ml file to write (refused if it exists, unless ``overwrite``).
     mode
@@ -141,7 +145,9 @@ def convert_image_folder(
         default), ``"bicubic"`` or ``"lanczos"``.
     folder_layout
         ``"auto"`` (decided from the tree, see :mod:`h5ml.ingest.images`),
-        ``"splits"`` or ``"classes"`` (``--folder-layout``).
+        ``"splits"`` (``ROOT/<split>/<class>/<file>``), ``"classes"``
+        (``ROOT/<class>/<file>``) or ``"split-files"`` (``ROOT/<split>/<file>``,
+        no labels) (``--folder-layout``).
     split_ratios
         Without a split level: split name -> fraction, adding up to 1, such as
         ``{"train": 0.8, "test": 0.2}``; every class is cut by these
@@ -165,7 +171,11 @@ def convert_image_folder(
     NotADirectoryError
         If ``root`` is not a folder.
     IngestError
-        If the tree holds no image file, a class or split folder name cannot
+        If the tree holds no image file (the message says what it holds), it
+        is half ``ROOT/<split>/<file>`` and half another layout with
+        ``folder_layout="auto"`` (the message says which ``folder_layout``
+        gives which reading), a split lost every file (unless
+        ``allow_empty_splits``), a class or split folder name cannot
         be stored (not valid UTF-8, not a valid split name, two folders for
         one split), or (``on_error="stop"``) a file is bad: outside a class
         folder, with a path that is not UTF-8, unreadable, not an image of
@@ -181,8 +191,9 @@ def convert_image_folder(
         )
     out = check_output(output, options.overwrite)
     ratios = None if split_ratios is None else check_ratios(split_ratios)
-    found, problems, classes, has_splits = scan(source, folder_layout)
-    if ratios is not None and has_splits:
+    found, problems, classes, layout = scan(source, folder_layout)
+    planned = {f.split for f in found} | {p.split for p in problems if p.split}
+    if ratios is not None and layout != "classes":
         raise parameter_error(
             "split_ratios",
             f"{shown(source)}: the folder already has split folders ({sorted({f.split for f in found})}); drop "
@@ -197,13 +208,8 @@ def convert_image_folder(
         media_type = IMAGE_MEDIA_TYPES[kinds.pop()] if len(kinds) == 1 else None
     skipped = settle(problems, options.on_error, out)
     if not found:
-        raise IngestError(
-            f"{shown(source)}: no image file to convert ({', '.join(sorted(IMAGE_EXTENSIONS))}, at "
-            "ROOT/<class>/<file> or ROOT/<split>/<class>/<file>)"
-            + (f"; {len(skipped)} bad file(s) were skipped" if skipped else ""),
-            path=shown(source),
-        )
-    splits = items_by_split(found, ratios, split_seed(options.seed), classes)
+        raise no_image_file(source, len(skipped))
+    splits = items_by_split(found, ratios, split_seed(options.seed), classes, planned - {""})
     decode = functools.partial(decode_item, mode=mode, size=fit, resize=resize, color=color, resample=resample)
     return ingest(
         out,
@@ -212,8 +218,8 @@ def convert_image_folder(
         options,
         metadata=record(
             conversion_metadata("image folder", shown(source), options.metadata, out),
-            folder_splits(shown(source), source, splits, split_folders=has_splits, ratios=ratios is not None),
+            folder_splits(shown(source), source, splits, split_folders=layout != "classes", ratios=ratios is not None),
         ),
-        features=_features(classes, _image_spec(mode, fit, resize, color, resample, media_type)),
+        features=_features(classes, _image_spec(mode, fit, resize, color, resample, media_type), layout != SPLIT_FILES),
         skipped=skipped,
     )

@@ -37,7 +37,7 @@ __all__ = ["decode_item", "fit"]
 def decode_item(
     item: SourceItem, *, mode: str, size: tuple[int, int] | None, resize: str, color: str, resample: str
 ) -> dict[str, Any]:
-    """One sample's values: ``image`` (array or the file's bytes), ``label`` (class name), ``id``.
+    """One sample's values: ``image`` (array or the file's bytes), ``label`` (class name, when it has one), ``id``.
 
     Raises
     ------
@@ -56,7 +56,8 @@ def decode_item(
         image = data
     else:
         image = _pixels(data, path, size, resize, color, resample)
-    return {"image": image, "label": parts["label"], ID_FEATURE: item.sample_id}
+    label = {"label": parts["label"]} if "label" in parts else {}
+    return {"image": image, **label, ID_FEATURE: item.sample_id}
 
 
 def _check_whole(data: bytes, path: str) -> None:

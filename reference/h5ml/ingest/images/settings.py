@@ -14,12 +14,14 @@ from typing import Final, Literal
 
 import numpy as np
 
+from h5ml.ingest.folders import FOLDER_LAYOUTS
 from h5ml.ingest.options import check_choice, parameter_error
 from h5ml.reader.imagecodec import COLORS
 
 __all__ = [
     "CHANNELS",
     "FOLDER_LAYOUTS",
+    "IMAGE_LAYOUTS",
     "FolderLayout",
     "ImageMode",
     "Resample",
@@ -34,11 +36,13 @@ ImageMode = Literal["dense", "ragged", "bytes"]
 ResizeMode = Literal["stretch", "crop", "pad"]
 #: Pillow's resampling filter used when an image is resized.
 Resample = Literal["nearest", "bilinear", "bicubic", "lanczos"]
-#: How the folder is read: ``ROOT/<split>/<class>/<file>``, ``ROOT/<class>/<file>``, or decided from the tree.
-FolderLayout = Literal["auto", "splits", "classes"]
+#: How the folder is read: ``ROOT/<split>/<class>/<file>``, ``ROOT/<class>/<file>``, ``ROOT/<split>/<file>``
+#: (no labels), or decided from the tree.
+FolderLayout = Literal["auto", "splits", "classes", "split-files"]
 
-#: The values of :data:`FolderLayout` (``--folder-layout``).
-FOLDER_LAYOUTS: Final = ("auto", "splits", "classes")
+#: The values of :data:`FolderLayout`; ``--folder-layout`` takes :data:`h5ml.ingest.folders.FOLDER_LAYOUTS`
+#: (those of every kind of folder), re-exported here.
+IMAGE_LAYOUTS: Final = ("auto", "splits", "classes", "split-files")
 #: Channels of each colour mode (``keep``: each file's own).
 CHANNELS: Final = {"RGB": 3, "RGBA": 4, "L": 1, "LA": 2}
 _MODES: Final = ("dense", "ragged", "bytes")
@@ -93,7 +97,7 @@ def checked_settings(
         ("resize", resize, _RESIZES),
         ("color", color, COLORS),
         ("resample", resample, _RESAMPLES),
-        ("folder_layout", folder_layout, FOLDER_LAYOUTS),
+        ("folder_layout", folder_layout, IMAGE_LAYOUTS),
     ):
         check_choice(name, value, choices)
     if mode != "dense":

@@ -32,7 +32,12 @@ __all__ = ["convert_command"]
     help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, or by the file suffix.",
 )
 @click.option("--compression", type=click.Choice(["gzip", "none"]), default="none", show_default=True)
-@click.option("--level", type=click.IntRange(0, 9), default=None, help="The gzip level 0-9 with --compression gzip.")
+@click.option(
+    "--level",
+    type=click.IntRange(0, 9),
+    default=None,
+    help="The gzip level 0-9 (default 4); needs --compression gzip (an error without it), for every kind of SOURCE.",
+)
 @click.option(
     "--shuffle/--no-shuffle",
     default=None,
@@ -115,9 +120,16 @@ __all__ = ["convert_command"]
 )
 @click.option(
     "--folder-layout",
-    type=click.Choice(["auto", "splits", "classes"]),
+    type=click.Choice(["auto", "splits", "classes", "features", "split-files"]),
     default=None,
-    help="Images: whether ROOT's folders are splits (ROOT/<split>/<class>/<file>) or classes; auto tells from the tree.",
+    help="Folders: splits (ROOT/<split>/<class or feature>/<file>), classes (images: ROOT/<class>/<file>), features "
+    "(audio: ROOT/<feature>/<id>.wav) or split-files (ROOT/<split>/<file>, no labels); auto tells from the tree.",
+)
+@click.option(
+    "--allow-empty-splits",
+    is_flag=True,
+    default=None,
+    help="Folders, HDF5: write a split of which --on-error skip left out every file (default: an error).",
 )
 @click.option(
     "--plan",
