@@ -117,7 +117,7 @@ def plan_hdf5(
         "metadata": "It goes over the sources' root attributes, which the plan keeps as metadata.",
         "processes": "HDF5 sources want processes: h5py lets one thread at a time into HDF5.",
         "on_error": "A bad sample is a record without a member, a row that is not one-hot, a code outside [-1, K).",
-    }
+    },
 )
 def convert_hdf5(
     sources: Sources,

@@ -60,9 +60,18 @@ def feature_role(name: str) -> Literal["input", "target", "metadata"] | None:
     return role  # type: ignore[return-value]
 
 
-def user_attr_name(name: str) -> str:
-    """The user-attribute name (§4.7) of a source attribute: as it is, or ``source:<name>`` when h5ml defines or reserves it."""
-    if name in spec.FEATURE_COMMON_ATTRS or name in spec.ROOT_ATTRS or name.startswith(spec.RESERVED_PREFIX):
+def user_attr_name(name: str, level: str = "feature") -> str:
+    """The user-attribute name (§4.7) of a source attribute: as it is, or ``source:<name>`` when h5ml defines or reserves it.
+
+    Parameters
+    ----------
+    name
+        The source attribute's name.
+    level
+        ``"feature"`` (the §6.1 names are h5ml's) or ``"root"`` (the §4.2 names are).
+    """
+    defined = spec.FEATURE_COMMON_ATTRS if level == "feature" else spec.ROOT_ATTRS
+    if name in defined or name.startswith(spec.RESERVED_PREFIX):
         return f"source:{name}"
     return name
 

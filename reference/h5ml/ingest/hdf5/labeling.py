@@ -10,8 +10,8 @@ the feature ``label`` names) of a proposed plan:
   ``--class-names-file``), from a 1-D string dataset of the source named
   like ``list_classes``/``category_names`` whose length fits, from a root
   attribute giving the number of classes (``nb_classes``: names ``"0"`` ..
-  ``"K-1"``), or from ``shape_names.txt`` beside a shard list. Codes outside
-  ``[-1, K)`` are asked about, never stored.
+  ``"K-1"``), or from ``shape_names.txt`` beside a shard list. A code outside
+  ``[-1, K)`` is refused when converting (or skipped with ``on_error="skip"``), never stored.
 
 Records splits get the string feature ``id_feature`` (each record's id).
 """
@@ -27,7 +27,7 @@ import numpy as np
 
 from h5ml.ingest.hdf5.draft import Draft, Reading
 from h5ml.ingest.hdf5.inventory import Inventory
-from h5ml.ingest.hdf5.labels import class_names_file, code_problems, is_class_names_name, one_hot_codes
+from h5ml.ingest.hdf5.labels import class_names_file, is_class_names_name, one_hot_codes
 from h5ml.ingest.hdf5.matlab import cell_values, char_strings, matlab_order
 from h5ml.ingest.hdf5.names import CLASS_NAME_FILES
 from h5ml.ingest.hdf5.plan import Feature, LeftOut, Part, Plan, Split
@@ -183,14 +183,6 @@ def _label(
                 origin, names = beside
     if names is None:
         return feature.model_copy(update=update)
-    if values is not None and values.dtype.kind in "biuf":
-        problems = code_problems(values, len(names))
-        if problems:
-            row, value = problems[0]
-            confirm.append(
-                f"split {split.name!r}: {feature.name!r} row {row} holds {value!r}, not a code of the {len(names)} "
-                f"class names from {origin} ({len(problems)} such rows): fix the class names or the label"
-            )
     update.update(encoding="categorical", class_names=names, class_names_from=origin)
     if update.get("dtype") is None or feature.dtype is None or np.dtype(feature.dtype).kind not in "iu":
         update["dtype"] = "<i8"

@@ -155,7 +155,7 @@ def _metadata(inventories: list[Inventory], left_out: list[LeftOut]) -> dict[str
             if not key.strip():
                 left_out.append(LeftOut(source=inv.source, path=f"/@{key}", reason="an attribute without a name"))
                 continue
-            name = "description" if key == "description" and isinstance(value, str) else user_attr_name(key)
+            name = "description" if key == "description" and isinstance(value, str) else user_attr_name(key, "root")
             if name in out and out[name] != value:
                 name = f"{stem}:{key}"
             out[name] = value
@@ -172,7 +172,7 @@ def _scalars(reading: Reading, metadata: dict[str, Any], left_out: list[LeftOut]
             if node.matlab_class == "char":
                 value = char_strings(matlab_order(value))[0]
             value = plain_value(value)
-            key = user_attr_name(node.name)
+            key = user_attr_name(node.name, "root")
             if key in metadata and metadata[key] != value:
                 key = f"{Path(reading.source).name.split('.', 1)[0]}:{node.name}"
             metadata[key] = value

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.handles import BLOCKS, close_sources, source_file
 from h5ml.ingest.hdf5.inventory import Inventory
 from h5ml.ingest.hdf5.labels import code_problems
@@ -34,7 +35,7 @@ from h5ml.ingest.hdf5.values import finish_value, part_rows, read_record, read_r
 from h5ml.ingest.naming import natural_key
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.pipeline import ingest
-from h5ml.ingest.report import DecodeError, IngestReport, SourceItem
+from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem
 from h5ml.model.values import FeatureSpec
 
 __all__ = ["BLOCK_BYTES", "decode_sample", "run_plan"]
@@ -177,23 +178,43 @@ def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
 
 
 def _items(
-    split: str,
-    features: list[Feature],
-    runs: Mapping[tuple[str, str], _FeatureRun],
-    inventories: Mapping[str, Inventory],
-    n: int,
-) -> list[SourceItem]:
-    records = [f for f in features if f.parts[0].kind in ("records",)]
+    split: str, features: list[Feature], inventories: Mapping[str, Inventory], n: int, on_error: str
+) -> tuple[list[SourceItem], list[Skipped]]:
+    """The split's samples: rows ``0..n-1``, or the records' ids (naturally sorted); records lacking a feature.
+
+    A record id that one feature's pattern matches and another's does not
+    is a sample without that feature: with ``on_error="stop"`` an
+    :class:`~h5ml.errors.IngestError` naming the file, the HDF5 path and
+    the missing object, before anything is written; with ``"skip"`` it is
+    left out and recorded.
+    """
+    records = [f for f in features if f.parts[0].kind == "records"]
     if not records:
-        return [SourceItem(split, str(i), tuple((f.name, str(i)) for f in features)) for i in range(n)]
+        return [SourceItem(split, str(i), tuple((f.name, str(i)) for f in features)) for i in range(n)], []
     maps = {f.name: record_ids(inventories[f.parts[0].source], f.parts[0].path) for f in records}
     ids = sorted(set().union(*(set(m) for m in maps.values())), key=natural_key)
-    items = []
+    items: list[SourceItem] = []
+    skipped: list[Skipped] = []
     for record in ids:
         parts = tuple((f.name, maps[f.name].get(record, "") if f.name in maps else "") for f in features)
-        items.append(SourceItem(split, record, parts))
-    del runs
-    return items
+        missing = [f for f in records if record not in maps[f.name]]
+        if not missing:
+            items.append(SourceItem(split, record, parts))
+            continue
+        part = missing[0].parts[0]
+        first = next(loc for _, loc in parts if loc)
+        reason = (
+            f"sample {record!r} of split {split!r} has no {missing[0].name!r}: {_expected(part, record)} does not exist"
+        )
+        if on_error == "stop":
+            raise IngestError(
+                f"{part.source}:{first}: {reason}; nothing was written. Add it, leave the feature out of the plan, or "
+                "skip such samples with on_error='skip' (--on-error skip)",
+                path=part.source,
+                hdf5_path=first,
+            )
+        skipped.append(Skipped(f"{part.source}:{first}", reason))
+    return items, skipped
 
 
 def _spec(feature: Feature) -> FeatureSpec:
@@ -234,15 +255,25 @@ def run_plan(
     runs: dict[tuple[str, str], _FeatureRun] = {}
     declared: dict[str, FeatureSpec] = {}
     splits: dict[str, list[SourceItem]] = {}
+    skipped: list[Skipped] = []
     for split in plan.splits:
         for feature in split.features:
             runs[(split.name, feature.name)] = _feature_run(feature, inventories, options.shuffle)
             declared[f"{split.name}/{feature.name}"] = _spec(feature)
-        splits[split.name] = _items(split.name, split.features, runs, inventories, split.num_samples)
+        splits[split.name], missing = _items(
+            split.name, split.features, inventories, split.num_samples, options.on_error
+        )
+        skipped += missing
     spec = RunSpec(runs, _SHUFFLE_CACHE_BYTES if options.shuffle else 0)
     try:
         return ingest(
-            output, splits, functools.partial(decode_sample, spec), options, metadata=metadata, features=declared
+            output,
+            splits,
+            functools.partial(decode_sample, spec),
+            options,
+            metadata=metadata,
+            features=declared,
+            skipped=skipped,
         )
     finally:
         close_sources()
