@@ -855,6 +855,9 @@ def test_errors_name_what_is_wrong(tmp_path: Path) -> None:
         H5MLPyDataset(path, "train", 8, inputs="x", sample_weight="weight")
     with pytest.raises(KeyError, match=r"no split 'test'.*'train'"):
         H5MLPyDataset(path, "test", 8, inputs="x")
+    with pytest.raises(h5ml.SplitNotFoundError) as split_info:
+        H5MLPyDataset(path, "tset", 8)
+    assert str(split_info.value) == f"{path.resolve()}: no split 'tset'; available splits: 'train'"
     ds = H5MLPyDataset(path, "train", 8, inputs="x")
     assert ds.targets is None and len(ds[0]) == 1 and _ids(ds[0][0]) == list(range(8))
 

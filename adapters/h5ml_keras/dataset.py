@@ -111,8 +111,8 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
     FileNotFoundError, h5ml.H5MLError
         As :func:`h5ml.open` (the file is opened here, to learn its sample
         count, roles and chunking, then closed).
-    KeyError
-        For an unknown split.
+    h5ml.SplitNotFoundError
+        For an unknown split (a ``KeyError`` naming the file, the split and the file's splits).
     ValueError
         If no inputs are given and no feature has ``role = "input"``, a key
         names no feature, or a sampling setting is out of range.
