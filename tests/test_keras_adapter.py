@@ -14,6 +14,7 @@ batch before training on it: every file here stores sample ``i`` with
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import multiprocessing
@@ -272,6 +273,36 @@ path = h5ml.tools.demo.build_digits(sys.argv[1])
 result = train_digits(path, epochs=2, batch_size=16)
 print(json.dumps({"backend": keras.backend.backend(), "accuracy": result.accuracy, "losses": result.losses}))
 """
+
+
+_IMPORT_CHILD = """
+try:
+    import h5ml_keras
+except ImportError as exc:
+    print(type(exc).__name__ + ": " + str(exc))
+else:
+    print("imported")
+"""
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is not None, reason="tensorflow is installed: Keras' default works"
+)
+def test_import_without_a_backend_says_how_to_choose_one(tmp_path: Path) -> None:
+    """Without KERAS_BACKEND (and no keras.json) Keras picks tensorflow; with tensorflow absent, importing the adapter
+    is an ImportError of ours that names the backends to choose, not Keras' own traceback from inside tensorflow."""
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["KERAS_HOME"] = str(tmp_path / "keras-home")  # no keras.json of this machine's: Keras' own default
+    args = [sys.executable, "-c", _IMPORT_CHILD]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    said = out.stdout.strip().splitlines()[-1]
+    assert said.startswith("ImportError: h5ml_keras: Keras is set to the tensorflow backend (KERAS_BACKEND is not set")
+    assert "but tensorflow is not installed" in said and "KERAS_BACKEND=torch or KERAS_BACKEND=jax" in said
+    assert "pip install tensorflow" in said
+    env["KERAS_BACKEND"] = "torch"  # the advice works
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    assert out.stdout.strip().splitlines()[-1] == "imported", out.stderr[-3000:]
 
 
 def test_train_digits_jax_backend_in_a_child_process(tmp_path: Path) -> None:
