@@ -29,6 +29,7 @@ from h5ml.ingest.tables.columns import (
     parquet_kind,
     stored_column,
 )
+from h5ml.ingest.tables.delimiters import describe_delimiter, missed_delimiter
 from h5ml.ingest.tables.read import TableRequest, as_text, csv_chunks, parquet_chunks, parquet_file, split_text
 
 __all__ = ["plan_table"]
@@ -76,6 +77,21 @@ def _finish_plan(
     return plan
 
 
+def _refuse_missed_delimiter(request: TableRequest, chunk: Any) -> None:
+    """Stop when a CSV read as one column seems to have another delimiter (:mod:`h5ml.ingest.tables.delimiters`)."""
+    found = None if request.delimiter_given else missed_delimiter(chunk, request.header)
+    if found is None:
+        return
+    shown = describe_delimiter(found)
+    raise IngestError(
+        f"{request.source}: read with the delimiter {describe_delimiter(request.delimiter)}, the table is one column "
+        f"({str(chunk.columns[0])[:60]!r}...) whose every value holds {shown} as often: the fields seem to be "
+        f"separated by {shown}. Nothing was written. Pass delimiter={found!r} (--delimiter "
+        f"{ {chr(9): 'tab', ' ': 'space'}.get(found, repr(found)) }), or delimiter={request.delimiter!r} to keep the one column",
+        path=str(request.source),
+    )
+
+
 def _plan_csv(request: TableRequest, bars: ProgressBars) -> Plan:
     """Pass 1 over a CSV: type the columns, count rows and splits, collect class names."""
     source, label = request.source, request.label
@@ -88,6 +104,7 @@ def _plan_csv(request: TableRequest, bars: ProgressBars) -> Plan:
     rows = 0
     for chunk in csv_chunks(request, bad_lines):
         if not names:
+            _refuse_missed_delimiter(request, chunk)
             named = [*request.named, *request.strings, *request.reserved]
             check_columns(source, list(chunk.columns), request.wanted, named, request.reserved)
             wanted = request.wanted

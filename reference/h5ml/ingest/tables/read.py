@@ -61,8 +61,12 @@ class TableRequest:
         The file.
     format
         ``"csv"`` or ``"parquet"``.
-    sep, text_encoding
-        The CSV field separator and text codec.
+    delimiter, text_encoding
+        The CSV field delimiter and text codec.
+    delimiter_given
+        Whether the caller gave the delimiter (then a table read as one column is what was asked for).
+    header
+        Whether the CSV's first line names the columns; without, they are named ``c0``, ``c1``, ...
     rows_per_read
         Rows read at once.
     on_error
@@ -79,7 +83,7 @@ class TableRequest:
 
     source: Path
     format: TableFormat
-    sep: str
+    delimiter: str
     text_encoding: str
     rows_per_read: int
     on_error: OnError
@@ -91,6 +95,8 @@ class TableRequest:
     split_column: str | None
     split_ratios: Mapping[str, float] | None
     split_seed: int
+    delimiter_given: bool = False
+    header: bool = True
 
     @property
     def named(self) -> list[str]:
@@ -171,7 +177,8 @@ def csv_chunks(request: TableRequest, bad_lines: list[Skipped] | None) -> Iterat
     try:
         reader = pd.read_csv(
             source,
-            sep=request.sep,
+            sep=request.delimiter,
+            header=0 if request.header else None,
             dtype=str,
             index_col=False,
             chunksize=request.rows_per_read,
@@ -204,6 +211,8 @@ def csv_chunks(request: TableRequest, bad_lines: list[Skipped] | None) -> Iterat
                     )
             if chunk is None:
                 return
+            if not request.header:  # pandas numbers the columns 0, 1, ...: names that are feature names
+                chunk.columns = [f"c{i}" for i in range(len(chunk.columns))]
             yield chunk
 
 
