@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import h5ml
-from h5ml.ingest import SKIPPED_ATTR
 from h5ml.errors import IngestError, ParameterError
+from h5ml.ingest import SKIPPED_ATTR
 from h5ml.ingest.tables import convert_table
 
 
@@ -320,5 +320,5 @@ def test_delimiter_and_header_options_are_checked(tmp_path: Path) -> None:
     pd.DataFrame({"a": [1]}).to_parquet(pq)
     with pytest.raises(ParameterError, match="delimiter applies to CSV files"):
         convert_table(pq, tmp_path / "p.h5", delimiter=";")
-    with pytest.raises(ParameterError, match="header=False applies to CSV files.*option --header"):
+    with pytest.raises(ParameterError, match=r"header=False applies to CSV files.*option --header"):
         convert_table(pq, tmp_path / "p.h5", header=False)
