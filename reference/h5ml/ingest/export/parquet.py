@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.ingest.attributes import descriptive_attributes
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, selected
 from h5ml.ingest.options import parameter_error
@@ -49,10 +50,9 @@ def _feature_info(feature: Feature) -> dict[str, Any]:
         "dtype": "str" if feature.encoding == "string" else np.dtype(feature.dtype).name,
         "sample_shape": list(feature.sample_shape),
     }
-    for key in ("role", "description", "units", "sample_rate", "media_type"):
-        value = getattr(feature, key)
-        if value is not None:
-            info[key] = value
+    info.update(descriptive_attributes(feature))
+    if feature.media_type is not None:
+        info["media_type"] = feature.media_type
     if feature.class_names is not None:
         info["class_names"] = list(feature.class_names)
     return info

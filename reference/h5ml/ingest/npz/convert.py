@@ -7,6 +7,7 @@ anything is written, and write the file through :func:`h5ml.write`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -18,7 +19,7 @@ from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import ROLE_NAMES, with_user_features
 from h5ml.ingest.naming import DEFAULT_SPLIT, split_array_name
 from h5ml.ingest.npz.archive import archive_metadata, check_array, check_names, load_npy, load_npz
-from h5ml.ingest.npz.companions import find_companions, offset_samples
+from h5ml.ingest.npz.companions import ATTRS_SUFFIX, find_attributes, find_companions, offset_samples
 from h5ml.ingest.npz.labels import SplitArrays, StoredNames, categorical, stored_class_names
 from h5ml.ingest.options import ConvertOptions, OnError
 from h5ml.ingest.output import check_output, conversion_metadata
@@ -62,13 +63,16 @@ def _write(
     label: str | None,
     class_names: Sequence[str] | None,
     description: str | None,
+    described: frozenset[str] = frozenset(),
 ) -> IngestReport:
     """Check every split and write the file through the reference writer.
 
     ``specs`` declares features by ``"split/feature"`` (ragged and bytes);
     ``stored`` gives the class names read from the archive. ``label`` (with
     ``class_names``) and every feature of ``stored`` become categorical; the
-    label is the one feature of ``stored`` when ``label`` is None.
+    label is the one feature of ``stored`` when ``label`` is None. The
+    features of ``described`` have their attributes in ``specs`` (``_attrs``
+    arrays): they get no role from their names.
     """
     start = time.perf_counter()
     _check_lengths(source, splits)
@@ -97,9 +101,13 @@ def _write(
             )
         for split, values in categorical(source, feature, found, names, why).items():
             payload[split][feature] = values
-    declared: dict[str, FeatureSpec] = dict(specs)
+    declared: dict[str, FeatureSpec] = {  # the label is the target, whatever role the archive records
+        key: dataclasses.replace(fspec, role="target") if key.rpartition("/")[2] == label and fspec.role else fspec
+        for key, fspec in specs.items()
+    }
     for feature in sorted({f for feats in splits.values() for f in feats}):
-        role = "target" if feature == label else ROLE_NAMES.get(feature)
+        # a feature whose attributes the archive records (h5ml export) keeps them: no role from its name
+        role = "target" if feature == label else None if feature in described else ROLE_NAMES.get(feature)
         if role is not None:
             declared[feature] = FeatureSpec(role=role)
     table = with_user_features(declared, options.features)
@@ -155,7 +163,9 @@ def convert_npz(
         every array of one split must have the same first-axis length (the
         samples, §5.3), and companion arrays (``_offsets``, ``_shapes``,
         ``_media_type``, ``_class_names``, as ``h5ml export`` writes them)
-        give ragged, bytes and categorical features. The tutorials' scalars
+        give ragged, bytes and categorical features, and ``<array>_attrs``
+        (a JSON string) the role, description, units and sample rate of the
+        feature of ``<array>`` (over the roles of the conventional names). The tutorials' scalars
         are metadata: a string ``description`` is the description (unless
         ``metadata`` gives one), and a whole number ``nb_classes`` (or
         ``num_classes``, ``n_classes``) K makes ``y`` (or ``label``)
@@ -192,7 +202,8 @@ def convert_npz(
         not hold a sample's values, bytes that are not uint8). The message
         names the file and the array. ``output`` is left untouched.
     h5ml.IngestError
-        If a class-count scalar is not a whole number >= 1 or two disagree.
+        If a class-count scalar is not a whole number >= 1 or two disagree, or
+        an ``_attrs`` array is not one JSON string of valid attributes.
     {shared_raises}
     """
     options = ConvertOptions.pick(locals()).seeded()
@@ -212,7 +223,9 @@ def convert_npz(
     if not arrays:
         raise EncodingError(f"{path}: the archive holds no arrays; nothing to convert", path=str(path))
     companions = find_companions(path, list(arrays))
+    attributes = find_attributes(path, arrays)
     consumed = {member for group in companions.values() for member in group.values()}
+    consumed |= {base + ATTRS_SUFFIX for base in attributes}
     splits: dict[str, SplitArrays] = {}
     specs: dict[str, FeatureSpec] = {}
     for array_name, array in arrays.items():
@@ -225,6 +238,9 @@ def convert_npz(
             values, specs[f"{split}/{feature}"] = offset_samples(path, array_name, arrays, companions[array_name])
         else:
             check_array(path, array_name, array)
+        if array_name in attributes:  # over the encoding, dtype and media type the values gave
+            key = f"{split}/{feature}"
+            specs[key] = specs.get(key, FeatureSpec()).merged(attributes[array_name])
         if feature in splits.setdefault(split, {}):
             other = splits[split][feature][0]
             raise EncodingError(
@@ -244,6 +260,7 @@ def convert_npz(
         label=label,
         class_names=class_names,
         description=description,
+        described=frozenset(split_array_name(base)[1] for base in attributes),
     )
 
 
