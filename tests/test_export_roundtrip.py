@@ -61,11 +61,12 @@ def source(tmp_path: Path) -> Path:
     )
 
 
-def _same_features(original: Path, back: Path) -> None:
-    """Every split, feature, reader property, HDF5 attribute and value of ``back`` is that of ``original``."""
+def _same_features(original: Path, back: Path, splits: list[str] | None = None) -> None:
+    """The splits of ``back`` are ``splits`` (default: those of ``original``), and their every feature, reader
+    property, HDF5 attribute and value is that of ``original``."""
     with h5ml.open(original) as before, h5ml.open(back) as after:
-        assert sorted(after.splits) == sorted(before.splits)
-        for split in before.splits:
+        assert sorted(after.splits) == sorted(before.splits if splits is None else splits)
+        for split in after.splits:
             assert list(after[split].features) == list(before[split].features)
             for name, feature in before[split].features.items():
                 got = after[split][name]
@@ -118,3 +119,75 @@ def test_npz_attrs_are_checked_and_label_wins(tmp_path: Path) -> None:
     assert code == 0, said
     with h5ml.open(tmp_path / "a.h5") as ds:
         assert ds["train"]["y"].role == "target" and ds["train"]["x"].role == "input"
+
+
+def test_parquet_export_and_convert_round_trip_every_encoding(source: Path, tmp_path: Path) -> None:
+    """h5ml export --format parquet (one file per split), then h5ml convert <split>.parquet: dense samples of shape
+    (2, 3) (fixed-size lists), ragged rows of 2 (lists of fixed-size lists), ragged samples that vary in two axes
+    (nested lists), bytes (binary), categorical (a dictionary; the class names recorded, codes and missing values
+    kept), strings, booleans and integers come back with their dtypes, sample shapes, roles and attributes, in the
+    split the file records."""
+    folder = tmp_path / "pq"
+    code, said = run_cli("export", str(source), str(folder), "--format", "parquet")
+    assert code == 0, said
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    schema = pq.read_schema(folder / "train.parquet")
+    assert schema.field("image").type == pa.list_(pa.list_(pa.float32(), 3), 2)
+    assert schema.field("signal").type == pa.list_(pa.list_(pa.float32(), 2))
+    assert schema.field("grid").type == pa.list_(pa.list_(pa.int16()))
+    assert schema.field("blob").type == pa.binary()
+    for split in ("train", "test"):
+        code, said = run_cli("convert", str(folder / f"{split}.parquet"), str(tmp_path / f"{split}.h5"))
+        assert code == 0, said
+        _same_features(source, tmp_path / f"{split}.h5", [split])
+
+
+def test_parquet_categorical_class_names_come_from_the_recorded_metadata(tmp_path: Path) -> None:
+    """The recorded class names keep their order and the classes no row uses (distinct values alone would sort
+    them and drop those); a string column recorded categorical becomes categorical; a value outside the recorded
+    class names is refused, not read as missing."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    info = b'{"encoding": "categorical", "class_names": ["zebra", "ant", "unused"], "role": "target"}'
+    fields = [pa.field("kind", pa.string(), metadata={"h5ml": info}), pa.field("x", pa.float64())]
+    table = pa.table({"kind": ["ant", None, "zebra"], "x": [1.0, 2.0, 3.0]}, schema=pa.schema(fields))
+    pq.write_table(table, tmp_path / "k.parquet")
+    code, said = run_cli("convert", str(tmp_path / "k.parquet"), str(tmp_path / "k.h5"))
+    assert code == 0, said
+    with h5ml.open(tmp_path / "k.h5") as ds:
+        kind = ds["train"]["kind"]
+        assert kind.encoding == "categorical" and kind.class_names == ["zebra", "ant", "unused"]
+        assert kind[:].tolist() == [1, -1, 0] and kind.role == "target" and ds["train"]["x"].role == "input"
+    table = pa.table({"kind": ["ant", "bee", "zebra"], "x": [1.0, 2.0, 3.0]}, schema=pa.schema(fields))
+    pq.write_table(table, tmp_path / "bad.parquet")
+    code, said = run_cli("convert", str(tmp_path / "bad.parquet"), str(tmp_path / "bad.h5"))
+    assert code != 0 and "column 'kind' holds ['bee'], which are not among the class names" in said
+    assert not (tmp_path / "bad.h5").exists()
+
+
+def test_parquet_array_columns_without_metadata_and_nulls(tmp_path: Path) -> None:
+    """Plain Parquet (no h5ml metadata): a fixed-size list column is dense, a list column ragged, binary bytes; a
+    null sample is refused naming the column."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table(
+        {
+            "vec": pa.array([[1, 2], [3, 4], [5, 6]], type=pa.list_(pa.int32(), 2)),
+            "seq": pa.array([[0.5], [], [1.5, 2.5]], type=pa.list_(pa.float64())),
+            "raw": pa.array([b"a", b"", b"bc"], type=pa.binary()),
+        }
+    )
+    pq.write_table(table, tmp_path / "plain.parquet")
+    code, said = run_cli("convert", str(tmp_path / "plain.parquet"), str(tmp_path / "plain.h5"))
+    assert code == 0, said
+    with h5ml.open(tmp_path / "plain.h5") as ds:
+        split = ds["train"]
+        assert split["vec"].encoding == "dense" and split["vec"].dtype == np.int32 and split["vec"].sample_shape == (2,)
+        assert split["vec"][:].tolist() == [[1, 2], [3, 4], [5, 6]]
+        assert split["seq"].encoding == "ragged" and [s.tolist() for s in split["seq"][:]] == [[0.5], [], [1.5, 2.5]]
+        assert split["raw"].encoding == "bytes" and list(split["raw"][:]) == [b"a", b"", b"bc"]
+    nulls = pa.table({"seq": pa.array([[0.5], None], type=pa.list_(pa.float64()))})
+    pq.write_table(nulls, tmp_path / "nulls.parquet")
+    code, said = run_cli("convert", str(tmp_path / "nulls.parquet"), str(tmp_path / "nulls.h5"))
+    assert code != 0 and "column 'seq' holds 1 null samples" in said and not (tmp_path / "nulls.h5").exists()

@@ -236,16 +236,35 @@ def parquet_file(source: Path) -> Any:
 def parquet_chunks(pf: Any, source: Path, columns: Sequence[str], rows_per_read: int) -> Iterator[Any]:
     """The Parquet file's batches (within row groups) as pandas DataFrames of ``columns``.
 
+    Columns of arrays (:func:`h5ml.ingest.tables.arrow.array_layout`: lists,
+    fixed-size lists, binary) are object columns of their samples
+    (:func:`h5ml.ingest.tables.arrow.arrow_samples`: one array or ``bytes``
+    per row); the others are as ``pyarrow`` converts them to pandas.
+
     Raises
     ------
     h5ml.IngestError
-        If the data cannot be read.
+        If the data cannot be read, or a sample of an array column is null.
     """
+    import pandas as pd
     import pyarrow as pa
 
+    from h5ml.ingest.tables.arrow import array_layout, arrow_samples
+
+    schema = pf.schema_arrow
+    layouts = {n: array_layout(source, n, schema.field(n).type) for n in columns}
+    scalar = [n for n in columns if layouts[n] is None]
     try:
         for batch in pf.iter_batches(batch_size=rows_per_read, columns=list(columns)):
-            yield batch.to_pandas()
+            frame = batch.select(scalar).to_pandas() if scalar else pd.DataFrame(index=pd.RangeIndex(batch.num_rows))
+            for name in columns:
+                layout = layouts[name]
+                if layout is not None:
+                    cells = np.empty(batch.num_rows, dtype=object)
+                    for i, sample in enumerate(arrow_samples(source, name, batch.column(name), layout)):
+                        cells[i] = sample  # one array (or bytes) per cell, whatever their shapes
+                    frame[name] = pd.Series(cells, index=frame.index, dtype=object)
+            yield frame[list(columns)]
     except (pa.ArrowException, OSError) as exc:
         raise IngestError(f"{source}: the Parquet data cannot be read ({exc})", path=str(source)) from None
 
