@@ -18,7 +18,9 @@ Each field carries its h5ml attributes as JSON in its Arrow metadata under
 ``b"h5ml"`` (encoding, dtype, sample shape, role, units, sample_rate,
 media_type, description, class names); the schema carries the split, its
 sample count and the root metadata (§4.6) under ``b"h5ml"``. Rows are
-written in batches, one Parquet row group per batch.
+written in batches, one Parquet row group per batch. ``h5ml convert`` reads
+such a file back (:mod:`h5ml.ingest.tables`) with the same split, encodings,
+dtypes, sample shapes, class names, roles and other attributes.
 """
 
 from __future__ import annotations

@@ -162,7 +162,9 @@ def convert_table(
     ----------
     source
         The ``.csv``/``.tsv`` or ``.parquet`` file (see ``format``). CSV files
-        have a header row.
+        have a header row unless ``header=False``. A Parquet file written by
+        ``h5ml export`` converts back with its split, encodings and attributes
+        (see :mod:`h5ml.ingest.tables`).
     output
         The h5ml file to write.
     label
@@ -219,7 +221,8 @@ def convert_table(
     IngestError
         If the file cannot be read as CSV/Parquet, a named column does not
         exist, a column name is not a valid feature name, a Parquet type has
-        no feature, the label has more than :data:`h5ml.ingest.tables.MAX_LABEL_CLASSES`
+        no feature, a sample of a Parquet column of arrays is null, a value
+        is not among the class names a Parquet file records, the label has more than :data:`h5ml.ingest.tables.MAX_LABEL_CLASSES`
         classes (list it in ``categorical`` to allow it), the table has no
         rows, a CSV read as one column seems to have another delimiter (see
         ``delimiter``), or (``on_error="stop"``) a row is bad.
