@@ -67,7 +67,7 @@ def test_tutorial_layout_without_shuffle(tmp_path: Path) -> None:
     assert out == tmp_path / "mnist.h5" and report.samples == {"train": 1000, "validation": 200}
     codes = issue_codes(out)
     assert [c for c in codes if not c.startswith("I")] == []
-    assert set(codes) <= {"I303"}  # not shuffled: reported as info only
+    assert set(codes) <= {"I303", "I300"}  # not shuffled; the record of source splits (a user attribute, §4.7)
     with h5ml.open(out) as ds:
         assert sorted(ds.splits) == ["train", "validation"]
         assert ds.metadata.name == "mnist" and ds.metadata.source == "mnist.npz"
@@ -105,9 +105,10 @@ def test_tutorial_layout_shuffled_through_cli(tmp_path: Path) -> None:
     ]
     assert cli.run(args, out, err) == 0, err.getvalue()
     path = tmp_path / "mnist.h5"
-    assert issue_codes(path) == []
+    assert issue_codes(path) == ["I300"]  # the record of source splits, h5ml-ingest:source-splits (§4.7)
     with h5ml.open(path) as ds:
         assert ds.metadata.name == "mnist-small" and ds.metadata.license == "CC-BY-4.0"
+        assert list(ds.metadata.extra) == ["h5ml-ingest:source-splits"]
         for split, suffix in (("train", "train"), ("validation", "valid")):
             seed = ds[split].shuffle_seed
             assert seed == 17

@@ -31,6 +31,7 @@ package / module         holds
 ``docstrings``           numpydoc paragraphs, written once
 ``naming``, ``features`` split and feature names, class counts, roles
 ``report``, ``output``   what a conversion reports; its output's checks and metadata
+``provenance``           where each split came from (``h5ml-ingest:source-splits``)
 ``pipeline``,            decode in parallel, write in order
 ``parallel``
 ``splitting``,           split ratios (their own seeded cut); shuffle on write

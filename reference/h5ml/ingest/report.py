@@ -95,12 +95,19 @@ class IngestReport:
         Source files left out, in the order met.
     seconds
         Wall-clock time, in seconds.
+    notes
+        More lines for the summary (what a conversion left out of its sources, ...).
+    merged_from
+        ``h5ml merge``: split -> the input splits that went in, as text
+        (``"a.h5:train (source split train)"``), in file order; empty otherwise.
     """
 
     output: Path
     samples: dict[str, int] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    merged_from: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -112,13 +119,15 @@ class IngestReport:
         self.samples[split] = self.samples.get(split, 0) + samples
 
     def summary(self) -> str:
-        """One paragraph for the terminal: samples per split, speed, skipped files with their reasons."""
+        """One paragraph for the terminal: samples per split, speed, the inputs of merged splits, skipped files."""
         rate = self.total / self.seconds if self.seconds > 0 else 0.0
         splits = ", ".join(f"{name} {count}" for name, count in self.samples.items()) or "no samples"
         lines = [f"wrote {self.output}: {splits} ({self.total} samples in {self.seconds:.1f} s, {rate:,.0f}/s)"]
+        lines += [f"{name} <- {', '.join(inputs)}" for name, inputs in self.merged_from.items()]
         if self.skipped:
             lines.append(f"skipped {len(self.skipped)} source file(s) (recorded in the attribute {SKIPPED_ATTR}):")
             lines += [f"  {s.path}: {s.reason}" for s in self.skipped]
+        lines += self.notes
         return "\n".join(lines)
 
 

@@ -520,4 +520,17 @@ def feature_attrs(layout: Layout, fspec: FeatureSpec, where: str) -> dict[str, A
         attrs["media_type"] = media
     elif fspec.media_type is not None:
         raise WriterError(f"{where}: media_type applies to bytes features only (§6.6)")
+    for key, value in (fspec.attrs or {}).items():
+        if not isinstance(key, str) or not key.strip() or key.startswith(spec.RESERVED_PREFIX):
+            raise WriterError(
+                f"{where}: user attribute name {key!r} is empty or reserved (names starting with '_', §5.4)"
+            )
+        if key in spec.FEATURE_COMMON_ATTRS or key in attrs:
+            raise WriterError(
+                f"{where}: user attribute {key!r} is a §6.1 attribute; give it as its own option, or rename it "
+                "(a prefix with a colon, such as 'source:units', §4.7)"
+            )
+        if isinstance(value, str) and text_problem(value):
+            raise WriterError(f"{where}: user attribute {key!r} {text_problem(value)} (§3.4)")
+        attrs[key] = value
     return attrs

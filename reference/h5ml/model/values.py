@@ -128,6 +128,7 @@ class FeatureSpec:
     class_names: Sequence[str] | None = None
     compression: str | Literal[False] | None = None
     sample_ndim: int | None = None
+    attrs: Mapping[str, Any] | None = None
 
     def merged(self, other: FeatureSpec) -> FeatureSpec:
         """Return this spec with every field that ``other`` gives replaced."""

@@ -8,7 +8,10 @@ order.
 
 Schema names: ``"root"`` is the root-attribute schema
 (``h5ml-root-1.0.schema.json``, §4.6) and ``"report"`` the validator report
-schema (``h5ml-report-1.0.schema.json``, §9.3); the full file names work too.
+schema (``h5ml-report-1.0.schema.json``, §9.3), ``"manifest"`` the conformance
+manifest's, and ``"source-splits"`` the converters' root user attribute
+``h5ml-ingest:source-splits`` (``h5ml-source-splits-1.0.schema.json``, §4.7,
+:mod:`h5ml.ingest.provenance`); the full file names work too.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ SCHEMA_FILES: Final[dict[str, str]] = {
     "root": "h5ml-root-1.0.schema.json",
     "report": "h5ml-report-1.0.schema.json",
     "manifest": "h5ml-manifest-1.0.schema.json",
+    "source-splits": "h5ml-source-splits-1.0.schema.json",
 }
 
 # RFC 3339 §5.6 date-time; the calendar and clock ranges are checked in code.

@@ -36,6 +36,7 @@ from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.pipeline import ingest
+from h5ml.ingest.provenance import folder_splits, record
 from h5ml.ingest.report import ID_FEATURE, IngestReport, Skipped, SourceItem
 from h5ml.ingest.splitting import check_ratios
 from h5ml.model.values import FeatureSpec
@@ -228,7 +229,16 @@ def convert_audio_folder(
         splits,
         functools.partial(decode_sample, options=decoding),
         options,
-        metadata=conversion_metadata("audio folder", source, options.metadata, out),
+        metadata=record(
+            conversion_metadata("audio folder", source, options.metadata, out),
+            folder_splits(
+                source,
+                source,
+                splits,
+                split_folders=any(f.parent != source for f in where.values()),
+                ratios=ratios is not None,
+            ),
+        ),
         features=_features(files, decoding),
         skipped=skipped,
     )

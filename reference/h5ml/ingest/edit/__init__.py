@@ -16,6 +16,12 @@ What the new file keeps
   file's own; ``required_filters`` is dropped (the writer uses core filters
   only, §3.5). :func:`merge` keeps the first file's, with ``source`` set to
   the JSON list of the input paths as given.
+- The record of source splits (the user attribute
+  ``h5ml-ingest:source-splits``, :mod:`h5ml.ingest.provenance`): the entries
+  of the kept splits (:func:`subset`); per split, the union of the inputs'
+  entries (:func:`merge`, which refuses to join inputs whose splits came from
+  differently named source splits unless ``allow_mixed_splits``, see
+  :mod:`~h5ml.ingest.edit.source_splits`).
 - Split attributes (§5.3): ``description``; ``shuffle_seed`` only when the
   split's samples keep the stored order whole (a subset of all samples of
   the split, in order; a merged split that comes from one file), since the
@@ -42,8 +48,9 @@ Modules: :mod:`~h5ml.ingest.edit.batches` cuts samples into batches,
 :mod:`~h5ml.ingest.edit.selection` reads sample selections,
 :mod:`~h5ml.ingest.edit.copying` declares and copies features,
 :mod:`~h5ml.ingest.edit.subsetting` is :func:`subset`,
-:mod:`~h5ml.ingest.edit.merging` is :func:`merge`, and
-:mod:`~h5ml.ingest.edit.ids` checks the sample ids of merged files.
+:mod:`~h5ml.ingest.edit.merging` is :func:`merge`,
+:mod:`~h5ml.ingest.edit.ids` checks the sample ids of merged files, and
+:mod:`~h5ml.ingest.edit.source_splits` their source splits.
 """
 
 from h5ml.ingest.edit.batches import BATCH_BYTES, SampleBatches

@@ -1,8 +1,9 @@
 """``h5ml merge``: :func:`merge` joins h5ml files with equal features into one file (§4-§8).
 
 A split present in several files gets their samples in file order; the
-files' features must agree (:func:`h5ml.ingest.edit.copying.feature_signature`)
-and hold no sample id twice in one split (:mod:`h5ml.ingest.edit.ids`).
+files' features must agree (:func:`h5ml.ingest.edit.copying.feature_signature`),
+hold no sample id twice in one split (:mod:`h5ml.ingest.edit.ids`), and come
+from source splits of one name (:mod:`h5ml.ingest.edit.source_splits`, §4.7).
 What the new file keeps is described in :mod:`h5ml.ingest.edit`.
 """
 
@@ -27,9 +28,11 @@ from h5ml.ingest.edit.copying import (
     root_metadata,
 )
 from h5ml.ingest.edit.ids import check_ids
+from h5ml.ingest.edit.source_splits import merged_from
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
+from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, read, record, union
 from h5ml.ingest.report import ID_FEATURE, IngestReport
 from h5ml.reader import Dataset
 from h5ml.reader import open as open_dataset
@@ -49,6 +52,7 @@ def merge(
     overwrite: bool = False,
     id_feature: str | None = ID_FEATURE,
     allow_duplicate_ids: bool = False,
+    allow_mixed_splits: bool = False,
 ) -> IngestReport:
     """Join h5ml files with equal features into one file (§4-§8).
 
@@ -62,6 +66,15 @@ def merge(
     whose splits of the same name share a sample id (the feature
     ``id_feature``) are refused unless ``allow_duplicate_ids`` (see
     :mod:`h5ml.ingest.edit`); this is checked before anything is written.
+
+    Each converted input records where its splits came from (the root
+    attribute ``h5ml-ingest:source-splits``, :mod:`h5ml.ingest.provenance`):
+    a split is refused when two inputs recorded different source split names
+    for it (``x_test`` arrays converted into ``train``, merged with real
+    training data), unless ``allow_mixed_splits``; an input without a record
+    is merged as before. The new file records, per split, the union of the
+    inputs' entries, and the report states per split which input splits
+    went in (:attr:`IngestReport.merged_from`, printed by its summary).
 
     Parameters
     ----------
@@ -84,11 +97,16 @@ def merge(
     allow_duplicate_ids
         Merge files whose splits share sample ids (the merged split then
         holds each such id more than once).
+    allow_mixed_splits
+        Merge a split whose inputs recorded different source split names
+        (the merged split then mixes them; its record lists every one).
 
     Returns
     -------
     IngestReport
-        The output, the samples written per split and the time taken.
+        The output, the samples written per split, the input splits that
+        went into each (``merged_from``: ``"a.h5:train (source split
+        train)"``, ``"(no record)"`` for an input without one) and the time taken.
 
     Raises
     ------
@@ -100,7 +118,10 @@ def merge(
         the split and the feature, and what differs), or two files hold the
         same sample id in one split and ``allow_duplicate_ids`` is False (the
         message names both files, the split, the id feature, an example id
-        and its rows).
+        and its rows); or two files recorded different source split names for
+        one split and ``allow_mixed_splits`` is False (the message names the
+        split, both files and the names each recorded); or an input's record
+        is malformed (the message names the file and the attribute).
     FileNotFoundError
         If a source does not exist.
     FileExistsError, IsADirectoryError
@@ -130,11 +151,16 @@ def merge(
     datasets = [open_dataset(path) for path in paths]
     try:
         order = _merge_plan(paths, datasets)
+        records = {path: read(ds, where=path) for path, ds in zip(paths, datasets, strict=True)}
+        inputs = merged_from(order, records, allow_mixed_splits=allow_mixed_splits)
         if id_feature is not None and not allow_duplicate_ids:
             for name, members in order.items():
                 check_ids(name, members, id_feature)
-        root = root_metadata(datasets[0], {"source": json.dumps([os.fspath(s) for s in sources]), **(metadata or {})})
-        report = IngestReport(out)
+        root = root_metadata(datasets[0], {"source": json.dumps([os.fspath(s) for s in sources])})
+        root.pop(SOURCE_SPLITS_ATTR, None)  # the first file's; the merged file records the union
+        record(root, {name: union([records[path] for path, _ in members], name) for name, members in order.items()})
+        root.update(metadata or {})
+        report = IngestReport(out, merged_from=inputs)
         total = sum(ds[name].num_samples for name, members in order.items() for _, ds in members)
         with ProgressBars(progress, total) as bars, Writer(out, root) as writer:
             for name, members in order.items():

@@ -22,6 +22,7 @@ from h5ml.ingest.naming import name_list
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
+from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, kept, read, record
 from h5ml.ingest.report import IngestReport
 from h5ml.reader import Split
 from h5ml.reader import open as open_dataset
@@ -98,6 +99,11 @@ def subset(
         of names, or ``compression`` is not one of the values above.
     IndexError, TypeError
         If an index of ``samples`` is out of range, or ``samples`` is of a type it does not take.
+    h5ml.IngestError
+        If the source's record of its source splits (the root attribute
+        ``h5ml-ingest:source-splits``, :mod:`h5ml.ingest.provenance`) is
+        malformed; the message names the file and the attribute. The new file
+        keeps the entries of the kept splits.
     h5ml.H5MLError
         If the source cannot be read (as :func:`h5ml.open`); the output is unchanged.
     """
@@ -124,7 +130,10 @@ def subset(
                 split.feature(feature)  # raises FeatureNotFoundError naming the split and the available features
             selection = samples.get(name) if isinstance(samples, Mapping) else samples
             plan.append((split, chosen, parse_samples(selection, split.num_samples, f"{source_path}: split {name!r}")))
-        root = root_metadata(dataset, metadata)
+        root = root_metadata(dataset, None)
+        root.pop(SOURCE_SPLITS_ATTR, None)  # the entries of the kept splits only (§4.7)
+        record(root, kept(read(dataset, where=source_path), names) or {})
+        root.update(metadata or {})
         report = IngestReport(out)
         with ProgressBars(progress, sum(len(rows) for _, _, rows in plan)) as bars, Writer(out, root) as writer:
             for split, chosen, rows in plan:

@@ -36,6 +36,7 @@ from h5ml.ingest.options import ConvertOptions, OnError, check_choice, parameter
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.progress import ProgressBars
+from h5ml.ingest.provenance import Entry, NamedBy, record, source_split
 from h5ml.ingest.report import IngestReport, record_skipped
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import write_order
@@ -45,6 +46,20 @@ if TYPE_CHECKING:  # pragma: no cover
     import datasets
 
 __all__ = ["convert_huggingface"]
+
+
+def _origins(label_text: str, parts: Mapping[str, Part], ratios: Mapping[str, float] | None) -> dict[str, list[Entry]]:
+    """Each split's record of source splits (:mod:`h5ml.ingest.provenance`).
+
+    A ``DatasetDict`` key or a ``Dataset``'s own split names its part
+    (``"group"``); a ``Dataset`` without a split is cut by ``split_ratios``
+    (``"option"``) or the default ratios (``"default"``).
+    """
+    unnamed: NamedBy = "option" if ratios is not None else "default"
+    return {
+        name: [source_split(label_text, part.source_split, unnamed if part.source_split is None else "group")]
+        for name, part in parts.items()
+    }
 
 
 def _write_split(
@@ -210,7 +225,9 @@ def convert_huggingface(
     declarations = {name: {c.name: declare(c) for c in part.columns} for name, part in parts.items()}
     declarations = apply_user_specs(declarations, options.features)
     given = {**card_metadata(first_info(loaded)), **(options.metadata or {})}
-    root = conversion_metadata("Hugging Face dataset", label_text, given, out)
+    root = record(
+        conversion_metadata("Hugging Face dataset", label_text, given, out), _origins(label_text, parts, split_ratios)
+    )
     has_media = any(c.kind in ("media_bytes", "pixels", "audio") for p in parts.values() for c in p.columns)
     size = batch_size or (MEDIA_BATCH_SIZE if has_media else DEFAULT_BATCH_SIZE)
     decoding = any(c.kind in ("pixels", "audio") for p in parts.values() for c in p.columns)

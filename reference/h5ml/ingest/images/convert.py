@@ -24,6 +24,7 @@ from h5ml.ingest.images.tree import IMAGE_EXTENSIONS, items_by_split, scan, sett
 from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.pipeline import ingest
+from h5ml.ingest.provenance import folder_splits, record
 from h5ml.ingest.report import ID_FEATURE, IngestReport
 from h5ml.ingest.splitting import check_ratios, split_seed
 from h5ml.model.values import FeatureSpec
@@ -209,7 +210,10 @@ def convert_image_folder(
         splits,
         decode,
         options,
-        metadata=conversion_metadata("image folder", shown(source), options.metadata, out),
+        metadata=record(
+            conversion_metadata("image folder", shown(source), options.metadata, out),
+            folder_splits(shown(source), source, splits, split_folders=has_splits, ratios=ratios is not None),
+        ),
         features=_features(classes, _image_spec(mode, fit, resize, color, resample, media_type)),
         skipped=skipped,
     )

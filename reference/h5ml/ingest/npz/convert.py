@@ -17,12 +17,13 @@ from typing import Any
 from h5ml.errors import EncodingError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import ROLE_NAMES, with_user_features
-from h5ml.ingest.naming import DEFAULT_SPLIT, split_array_name
+from h5ml.ingest.naming import DEFAULT_SPLIT, split_array_name, split_feature_suffix
 from h5ml.ingest.npz.archive import archive_metadata, check_array, check_names, load_npy, load_npz
 from h5ml.ingest.npz.companions import ATTRS_SUFFIX, find_attributes, find_companions, offset_samples
 from h5ml.ingest.npz.labels import SplitArrays, StoredNames, categorical, stored_class_names
 from h5ml.ingest.options import ConvertOptions, OnError
 from h5ml.ingest.output import check_output, conversion_metadata
+from h5ml.ingest.provenance import Entry, record, source_split
 from h5ml.ingest.report import IngestReport
 from h5ml.model.values import FeatureSpec, column_length
 from h5ml.writer import write
@@ -63,11 +64,13 @@ def _write(
     label: str | None,
     class_names: Sequence[str] | None,
     description: str | None,
+    origins: Mapping[str, list[Entry]],
     described: frozenset[str] = frozenset(),
 ) -> IngestReport:
     """Check every split and write the file through the reference writer.
 
     ``specs`` declares features by ``"split/feature"`` (ragged and bytes);
+    ``origins`` is each split's record of source splits (:mod:`h5ml.ingest.provenance`);
     ``stored`` gives the class names read from the archive. ``label`` (with
     ``class_names``) and every feature of ``stored`` become categorical; the
     label is the one feature of ``stored`` when ``label`` is None. The
@@ -112,7 +115,7 @@ def _write(
             declared[feature] = FeatureSpec(role=role)
     table = with_user_features(declared, options.features)
     given = {**({} if description is None else {"description": description}), **(options.metadata or {})}
-    metadata = conversion_metadata("NumPy arrays", source.name, given, output)  # license NOASSERTION unless given
+    metadata = record(conversion_metadata("NumPy arrays", source.name, given, output), origins)  # license NOASSERTION
     out = check_output(output, options.overwrite, [source])
     write(
         out,
@@ -228,10 +231,13 @@ def convert_npz(
     consumed |= {base + ATTRS_SUFFIX for base in attributes}
     splits: dict[str, SplitArrays] = {}
     specs: dict[str, FeatureSpec] = {}
+    origins: dict[str, list[Entry]] = {}
     for array_name, array in arrays.items():
         if array_name in consumed:
             continue
         split, feature = split_array_name(array_name)
+        suffix = array_name[len(feature) + 1 :] if split_feature_suffix(array_name) else None
+        origins.setdefault(split, []).append(source_split(path, suffix, "array name" if suffix else "default"))
         check_names(path, array_name, split, feature)
         values: Any = array
         if array_name in companions:
@@ -260,6 +266,7 @@ def convert_npz(
         label=label,
         class_names=class_names,
         description=description,
+        origins=origins,
         described=frozenset(split_array_name(base)[1] for base in attributes),
     )
 
@@ -269,7 +276,7 @@ def convert_npy(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
     *,
-    split: str = DEFAULT_SPLIT,
+    split: str | None = None,
     feature: str | None = None,
     label: str | None = None,
     class_names: Sequence[str] | None = None,
@@ -295,7 +302,9 @@ def convert_npy(
     output
         The h5ml file to create.
     split
-        The split to write (default ``"train"``; ``--split NAME``).
+        The split to write (``--split NAME``); default (None) ``"train"``.
+        The output records that the split was named by this option, or by
+        the default (:mod:`h5ml.ingest.provenance`): an ``.npy`` file names no split.
     feature
         The feature name (default: the source's stem).
     label, class_names
@@ -321,10 +330,21 @@ def convert_npy(
     path = _existing(source)
     check_output(output, options.overwrite, [path])
     name = path.stem if feature is None else feature
-    check_names(path, path.name, split, name)
+    target = DEFAULT_SPLIT if split is None else split
+    check_names(path, path.name, target, name)
     array = load_npy(path)
     check_array(path, path.name, array)
-    splits = {split: {name: (path.name, array)}}
+    splits = {target: {name: (path.name, array)}}
+    origins = {target: [source_split(path, None, "default" if split is None else "option")]}
     return _write(
-        path, Path(output), splits, options, specs={}, stored={}, label=label, class_names=class_names, description=None
+        path,
+        Path(output),
+        splits,
+        options,
+        specs={},
+        stored={},
+        label=label,
+        class_names=class_names,
+        description=None,
+        origins=origins,
     )

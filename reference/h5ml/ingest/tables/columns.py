@@ -101,7 +101,13 @@ class Plan:
     assigned: npt.NDArray[np.int8] | None = None  # split index of each row (split_ratios)
     split_names: list[str] = field(default_factory=list)
     skipped_lines: list[Skipped] = field(default_factory=list)
-    default_split: str = "train"  # without a split column or ratios: every row's split
+    source_splits: dict[str, list[str]] = field(default_factory=dict)  # split -> its names in the split column
+    recorded_split: str | None = None  # the split a Parquet export recorded: every row's, without options
+
+    @property
+    def default_split(self) -> str:
+        """Every row's split without a split column or ratios: the split an export recorded, else ``train``."""
+        return self.recorded_split or "train"
 
 
 class Uniques:

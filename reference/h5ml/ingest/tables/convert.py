@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from h5ml import spec
 from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import SPLIT_SEED_NOTE, shared_doc
 from h5ml.ingest.features import with_user_features
@@ -22,9 +23,11 @@ from h5ml.ingest.naming import name_list
 from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.progress import ProgressBars
+from h5ml.ingest.provenance import Entry, record, source_split
 from h5ml.ingest.report import IngestReport
 from h5ml.ingest.shuffling import ShuffleStage
 from h5ml.ingest.splitting import check_ratios, split_seed
+from h5ml.ingest.tables.columns import Plan
 from h5ml.ingest.tables.delimiters import check_delimiter
 from h5ml.ingest.tables.plan import plan_table
 from h5ml.ingest.tables.read import DEFAULT_ROWS_PER_READ, TableFormat, TableRequest, format_of
@@ -41,6 +44,21 @@ def _delimiter(delimiter: str | None, sep: str | None) -> str | None:
     if sep is not None and delimiter is not None and sep != delimiter:
         raise parameter_error("delimiter", f"sep is the former name of delimiter; give one, not sep={sep!r} too")
     return delimiter if delimiter is not None else sep
+
+
+def _origins(src: Path, request: TableRequest, plan: Plan) -> dict[str, list[Entry]]:
+    """Each split's record of source splits (:mod:`h5ml.ingest.provenance`): the column's names, ratios, or train."""
+    if request.split_ratios is not None:
+        return {name: [source_split(src, None, "option")] for name in plan.split_names}
+    if request.split_column is None and plan.recorded_split is not None:  # an h5ml export's split, as HF splits
+        return {plan.recorded_split: [source_split(src, plan.recorded_split, "group")]}
+    if request.split_column is None:
+        return {name: [source_split(src, None, "default")] for name in plan.split_counts}
+    return {  # names that break §5.1.1 stop the conversion or skip their rows: they name no split
+        name: [source_split(src, found, "column") for found in names]
+        for name, names in plan.source_splits.items()
+        if spec.is_valid_name(name)
+    }
 
 
 def _request(
@@ -259,7 +277,10 @@ def convert_table(
         plan = plan_table(request, bars)
         if plan.rows == 0:
             raise IngestError(f"{src}: the table has no rows; nothing to convert", path=str(src))
-        meta = conversion_metadata(f"{request.format.upper()} table", src, options.metadata, out)
+        meta = record(
+            conversion_metadata(f"{request.format.upper()} table", src, options.metadata, out),
+            _origins(src, request, plan),
+        )
         table = with_user_features({c.name: c.spec() for c in plan.columns}, options.features)
         report = IngestReport(out, skipped=list(plan.skipped_lines))
         with ShuffleStage(out, options.seeded()) as stage:

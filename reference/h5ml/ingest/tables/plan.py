@@ -16,7 +16,7 @@ import numpy as np
 
 from h5ml.errors import IngestError
 from h5ml.ingest.attributes import descriptive_spec
-from h5ml.ingest.naming import natural_key
+from h5ml.ingest.naming import natural_key, standard_split_name
 from h5ml.ingest.progress import ProgressBars
 from h5ml.ingest.report import Skipped
 from h5ml.ingest.splitting import assign_splits
@@ -34,14 +34,22 @@ from h5ml.ingest.tables.columns import (
     stored_column,
 )
 from h5ml.ingest.tables.delimiters import describe_delimiter, missed_delimiter
-from h5ml.ingest.tables.read import TableRequest, as_text, csv_chunks, parquet_chunks, parquet_file, split_text
+from h5ml.ingest.tables.read import (
+    TableRequest,
+    as_text,
+    csv_chunks,
+    parquet_chunks,
+    parquet_file,
+    source_split_text,
+)
 
 __all__ = ["plan_table"]
 
 
 def _add_split_counts(counts: dict[str, int], chunk: Any, split_column: str | None) -> None:
+    """Count the rows of each split name as the column has it (``valid``, before it becomes ``validation``)."""
     if split_column is not None:
-        for split, count in split_text(chunk[split_column]).value_counts().items():
+        for split, count in source_split_text(chunk[split_column]).value_counts().items():
             counts[str(split)] = counts.get(str(split), 0) + int(count)
 
 
@@ -85,7 +93,10 @@ def _finish_plan(
         plan.assigned = np.fromiter((index[s] for s in chosen), dtype=np.int8, count=plan.rows)
         plan.split_counts = {name: int((plan.assigned == i).sum()) for name, i in index.items()}
     elif request.split_column is not None:
-        plan.split_counts = dict(split_counts)
+        for given, count in split_counts.items():
+            name = standard_split_name(given)
+            plan.split_counts[name] = plan.split_counts.get(name, 0) + count
+            plan.source_splits.setdefault(name, []).append(given)
     else:
         plan.split_counts = {plan.default_split: plan.rows}
     return plan
@@ -197,7 +208,7 @@ def _plan_parquet(request: TableRequest, bars: ProgressBars) -> Plan:
         columns.append(column)
     plan = Plan(columns, rows)
     if request.split_column is None and request.split_ratios is None:
-        plan.default_split = schema_split(schema) or plan.default_split  # the split an export wrote
+        plan.recorded_split = schema_split(schema)  # the split an export wrote, if any
     return _finish_plan(request, plan, uniques, counts)
 
 

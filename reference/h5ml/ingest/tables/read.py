@@ -33,6 +33,7 @@ __all__ = [
     "format_of",
     "parquet_chunks",
     "parquet_file",
+    "source_split_text",
     "split_text",
 ]
 
@@ -289,7 +290,11 @@ def as_text(values: Any) -> Any:
     return series.astype(object).map(text)
 
 
+def source_split_text(values: Any) -> Any:
+    """Split-column values as the table has them (stripped text), NaN when missing."""
+    return as_text(values).map(lambda v: v.strip() if isinstance(v, str) else v)
+
+
 def split_text(values: Any) -> Any:
     """Split-column values -> standard split names (:func:`h5ml.ingest.naming.standard_split_name`), NaN when missing."""
-    text = as_text(values)
-    return text.map(lambda v: v if not isinstance(v, str) else standard_split_name(v.strip()))
+    return source_split_text(values).map(lambda v: standard_split_name(v) if isinstance(v, str) else v)

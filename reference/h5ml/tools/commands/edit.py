@@ -144,6 +144,11 @@ def subset_command(
 @click.option(
     "--allow-duplicate-ids", is_flag=True, help="Merge files even when they hold the same sample id in one split."
 )
+@click.option(
+    "--allow-mixed-splits",
+    is_flag=True,
+    help="Merge a split even when the files recorded different source split names for it (e.g. test and train).",
+)
 @click.pass_obj
 def merge_command(
     streams: Streams,
@@ -155,10 +160,13 @@ def merge_command(
     overwrite: bool,
     id_feature: str,
     allow_duplicate_ids: bool,
+    allow_mixed_splits: bool,
 ) -> int:
     """Join h5ml files with equal features into OUTPUT: a split's samples from each file, in order.
 
     Files that hold the same sample id (the --id-feature) in one split are refused unless --allow-duplicate-ids.
+    A split whose files recorded different source split names (a file's train converted from test data) is
+    refused unless --allow-mixed-splits. The output says which input splits went into each split.
     """
     from h5ml.ingest import edit
 
@@ -170,6 +178,7 @@ def merge_command(
         overwrite=overwrite,
         id_feature=id_feature,
         allow_duplicate_ids=allow_duplicate_ids,
+        allow_mixed_splits=allow_mixed_splits,
     )
     streams.console().print(Text(report.summary()), soft_wrap=True)
     return EXIT_OK

@@ -1,0 +1,136 @@
+"""Checking a plan against its sources before a byte is written: :func:`check_plan` (§5.1.1, §5.3).
+
+A plan runs only when nothing is left to confirm, every part names an
+object its source holds, every feature of a split has the split's number
+of samples (rows parts: the rows they cover; records parts: the records
+their patterns match), names follow §5.1.1, and every dataset and
+attribute of every source is used or left out (:func:`h5ml.ingest.hdf5.coverage.unaccounted`).
+The messages name the plan's split, feature and part, and what to edit.
+"""
+
+from __future__ import annotations
+
+from h5ml.errors import IngestError
+from h5ml.ingest.hdf5.coverage import unaccounted
+from h5ml.ingest.hdf5.inventory import Inventory, take_inventory
+from h5ml.ingest.hdf5.plan import Feature, Plan, Split
+from h5ml.ingest.hdf5.records import record_ids
+from h5ml.ingest.hdf5.values import part_rows
+from h5ml.ingest.naming import name_problem
+
+__all__ = ["check_plan", "feature_count"]
+
+
+def feature_count(feature: Feature, inventories: dict[str, Inventory], where: str) -> int:
+    """The samples a feature's parts give: rows for rows parts, matched records for records and ids parts.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If a part names a source the plan lacks, an object its source does
+        not hold, a sample axis the dataset lacks, or rows past its end.
+    """
+    total = 0
+    record_sets: list[set[str]] = []
+    for number, part in enumerate(feature.parts):
+        at = f"{where}, part {number} ({part.source}:{part.path})"
+        inv = inventories.get(part.source)
+        if inv is None:
+            raise IngestError(f"{at}: the source is not in the plan's sources; add it there")
+        if part.kind == "rows":
+            node = inv.nodes.get(part.path)
+            if node is None or node.kind != "dataset" or node.shape is None:
+                raise IngestError(f"{at}: {part.source} holds no dataset {part.path}; fix the part's path")
+            if part.sample_axis >= max(1, len(node.shape)) or not node.shape:
+                raise IngestError(f"{at}: sample_axis {part.sample_axis} but the dataset has shape {node.shape}")
+            a, b = part_rows(part, node.shape)
+            n = node.shape[::-1][part.sample_axis] if part.transpose else node.shape[part.sample_axis]
+            if not 0 <= a <= b <= n:
+                raise IngestError(f"{at}: rows [{a}, {b}) but the dataset has {n} along its sample axis")
+            if part.shapes is not None and part.shapes not in inv.nodes:
+                raise IngestError(f"{at}: shapes {part.shapes} is not in {part.source}")
+            total += b - a
+        else:
+            ids = record_ids(inv, part.path)
+            if not ids:
+                raise IngestError(f"{at}: the pattern {part.path} matches no group or dataset of {part.source}")
+            record_sets.append(set(ids))
+    if record_sets:
+        return len(set().union(*record_sets))
+    return total
+
+
+def _check_split(split: Split, inventories: dict[str, Inventory]) -> None:
+    problem = name_problem("split", split.name)
+    if problem is not None:
+        raise IngestError(f"plan split {split.name!r}: {problem}; rename it in the plan")
+    seen: set[str] = set()
+    for feature in split.features:
+        where = f"plan split {split.name!r}, feature {feature.name!r}"
+        problem = name_problem("feature", feature.name)
+        if problem is not None:
+            raise IngestError(f"{where}: {problem}; rename it in the plan")
+        if feature.name in seen:
+            raise IngestError(f"{where}: the split has two features of this name; rename one")
+        seen.add(feature.name)
+        if (feature.encoding == "categorical") != (feature.class_names is not None):
+            raise IngestError(
+                f"{where}: a categorical feature needs class_names, and class_names need encoding categorical"
+            )
+        kinds = {p.kind == "rows" for p in feature.parts}
+        if len(kinds) > 1:
+            raise IngestError(f"{where}: mixes rows parts and records parts; one feature reads one kind")
+        n = feature_count(feature, inventories, where)
+        if n != split.num_samples:
+            raise IngestError(
+                f"{where}: its parts give {n} samples but the split has num_samples {split.num_samples}; every feature "
+                "of a split has one value per sample (§5.3): fix the parts or num_samples"
+            )
+
+
+def check_plan(plan: Plan) -> dict[str, Inventory]:
+    """Check a plan against its sources; return the walked sources by path.
+
+    Parameters
+    ----------
+    plan
+        A plan, proposed or read from ``--plan-file``.
+
+    Returns
+    -------
+    dict
+        Source path -> :class:`~h5ml.ingest.hdf5.inventory.Inventory`.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If the plan has anything to confirm, or breaks a rule above; the
+        message says what to edit.
+    FileNotFoundError
+        If a source does not exist.
+    """
+    if plan.confirm:
+        listed = "\n".join(f"  - {c}" for c in plan.confirm)
+        raise IngestError(
+            f"the plan needs {len(plan.confirm)} decision(s) before converting:\n{listed}\nWrite the plan with "
+            '`h5ml convert SOURCES... --plan --format json -o plan.json`, edit it, empty its "confirm" list, and '
+            "convert with --plan-file plan.json"
+        )
+    inventories = {src.path: take_inventory(src.path) for src in plan.sources}
+    if not plan.splits:
+        raise IngestError("the plan has no split; nothing to convert")
+    names = [s.name for s in plan.splits]
+    if len(set(names)) != len(names):
+        raise IngestError(f"the plan names a split twice ({names}); give each split once")
+    for split in plan.splits:
+        _check_split(split, inventories)
+    missing = unaccounted(plan, inventories.values())
+    if missing:
+        listed = ", ".join(f"{s}:{k}" for s, k in missing[:6]) + (
+            f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        )
+        raise IngestError(
+            f"the plan does not say what to do with {len(missing)} source object(s): {listed}. Map each in a feature, "
+            "or add it to left_out with the reason"
+        )
+    return inventories

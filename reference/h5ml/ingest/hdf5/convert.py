@@ -1,0 +1,208 @@
+"""HDF5 and MATLAB v7.3 sources to h5ml through a plan: :func:`plan_hdf5` and :func:`convert_hdf5` (§4-§7).
+
+:func:`plan_hdf5` proposes the plan (what ``h5ml convert SRC... --plan``
+prints); :func:`convert_hdf5` converts by that proposal when it needs no
+decision, or exactly by a plan given back (``plan=``, ``--plan-file``).
+Either way the plan is checked against the sources first
+(:func:`h5ml.ingest.hdf5.check.check_plan`): nothing is transposed, split,
+joined or dropped that the plan does not say.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from h5ml.ingest.docstrings import shared_doc
+from h5ml.ingest.hdf5.check import check_plan
+from h5ml.ingest.hdf5.labeling import LabelOptions
+from h5ml.ingest.hdf5.plan import Plan, load_plan
+from h5ml.ingest.hdf5.propose import propose_plan
+from h5ml.ingest.hdf5.run import run_plan
+from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.output import check_output, conversion_metadata
+from h5ml.ingest.report import ID_FEATURE, IngestReport
+from h5ml.model.values import FeatureSpec
+
+__all__ = ["convert_hdf5", "plan_hdf5"]
+
+Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _paths(sources: Sources) -> list[str | os.PathLike[str]]:
+    if isinstance(sources, (str, os.PathLike)):
+        return [sources]
+    return list(sources)
+
+
+def _labels(
+    label: str | None, class_names: Sequence[str] | None, class_names_file: str | os.PathLike[str] | None
+) -> LabelOptions:
+    if class_names is not None and class_names_file is not None:
+        raise parameter_error("class_names", "give class_names or class_names_file, not both")
+    if class_names is not None:
+        names = [str(n).strip() for n in class_names]
+        if not names or "" in names or len(set(names)) != len(names):
+            raise parameter_error("class_names", f"class names must be distinct and not empty, got {list(class_names)}")
+        class_names = tuple(names)
+    return LabelOptions(
+        label=label,
+        class_names=None if class_names is None else tuple(class_names),
+        class_names_file=None if class_names_file is None else os.fspath(class_names_file),
+    )
+
+
+def plan_hdf5(
+    sources: Sources,
+    *,
+    split_name: str | None = None,
+    label: str | None = None,
+    class_names: Sequence[str] | None = None,
+    class_names_file: str | os.PathLike[str] | None = None,
+    id_feature: str | None = ID_FEATURE,
+) -> Plan:
+    """Propose how HDF5 sources convert, without writing anything (``h5ml convert SOURCES... --plan``).
+
+    Parameters
+    ----------
+    sources
+        An HDF5 or MATLAB v7.3 file, or several, or text files listing shards
+        (one path per line; the list's name names their split).
+    split_name
+        The split of a source without splits of its own (``--split-name``);
+        by default its file name's split word (``train``, ``valid``/``val``/
+        ``validation``, ``test``/``testing``), else ``train``.
+    label
+        The label feature (``--label``), when its name does not say so
+        (``y``, ``label``, ``target`` are labels).
+    class_names, class_names_file
+        The label's class names (``--class-names``, ``--class-names-file``:
+        one per line), when the source does not hold them.
+    id_feature
+        The string feature keeping each record's id (records layouts); None: none.
+
+    Returns
+    -------
+    Plan
+        Its ``confirm`` lists what must be decided before it can run.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a source does not exist.
+    h5ml.IngestError
+        If a source is not HDF5, is h5ml already, or holds links, external
+        storage or virtual datasets (§3.6); or files joined by row disagree
+        in sample counts.
+    h5ml.errors.ParameterError
+        For a ``label`` that names no feature, class names without one label
+        feature, or ``split_name`` for a file with splits of its own.
+    """
+    plan, _ = propose_plan(
+        _paths(sources),
+        split_name=split_name,
+        labels=_labels(label, class_names, class_names_file),
+        id_feature=id_feature,
+    )
+    return plan
+
+
+@shared_doc(
+    notes={
+        "metadata": "It goes over the sources' root attributes, which the plan keeps as metadata.",
+        "processes": "HDF5 sources want processes: h5py lets one thread at a time into HDF5.",
+        "on_error": "A bad sample is a record without a member, a row that is not one-hot, a code outside [-1, K).",
+    }
+)
+def convert_hdf5(
+    sources: Sources,
+    output: str | os.PathLike[str],
+    *,
+    plan: Plan | str | os.PathLike[str] | None = None,
+    split_name: str | None = None,
+    label: str | None = None,
+    class_names: Sequence[str] | None = None,
+    class_names_file: str | os.PathLike[str] | None = None,
+    id_feature: str | None = ID_FEATURE,
+    metadata: Mapping[str, Any] | None = None,
+    features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
+    compression: str | None = None,
+    level: int | None = None,
+    shuffle: bool = False,
+    seed: int | None = None,
+    workers: int = 1,
+    processes: bool = False,
+    on_error: OnError = "stop",
+    progress: bool | None = None,
+    overwrite: bool = False,
+) -> IngestReport:
+    """Convert HDF5 / MATLAB v7.3 files to one h5ml file, by the proposed plan or by the plan given.
+
+    Parameters
+    ----------
+    sources, split_name, label, class_names, class_names_file, id_feature
+        As :func:`plan_hdf5`. With ``plan`` they are not used (the plan says
+        everything) and giving them is an error.
+    output
+        The h5ml file to write.
+    plan
+        A :class:`~h5ml.ingest.hdf5.plan.Plan` or the path of a plan file
+        (``--plan-file``), converted exactly as written. ``sources`` must
+        then be the plan's sources, or empty.
+    {shared_parameters}
+
+    Returns
+    -------
+    IngestReport
+        Samples per split, skipped samples, what was left out, time taken.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a source or the plan file does not exist.
+    h5ml.IngestError
+        As :func:`plan_hdf5`; if the plan has anything to confirm (the
+        message lists each, and how to write and pass the plan), does not
+        match the sources, or forgets a source object; or (``on_error="stop"``)
+        for the first sample that does not convert.
+    {shared_raises}
+    """
+    options = ConvertOptions.pick(locals())
+    given = _paths(sources) if sources not in (None, "") else []
+    if plan is not None:
+        for name, value in (
+            ("split_name", split_name),
+            ("label", label),
+            ("class_names", class_names),
+            ("class_names_file", class_names_file),
+        ):
+            if value is not None:
+                raise parameter_error(name, f"{name} is decided by the plan given; edit the plan instead")
+        chosen = plan if isinstance(plan, Plan) else load_plan(plan)
+        listed = {os.path.realpath(s.path) for s in chosen.sources}
+        extra = [os.fspath(p) for p in given if os.path.realpath(os.fspath(p)) not in listed]
+        if extra:
+            raise parameter_error(
+                "sources", f"{extra} are not sources of the plan; give the plan's sources or none", "SOURCES"
+            )
+    else:
+        chosen, _ = propose_plan(
+            given, split_name=split_name, labels=_labels(label, class_names, class_names_file), id_feature=id_feature
+        )
+    inventories = check_plan(chosen)
+    out = check_output(output, options.overwrite, [Path(s.path) for s in chosen.sources])
+    names = [s.path for s in chosen.sources]
+    where = names[0] if len(names) == 1 else json.dumps(names)
+    meta = conversion_metadata(
+        "HDF5 file" if len(names) == 1 else "HDF5 files", where, {**chosen.metadata, **(options.metadata or {})}, out
+    )
+    report = run_plan(chosen, inventories, out, options, meta)
+    if chosen.left_out:
+        report.notes.append(
+            f"left out {len(chosen.left_out)} source object(s) that no feature reads (see them with `h5ml convert "
+            "SOURCES... --plan`)"
+        )
+    return report

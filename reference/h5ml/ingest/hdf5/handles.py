@@ -1,0 +1,62 @@
+"""The source files as each worker process reads them: one handle per file and process, one block per part.
+
+Each worker opens a source by path once (:func:`source_file`: a forked
+child never uses its parent's handles) and keeps the block of rows it read
+last per part (:data:`BLOCKS`), so that consecutive rows cost one HDF5 read
+per block; :func:`close_sources` closes them when a conversion ends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import h5py
+
+__all__ = ["BLOCKS", "close_sources", "source_file"]
+
+_HANDLES: dict[tuple[str, int], h5py.File] = {}
+_HANDLES_PID: list[int] = [os.getpid()]
+#: Guards the caches when the workers are threads.
+_LOCK = threading.Lock()
+#: (source, dataset path, part start) -> (first row, stop row, the rows) of the block last read.
+BLOCKS: dict[tuple[str, str, int], tuple[int, int, Any]] = {}
+
+
+def source_file(path: str, cache_bytes: int = 0) -> h5py.File:
+    """The source opened read-only in this process (opened on first use, kept for the next samples).
+
+    Parameters
+    ----------
+    path
+        The source file.
+    cache_bytes
+        The HDF5 chunk cache (``rdcc_nbytes``); 0: h5py's default.
+
+    Returns
+    -------
+    h5py.File
+        The open file, shared by this process's threads.
+    """
+    with _LOCK:
+        if _HANDLES_PID[0] != os.getpid():  # a forked child: the parent's handles are not ours to use
+            _HANDLES.clear()
+            BLOCKS.clear()
+            _HANDLES_PID[0] = os.getpid()
+        key = (path, cache_bytes)
+        f = _HANDLES.get(key)
+        if f is None or not f.id.valid:
+            f = h5py.File(path, "r", **({"rdcc_nbytes": cache_bytes} if cache_bytes else {}))
+            _HANDLES[key] = f
+        return f
+
+
+def close_sources() -> None:
+    """Close the files this process opened (called when a conversion ends; workers exit with theirs)."""
+    with _LOCK:
+        for f in _HANDLES.values():
+            if f.id.valid:
+                f.close()
+        _HANDLES.clear()
+        BLOCKS.clear()

@@ -1,0 +1,337 @@
+"""What an HDF5 source holds, walked once: every group, dataset and attribute, checked (§3.6, §4.7, §10.1).
+
+:func:`take_inventory` opens a source read-only and lists every object
+under the root (:class:`Node`: path, kind, shape, dtype, chunks, filters,
+attributes as plain values), never following a link. It refuses what h5ml
+never reads from a file it did not write: soft and external links, datasets
+with external raw storage and virtual datasets (their bytes live in other
+files, §3.6, §10.1), and an h5ml file (nothing to convert). It also tells a
+MATLAB v7.3 MAT-file (its 512-byte user block starts with ``MATLAB 7.3
+MAT-file``) and a Fuel ``H5PYDataset`` (its root attribute ``split``) from
+a plain HDF5 file. The proposal (:mod:`h5ml.ingest.hdf5.propose`), the plan
+check (:mod:`h5ml.ingest.hdf5.check`) and ``h5ml inspect`` read the
+inventory; only the conversion itself reads sample values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import h5py
+import numpy as np
+
+from h5ml import spec
+from h5ml.errors import IngestError
+
+__all__ = [
+    "MATLAB_MAGIC",
+    "MAX_NODES",
+    "Inventory",
+    "Node",
+    "check_source",
+    "open_source",
+    "plain_value",
+    "take_inventory",
+    "value_kind",
+]
+
+#: The first bytes of a MATLAB v7.3 MAT-file's user block.
+MATLAB_MAGIC: Final = b"MATLAB 7.3 MAT-file"
+#: Objects walked at most; a source with more is refused (say so rather than walk for hours).
+MAX_NODES: Final = 2_000_000
+#: The fields of Fuel's root ``split`` attribute.
+_FUEL_FIELDS: Final = frozenset({"split", "source", "start", "stop"})
+
+
+@dataclass(frozen=True)
+class Node:
+    """One group or dataset of a source.
+
+    Attributes
+    ----------
+    path
+        Its HDF5 path (``/train/x``).
+    kind
+        ``"group"`` or ``"dataset"``.
+    shape, dtype, chunks
+        The dataset's shape, numpy dtype and chunk shape (None for a group,
+        or a contiguous dataset's chunks).
+    filters
+        The dataset's filter names (``gzip``, ``shuffle``, ...).
+    attrs
+        Attribute name -> plain value (:func:`plain_value`).
+    """
+
+    path: str
+    kind: Literal["group", "dataset"]
+    shape: tuple[int, ...] | None = None
+    dtype: np.dtype[Any] | None = None
+    chunks: tuple[int, ...] | None = None
+    filters: tuple[str, ...] = ()
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The last component of the path."""
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def matlab_class(self) -> str | None:
+        """The MATLAB_class attribute (``double``, ``char``, ``cell``, ``struct``, ...), if any."""
+        value = self.attrs.get("MATLAB_class")
+        return value if isinstance(value, str) else None
+
+
+@dataclass
+class Inventory:
+    """Every object of one source (:func:`take_inventory`).
+
+    Attributes
+    ----------
+    source
+        The file's path as given.
+    kind
+        ``"hdf5"``, ``"matlab"`` (MAT-file v7.3) or ``"fuel"`` (H5PYDataset).
+    nodes
+        HDF5 path -> :class:`Node`, the root ``"/"`` first, then in walk order.
+    fuel_splits
+        Fuel: ``(split, source dataset, start, stop)`` rows of the root ``split`` attribute.
+    """
+
+    source: str
+    kind: Literal["hdf5", "matlab", "fuel"]
+    nodes: dict[str, Node]
+    fuel_splits: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def children(self, path: str) -> list[Node]:
+        """The direct members of the group ``path``, in walk order."""
+        prefix = path.rstrip("/") + "/"
+        return [n for p, n in self.nodes.items() if p.startswith(prefix) and "/" not in p[len(prefix) :] and p != "/"]
+
+    def datasets(self) -> list[Node]:
+        """Every dataset."""
+        return [n for n in self.nodes.values() if n.kind == "dataset"]
+
+
+def check_source(source: str | os.PathLike[str]) -> Path:
+    """The source's path, after refusing a missing file, a folder, or a file without the HDF5 signature.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``source`` does not exist.
+    h5ml.IngestError
+        If it is a directory or not an HDF5 file.
+    """
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if not path.is_file():
+        raise IngestError(f"{path}: a directory, not an HDF5 file; give the path of an .h5/.mat file", path=str(path))
+    if not h5py.is_hdf5(path):
+        raise IngestError(
+            f"{path}: not an HDF5 file (it has no HDF5 signature); give an .h5/.hdf5 file written by h5py or HDF5, "
+            "or a MATLAB v7.3 .mat file",
+            path=str(path),
+        )
+    return path
+
+
+def open_source(source: Path) -> h5py.File:
+    """The source opened read-only.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If HDF5 cannot open it.
+    """
+    try:
+        return h5py.File(source, "r")
+    except OSError as exc:
+        raise IngestError(f"{source}: the HDF5 file cannot be opened ({exc})", path=str(source)) from None
+
+
+def value_kind(dtype: np.dtype[Any]) -> str | None:
+    """``"string"``, ``"numeric"`` (booleans, integers, floats), ``"vlen"`` (variable-length numbers), ``"reference"``, or None."""
+    if h5py.check_string_dtype(dtype) is not None:
+        return "string"
+    if dtype.kind in "biuf":
+        return "numeric"
+    base = h5py.check_vlen_dtype(dtype)
+    if base is not None and np.dtype(base).kind in "biuf":
+        return "vlen"
+    if h5py.check_ref_dtype(dtype) is not None:
+        return "reference"
+    return None
+
+
+def plain_value(value: Any) -> Any:
+    """An HDF5 attribute value -> str, int, float, list of str or int, or JSON text (what §4.7 can store).
+
+    Object references become the text ``"<HDF5 object reference>"`` (they
+    mean nothing outside their file).
+    """
+    if isinstance(value, h5py.Reference):
+        return "<HDF5 object reference>"
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype.names is not None:
+            return json.dumps([[plain_value(v) for v in row] for row in value.ravel().tolist()], default=str)
+        items = [plain_value(v) for v in value.ravel().tolist()] if value.ndim <= 1 else None
+        if items is not None and (all(isinstance(v, str) for v in items) or all(type(v) is int for v in items)):
+            return items
+        if items is not None and len(items) == 1 and isinstance(items[0], float):
+            return items[0]
+        return json.dumps([plain_value(v) for v in value.tolist()] if value.ndim <= 1 else value.tolist(), default=str)
+    return json.dumps(value, default=str)
+
+
+def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in obj.attrs:
+        try:
+            out[key] = plain_value(obj.attrs[key])
+        except (OSError, TypeError, ValueError):  # an attribute h5py cannot read: say so, never drop it
+            out[key] = "(unreadable HDF5 attribute)"
+    return out
+
+
+def _filters(dataset: h5py.Dataset) -> tuple[str, ...]:
+    names = []
+    if dataset.compression is not None:
+        level = dataset.compression_opts
+        names.append(f"{dataset.compression}" + ("" if level is None else f"({level})"))
+    for flag, name in (
+        (dataset.shuffle, "shuffle"),
+        (dataset.fletcher32, "fletcher32"),
+        (dataset.scaleoffset, "scaleoffset"),
+    ):
+        if flag:
+            names.append(name)
+    return tuple(names)
+
+
+def _refuse_storage(dataset: h5py.Dataset, source: Path) -> None:
+    """External raw storage and virtual datasets read bytes of other files: refused (§3.6, §10.1)."""
+    what = None
+    if dataset.external:
+        what = "stores its raw data in external files"
+    elif dataset.is_virtual:
+        what = "is a virtual dataset (its data lives in other files)"
+    if what is not None:
+        raise IngestError(
+            f"{source}:{dataset.name} {what}; h5ml never reads other files through a source (§3.6, §10.1): "
+            "copy the data into the file (h5repack) and convert the copy",
+            path=str(source),
+            hdf5_path=dataset.name,
+        )
+
+
+def take_inventory(source: str | os.PathLike[str]) -> Inventory:
+    """Walk a source: every group and dataset, with shapes, dtypes, chunks, filters and attributes.
+
+    Parameters
+    ----------
+    source
+        An HDF5 file, a MATLAB v7.3 ``.mat`` file, or a Fuel H5PYDataset file.
+
+    Returns
+    -------
+    Inventory
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``source`` does not exist.
+    h5ml.IngestError
+        If it is not HDF5, is an h5ml file already, holds a soft or external
+        link, external raw storage or a virtual dataset (§3.6), or more than
+        :data:`MAX_NODES` objects. The message names the file and HDF5 path.
+    """
+    path = check_source(source)
+    with path.open("rb") as raw:
+        head = raw.read(len(MATLAB_MAGIC))
+    nodes: dict[str, Node] = {}
+    with open_source(path) as f:
+        if f.attrs.get("format") in ("h5ml", b"h5ml"):
+            raise IngestError(
+                f"{path}: already an h5ml file (root attribute format = 'h5ml'); nothing to convert: "
+                "check it with `h5ml validate`",
+                path=str(path),
+            )
+        nodes["/"] = Node("/", "group", attrs=_attrs(f))
+        pending = [f]
+        while pending:
+            group = pending.pop(0)
+            for name in group:
+                where = f"{group.name.rstrip('/')}/{name}"
+                link = group.get(name, getlink=True)
+                if not isinstance(link, h5py.HardLink):
+                    target = getattr(link, "path", "")
+                    raise IngestError(
+                        f"{path}:{where} is a {type(link).__name__} to {target!r}; links are not followed (they may "
+                        "point outside the file, §3.6): replace it by the object it points to",
+                        path=str(path),
+                        hdf5_path=where,
+                    )
+                obj = group[name]
+                if len(nodes) >= MAX_NODES:
+                    raise IngestError(
+                        f"{path}: more than {MAX_NODES} HDF5 objects; convert parts of it, or write a plan by hand "
+                        "with records patterns",
+                        path=str(path),
+                    )
+                if isinstance(obj, h5py.Group):
+                    nodes[where] = Node(where, "group", attrs=_attrs(obj))
+                    pending.append(obj)
+                elif isinstance(obj, h5py.Dataset):
+                    _refuse_storage(obj, path)
+                    nodes[where] = Node(
+                        where,
+                        "dataset",
+                        shape=tuple(int(n) for n in obj.shape) if obj.shape is not None else (),
+                        dtype=obj.dtype,
+                        chunks=None if obj.chunks is None else tuple(int(n) for n in obj.chunks),
+                        filters=_filters(obj),
+                        attrs=_attrs(obj),
+                    )
+                # committed datatypes hold no samples: they are not listed (nothing to convert)
+        fuel = _fuel_splits(f)
+    kind: Literal["hdf5", "matlab", "fuel"] = "hdf5"
+    if head == MATLAB_MAGIC:
+        kind = "matlab"
+    elif fuel:
+        kind = "fuel"
+    return Inventory(os.fspath(source), kind, nodes, fuel)
+
+
+def _fuel_splits(f: h5py.File) -> list[tuple[str, str, int, int]]:
+    """Fuel's root attribute ``split``: a table of (split, source, start, stop, ...) rows; empty when absent."""
+    raw = f.attrs.get("split")
+    if not isinstance(raw, np.ndarray) or raw.dtype.names is None or not _FUEL_FIELDS <= set(raw.dtype.names):
+        return []
+    rows = []
+    for row in raw.ravel():
+        name, src = (
+            bytes(row[k]).decode("utf-8") if isinstance(row[k], bytes) else str(row[k]) for k in ("split", "source")
+        )
+        available = bool(row["available"]) if "available" in raw.dtype.names else True
+        if available:
+            rows.append((name, src, int(row["start"]), int(row["stop"])))
+    return rows
+
+
+def reserved_name(name: str) -> bool:
+    """Whether an attribute name cannot be kept as it is on an h5ml object (reserved or a spec attribute)."""
+    return name.startswith(spec.RESERVED_PREFIX) or not name.strip()

@@ -1,0 +1,119 @@
+"""MATLAB v7.3 MAT-files: HDF5 with a 512-byte user block, column-major arrays, cell arrays and ``#refs#``.
+
+MATLAB writes a variable of size ``(N, 784)`` as an HDF5 dataset of shape
+``(784, N)``: HDF5 lists axes in C order, MATLAB in Fortran order. A plan
+part of a MAT-file sets ``transpose`` (the axes are reversed back to
+MATLAB's order, which the plan states) and names the sample axis in that
+order. Each variable carries ``MATLAB_class``: ``char`` variables are
+UTF-16 code units (``uint16``), ``logical`` ones are ``uint8`` 0/1, and
+``cell`` ones are arrays of object references to the cells' values, stored
+under the group ``/#refs#``. :func:`cell_values` follows such references,
+only to datasets of the same file (an HDF5 object reference cannot leave
+its file; a reference to a group, a null reference or a non-dataset is
+refused), so §3.6 and §10.1 still hold. ``#refs#`` and ``#subsystem#``
+are MATLAB's bookkeeping: the proposal lists them as left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import h5py
+import numpy as np
+
+from h5ml.errors import IngestError
+
+__all__ = ["MATLAB_GROUPS", "cell_values", "char_strings", "decode_matlab", "matlab_order"]
+
+#: Groups of a MAT-file that hold MATLAB's bookkeeping, not variables.
+MATLAB_GROUPS: Final = ("/#refs#", "/#subsystem#")
+
+
+def matlab_order(array: np.ndarray) -> np.ndarray:
+    """A MATLAB variable's values in MATLAB's axis order (the HDF5 axes reversed); a view, no copy."""
+    return np.asarray(array).transpose()
+
+
+def char_strings(codes: np.ndarray) -> list[str]:
+    """The strings of a MATLAB ``char`` array, in MATLAB's axis order: one per row (``cellstr``), trailing blanks dropped.
+
+    Parameters
+    ----------
+    codes
+        ``uint16`` UTF-16 code units, already in MATLAB order (:func:`matlab_order`):
+        ``(1, L)`` for one string, ``(n, L)`` for a char matrix of n rows.
+
+    Returns
+    -------
+    list of str
+        As MATLAB's ``cellstr`` gives them: each row decoded, trailing spaces
+        removed (MATLAB pads the rows of a char matrix with spaces).
+    """
+    rows = np.atleast_2d(np.asarray(codes))
+    if rows.ndim != 2:
+        raise ValueError(f"a char array of {rows.ndim} axes holds no strings per row")
+    out = []
+    for row in rows.astype("<u2"):
+        out.append(row.tobytes().decode("utf-16-le", "surrogatepass").rstrip(" "))
+    return out
+
+
+def decode_matlab(value: np.ndarray, matlab_class: str | None) -> Any:
+    """One value of a MATLAB variable (MATLAB order) as h5ml stores it: chars -> str, logical -> bool, else as is."""
+    if matlab_class == "char":
+        strings = char_strings(value)
+        return strings[0] if len(strings) == 1 else strings
+    if matlab_class == "logical":
+        return np.asarray(value).astype(bool)
+    return value
+
+
+def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
+    """The values a MATLAB cell array's references point to, each decoded (:func:`decode_matlab`).
+
+    Parameters
+    ----------
+    f
+        The open MAT-file.
+    refs
+        The cell array's object references (any shape; taken in C order of the given array).
+    where
+        ``file:/hdf5/path`` of the cell array, for messages.
+
+    Returns
+    -------
+    list
+        One decoded value per reference.
+
+    Raises
+    ------
+    h5ml.IngestError
+        For a null reference, or one that points to a group (a nested
+        struct or cell: convert that variable with a hand-written plan) or
+        to nothing this file holds.
+    """
+    out: list[Any] = []
+    for index, ref in enumerate(np.asarray(refs).ravel().tolist()):
+        if not isinstance(ref, h5py.Reference) or not ref:
+            raise IngestError(f"{where}: cell {index} holds no object reference; a cell array is expected")
+        try:
+            target = f[ref]
+        except (KeyError, ValueError, OSError) as exc:
+            raise IngestError(f"{where}: cell {index} points to nothing in this file ({exc})") from None
+        if not isinstance(target, h5py.Dataset):
+            raise IngestError(
+                f"{where}: cell {index} points to the group {target.name} (a struct or cell inside a cell); "
+                "h5ml reads cells of arrays and strings only: leave this variable out, or save it in MATLAB as "
+                "separate arrays"
+            )
+        if target.file.filename != f.filename:
+            raise IngestError(
+                f"{where}: cell {index} points into another file ({target.file.filename}); refused (§3.6)"
+            )
+        cls = target.attrs.get("MATLAB_class")
+        cls = cls.decode() if isinstance(cls, bytes) else cls
+        if target.attrs.get("MATLAB_empty", 0):
+            out.append("" if cls == "char" else np.zeros((0,)))
+            continue
+        out.append(decode_matlab(matlab_order(target[()]), cls))
+    return out

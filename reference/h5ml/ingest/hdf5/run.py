@@ -1,0 +1,248 @@
+"""Running a checked plan: every sample read where the plan says, decoded, and written in one pass (§4-§7).
+
+:func:`run_plan` turns each split of a :class:`~h5ml.ingest.hdf5.plan.Plan`
+into :class:`~h5ml.ingest.report.SourceItem` values (one per row, or one
+per record id, in natural id order) and hands them to
+:func:`h5ml.ingest.pipeline.ingest` with :func:`decode_sample`, which reads
+each feature's value through a per-process block cache
+(:mod:`~h5ml.ingest.hdf5.handles`): rows are read in blocks of whole HDF5
+chunks of about :data:`BLOCK_BYTES`, never a whole dataset. A value the
+plan cannot use (a record without the member, a label that is not one-hot,
+a code outside ``[-1, K)``) is a :class:`~h5ml.ingest.report.DecodeError`
+naming the file, the HDF5 path and the sample: the conversion stops, or
+with ``on_error="skip"`` leaves the sample out and records why.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from h5ml.ingest.hdf5.handles import BLOCKS, close_sources, source_file
+from h5ml.ingest.hdf5.inventory import Inventory
+from h5ml.ingest.hdf5.labels import code_problems
+from h5ml.ingest.hdf5.plan import Feature, Part, Plan
+from h5ml.ingest.hdf5.records import record_ids
+from h5ml.ingest.hdf5.values import finish_value, part_rows, read_record, read_rows
+from h5ml.ingest.naming import natural_key
+from h5ml.ingest.options import ConvertOptions
+from h5ml.ingest.pipeline import ingest
+from h5ml.ingest.report import DecodeError, IngestReport, SourceItem
+from h5ml.model.values import FeatureSpec
+
+__all__ = ["BLOCK_BYTES", "decode_sample", "run_plan"]
+
+#: Bytes of one part read at once, rounded to whole HDF5 chunks.
+BLOCK_BYTES: Final = 8 << 20
+#: The HDF5 chunk cache of a source read in random order (shuffled on write).
+_SHUFFLE_CACHE_BYTES: Final = 64 << 20
+
+
+@dataclass(frozen=True)
+class _PartRun:
+    part: Part
+    offset: int  # the feature's sample index of the part's first row
+    start: int  # the dataset row of the part's first row
+    stop: int
+    block: int  # rows read at once
+
+
+@dataclass(frozen=True)
+class _FeatureRun:
+    feature: Feature
+    parts: tuple[_PartRun, ...]
+    offsets: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What :func:`decode_sample` needs (pickled to worker processes)."""
+
+    features: Mapping[tuple[str, str], _FeatureRun]
+    cache_bytes: int
+
+
+def _block_rows(inv: Inventory, part: Part, shuffle: bool) -> int:
+    node = inv.nodes[part.path]
+    if shuffle or node.shape is None or node.dtype is None:
+        return 1
+    shape = tuple(reversed(node.shape)) if part.transpose else node.shape
+    row = [s for i, s in enumerate(shape) if i != part.sample_axis]
+    rows = max(1, BLOCK_BYTES // max(1, math.prod(row) * max(1, node.dtype.itemsize)))
+    if node.chunks is not None:
+        axis = len(shape) - 1 - part.sample_axis if part.transpose else part.sample_axis
+        chunk = node.chunks[axis]
+        rows = max(chunk, rows - rows % chunk)
+    return rows
+
+
+def _feature_run(feature: Feature, inventories: Mapping[str, Inventory], shuffle: bool) -> _FeatureRun:
+    runs: list[_PartRun] = []
+    offset = 0
+    for part in feature.parts:
+        if part.kind != "rows":
+            runs.append(_PartRun(part, 0, 0, 0, 1))
+            continue
+        inv = inventories[part.source]
+        node = inv.nodes[part.path]
+        assert node.shape is not None
+        a, b = part_rows(part, node.shape)
+        runs.append(_PartRun(part, offset, a, b, _block_rows(inv, part, shuffle)))
+        offset += b - a
+    return _FeatureRun(feature, tuple(runs), tuple(r.offset for r in runs))
+
+
+def _expected(part: Part, record_id: str) -> str:
+    pieces = iter(record_id.split("/"))
+    path = "/".join(next(pieces, "*") if p == "*" else p for p in part.path.split("/"))
+    return path if part.member is None else f"{path}/{part.member}"
+
+
+def _rows_value(run: _FeatureRun, row: int, cache_bytes: int) -> tuple[Any, str]:
+    index = bisect.bisect_right(run.offsets, row) - 1
+    part_run = run.parts[index]
+    part = part_run.part
+    dataset_row = part_run.start + row - part_run.offset
+    where = f"{part.source}:{part.path}[{dataset_row}]"
+    key = (part.source, part.path, part_run.start)
+    cached = BLOCKS.get(key)
+    if cached is None or not cached[0] <= dataset_row < cached[1]:
+        a = part_run.start + ((dataset_row - part_run.start) // part_run.block) * part_run.block
+        b = min(a + part_run.block, part_run.stop)
+        f = source_file(part.source, cache_bytes)
+        try:
+            block = read_rows(f, part, a, b, f"{part.source}:{part.path}")
+        except (OSError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise DecodeError(f"{part.source}:{part.path}", f"rows {a}:{b} cannot be read ({exc})") from None
+        cached = BLOCKS[key] = (a, b, block)
+    return cached[2][dataset_row - cached[0]], where
+
+
+def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
+    """The values of one sample: each feature read where its parts say, finished (squeeze, one-hot), checked.
+
+    Raises
+    ------
+    h5ml.ingest.DecodeError
+        Naming the file, HDF5 path and sample, for a value the plan cannot use.
+    """
+    out: dict[str, Any] = {}
+    for name, location in item.parts:
+        run = spec.features[(item.split, name)]
+        feature = run.feature
+        part = run.parts[0].part
+        if part.kind == "ids":
+            out[name] = item.sample_id
+            continue
+        if part.kind == "records":
+            where = f"{part.source}:{location or _expected(part, item.sample_id)}"
+            if not location:
+                first = next((loc for _, loc in item.parts if loc and not loc.isdigit()), "")
+                raise DecodeError(
+                    f"{part.source}:{first}" if first else where,
+                    f"sample {item.sample_id!r} of split {item.split!r} has no {name!r}: "
+                    f"{_expected(part, item.sample_id)} does not exist",
+                )
+            try:
+                value = read_record(source_file(part.source, spec.cache_bytes), part, location)
+            except KeyError as exc:
+                raise DecodeError(
+                    where,
+                    f"sample {item.sample_id!r} of split {item.split!r} has no {name!r}: {exc.args[0]} does not exist",
+                ) from None
+        else:
+            value, where = _rows_value(run, int(location), spec.cache_bytes)
+        try:
+            value = finish_value(feature, value, where)
+        except ValueError as exc:
+            raise DecodeError(where, str(exc).removeprefix(f"{where}: ")) from None
+        if feature.class_names is not None:
+            bad = code_problems(np.asarray([value]), len(feature.class_names))
+            if bad:
+                raise DecodeError(
+                    where,
+                    f"{bad[0][1]!r} is not a code of the {len(feature.class_names)} class names of {name!r} "
+                    "(-1 marks a missing label, §6.5)",
+                )
+            value = np.int64(value)
+        out[name] = value
+    return out
+
+
+def _items(
+    split: str,
+    features: list[Feature],
+    runs: Mapping[tuple[str, str], _FeatureRun],
+    inventories: Mapping[str, Inventory],
+    n: int,
+) -> list[SourceItem]:
+    records = [f for f in features if f.parts[0].kind in ("records",)]
+    if not records:
+        return [SourceItem(split, str(i), tuple((f.name, str(i)) for f in features)) for i in range(n)]
+    maps = {f.name: record_ids(inventories[f.parts[0].source], f.parts[0].path) for f in records}
+    ids = sorted(set().union(*(set(m) for m in maps.values())), key=natural_key)
+    items = []
+    for record in ids:
+        parts = tuple((f.name, maps[f.name].get(record, "") if f.name in maps else "") for f in features)
+        items.append(SourceItem(split, record, parts))
+    del runs
+    return items
+
+
+def _spec(feature: Feature) -> FeatureSpec:
+    ragged_ndim = len(feature.sample_shape or []) if feature.encoding == "ragged" else None
+    return FeatureSpec(
+        encoding=feature.encoding,
+        dtype=feature.dtype if feature.encoding in ("dense", "ragged") and feature.dtype else None,
+        role=feature.role,
+        class_names=feature.class_names,
+        sample_ndim=ragged_ndim if ragged_ndim and ragged_ndim > 1 else None,
+        attrs=feature.attrs or None,
+    )
+
+
+def run_plan(
+    plan: Plan, inventories: Mapping[str, Inventory], output: Path, options: ConvertOptions, metadata: Mapping[str, Any]
+) -> IngestReport:
+    """Write the output of a checked plan (:func:`h5ml.ingest.hdf5.check.check_plan`).
+
+    Parameters
+    ----------
+    plan
+        The plan.
+    inventories
+        Its walked sources.
+    output
+        The h5ml file to write (checked by the caller).
+    options
+        The shared options.
+    metadata
+        The root metadata.
+
+    Returns
+    -------
+    IngestReport
+        Samples per split, skipped samples, time taken.
+    """
+    runs: dict[tuple[str, str], _FeatureRun] = {}
+    declared: dict[str, FeatureSpec] = {}
+    splits: dict[str, list[SourceItem]] = {}
+    for split in plan.splits:
+        for feature in split.features:
+            runs[(split.name, feature.name)] = _feature_run(feature, inventories, options.shuffle)
+            declared[f"{split.name}/{feature.name}"] = _spec(feature)
+        splits[split.name] = _items(split.name, split.features, runs, inventories, split.num_samples)
+    spec = RunSpec(runs, _SHUFFLE_CACHE_BYTES if options.shuffle else 0)
+    try:
+        return ingest(
+            output, splits, functools.partial(decode_sample, spec), options, metadata=metadata, features=declared
+        )
+    finally:
+        close_sources()
