@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import h5ml
+from h5ml.ingest import provenance
 from h5ml.tools import cli
 
 CLASSES = ["cat", "dog", "emu"]
@@ -141,6 +142,9 @@ def test_parquet_export_and_convert_round_trip_every_encoding(source: Path, tmp_
         code, said = run_cli("convert", str(folder / f"{split}.parquet"), str(tmp_path / f"{split}.h5"))
         assert code == 0, said
         _same_features(source, tmp_path / f"{split}.h5", [split])
+        with h5ml.open(tmp_path / f"{split}.h5") as ds:  # where the split's name came from (§4.7)
+            recorded = provenance.read(ds)
+        assert recorded == {split: [{"source": str(folder / f"{split}.parquet"), "split": split, "named_by": "group"}]}
 
 
 def test_parquet_categorical_class_names_come_from_the_recorded_metadata(tmp_path: Path) -> None:
