@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import h5ml
+from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest import SKIPPED_ATTR
 from h5ml.ingest.tables import convert_table
 
@@ -222,3 +223,102 @@ def test_strings_option_keeps_codes_as_text_and_parquet_types(tmp_path: Path) ->
     with h5ml.open(tmp_path / "stamps.h5") as ds:
         assert list(ds["train"]["t"][:]) == ["2024-01-02 00:00:00", "2024-03-04 00:00:00"]
     _assert_strictly_valid(tmp_path / "stamps.h5")
+
+
+# -- delimiters and headers -----------------------------------------------------------------------
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    import io
+
+    from h5ml.tools import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(args), out, err)
+    return code, out.getvalue() + err.getvalue()
+
+
+def _columns(path: Path) -> dict[str, list[object]]:
+    with h5ml.open(path) as ds:
+        return {name: feature[:].tolist() for name, feature in ds["train"].features.items()}
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "name", "option"), [(" ", "space", "space"), ("\t", "tab", "tab"), (";", "semicolon", "';'")]
+)
+def test_a_table_read_as_one_column_of_delimited_lines_is_refused(
+    tmp_path: Path, delimiter: str, name: str, option: str
+) -> None:
+    """A CSV whose fields are separated by another character parses with ',' as one column of whole lines: refused,
+    naming the delimiter to pass (Python and command line), nothing written; passing it gives the real columns."""
+    src, out = tmp_path / "points.csv", tmp_path / "points.h5"
+    lines = ["x y label", "1 2.5 a", "3 4.5 b", "5 6.5 a"]
+    src.write_text("\n".join(line.replace(" ", delimiter) for line in lines) + "\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="the fields seem to be separated by") as info:
+        convert_table(src, out)
+    message = str(info.value)
+    assert f"({name})" in message and f"delimiter={delimiter!r}" in message and f"--delimiter {option}" in message
+    assert not out.exists()
+    code, said = _cli("convert", str(src), str(out))
+    assert code != 0 and f"--delimiter {option}" in said and "Traceback" not in said and not out.exists()
+    convert_table(src, out, delimiter=delimiter, label="label")
+    assert _columns(out) == {"x": [1, 3, 5], "y": [2.5, 4.5, 6.5], "label": [0, 1, 0]}
+    code, said = _cli(
+        "convert", str(src), str(tmp_path / "cli.h5"), "--delimiter", option.strip("'"), "--label", "label"
+    )
+    assert code == 0, said
+    assert _columns(tmp_path / "cli.h5") == _columns(out)
+
+
+def test_a_given_delimiter_confirms_one_column_and_text_with_spaces_is_not_refused(tmp_path: Path) -> None:
+    """Spaces in free text (not the same number in every value) are no sign of a delimiter; when every value holds
+    one space, delimiter=',' says the one column is meant."""
+    src, out = tmp_path / "names.csv", tmp_path / "names.h5"
+    src.write_text("name\nAda Lovelace\nAlan Mathison Turing\nGrace\n", encoding="utf-8")
+    convert_table(src, out)
+    assert _columns(out) == {"name": ["Ada Lovelace", "Alan Mathison Turing", "Grace"]}
+    src.write_text("full_name\nAda Lovelace\nAlan Turing\n", encoding="utf-8")  # no space in the header
+    convert_table(src, out, overwrite=True)
+    assert _columns(out) == {"full_name": ["Ada Lovelace", "Alan Turing"]}
+    src.write_text("Ada Lovelace\nAlan Turing\n", encoding="utf-8")  # no header, one space each: refused ...
+    with pytest.raises(IngestError, match="delimiter=' '"):
+        convert_table(src, out, header=False, overwrite=True)
+    convert_table(src, out, header=False, delimiter=",", overwrite=True)  # ... unless the one column is confirmed
+    assert _columns(out) == {"c0": ["Ada Lovelace", "Alan Turing"]}
+    convert_table(src, out, header=False, delimiter=" ", overwrite=True)
+    assert _columns(out) == {"c0": ["Ada", "Alan"], "c1": ["Lovelace", "Turing"]}
+
+
+def test_pipe_delimiter_and_no_header(tmp_path: Path) -> None:
+    """delimiter='|' (--delimiter '|') splits on bars; header=False (--no-header) keeps the first line as data and
+    names the columns c0, c1, ... which the other options then name."""
+    src = tmp_path / "rows.txt"
+    src.write_text("1|0.5|cat\n2|1.5|dog\n3|2.5|cat\n", encoding="utf-8")
+    convert_table(src, tmp_path / "a.h5", delimiter="|", header=False, label="c2")
+    assert _columns(tmp_path / "a.h5") == {"c0": [1, 2, 3], "c1": [0.5, 1.5, 2.5], "c2": [0, 1, 0]}
+    with h5ml.open(tmp_path / "a.h5") as ds:
+        assert ds["train"]["c2"].class_names == ["cat", "dog"] and ds["train"]["c2"].role == "target"
+    args = ["--from", "table", "--delimiter", "|", "--no-header", "--label", "c2"]
+    code, said = _cli("convert", str(src), str(tmp_path / "b.h5"), *args)
+    assert code == 0, said
+    assert _columns(tmp_path / "b.h5") == _columns(tmp_path / "a.h5")
+
+
+def test_delimiter_and_header_options_are_checked(tmp_path: Path) -> None:
+    """A delimiter of several characters, a quote, sep= that contradicts delimiter=, and the CSV options on a
+    Parquet file are refused with the parameter's name."""
+    src = tmp_path / "t.csv"
+    src.write_text("a;b\n1;2\n", encoding="utf-8")
+    for bad in (";;", '"', ""):
+        with pytest.raises(ParameterError, match="parameter delimiter, option --delimiter"):
+            convert_table(src, tmp_path / "o.h5", delimiter=bad)
+    with pytest.raises(ParameterError, match="sep is the former name of delimiter"):
+        convert_table(src, tmp_path / "o.h5", delimiter=";", sep=",")
+    convert_table(src, tmp_path / "o.h5", sep=";")  # the former name still works
+    assert _columns(tmp_path / "o.h5") == {"a": [1], "b": [2]}
+    pq = tmp_path / "t.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(pq)
+    with pytest.raises(ParameterError, match="delimiter applies to CSV files"):
+        convert_table(pq, tmp_path / "p.h5", delimiter=";")
+    with pytest.raises(ParameterError, match=r"header=False applies to CSV files.*option --header"):
+        convert_table(pq, tmp_path / "p.h5", header=False)

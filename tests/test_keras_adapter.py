@@ -14,6 +14,7 @@ batch before training on it: every file here stores sample ``i`` with
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import multiprocessing
@@ -272,6 +273,36 @@ path = h5ml.tools.demo.build_digits(sys.argv[1])
 result = train_digits(path, epochs=2, batch_size=16)
 print(json.dumps({"backend": keras.backend.backend(), "accuracy": result.accuracy, "losses": result.losses}))
 """
+
+
+_IMPORT_CHILD = """
+try:
+    import h5ml_keras
+except ImportError as exc:
+    print(type(exc).__name__ + ": " + str(exc))
+else:
+    print("imported")
+"""
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is not None, reason="tensorflow is installed: Keras' default works"
+)
+def test_import_without_a_backend_says_how_to_choose_one(tmp_path: Path) -> None:
+    """Without KERAS_BACKEND (and no keras.json) Keras picks tensorflow; with tensorflow absent, importing the adapter
+    is an ImportError of ours that names the backends to choose, not Keras' own traceback from inside tensorflow."""
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["KERAS_HOME"] = str(tmp_path / "keras-home")  # no keras.json of this machine's: Keras' own default
+    args = [sys.executable, "-c", _IMPORT_CHILD]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    said = out.stdout.strip().splitlines()[-1]
+    assert said.startswith("ImportError: h5ml_keras: Keras is set to the tensorflow backend (KERAS_BACKEND is not set")
+    assert "but tensorflow is not installed" in said and "KERAS_BACKEND=torch or KERAS_BACKEND=jax" in said
+    assert "pip install tensorflow" in said
+    env["KERAS_BACKEND"] = "torch"  # the advice works
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    assert out.stdout.strip().splitlines()[-1] == "imported", out.stderr[-3000:]
 
 
 def test_train_digits_jax_backend_in_a_child_process(tmp_path: Path) -> None:
@@ -855,6 +886,9 @@ def test_errors_name_what_is_wrong(tmp_path: Path) -> None:
         H5MLPyDataset(path, "train", 8, inputs="x", sample_weight="weight")
     with pytest.raises(KeyError, match=r"no split 'test'.*'train'"):
         H5MLPyDataset(path, "test", 8, inputs="x")
+    with pytest.raises(h5ml.SplitNotFoundError) as split_info:
+        H5MLPyDataset(path, "tset", 8)
+    assert str(split_info.value) == f"{path.resolve()}: no split 'tset'; available splits: 'train'"
     ds = H5MLPyDataset(path, "train", 8, inputs="x")
     assert ds.targets is None and len(ds[0]) == 1 and _ids(ds[0][0]) == list(range(8))
 
@@ -878,3 +912,56 @@ def test_a_state_never_resumes_another_split_or_fingerprintless_file_of_another_
         with pytest.raises(ValueError, match="another file or split"):
             H5MLPyDataset(file, "test", 4, inputs="x", targets="label", shuffle="full", seed=1).load_state_dict(state)
         H5MLPyDataset(file, "train", 4, inputs="x", targets="label", shuffle="full", seed=1).load_state_dict(state)
+
+
+# -- missing labels ---------------------------------------------------------------------------
+
+
+def _labelled(path: Path, codes: np.ndarray, x: np.ndarray, weight: np.ndarray | None = None) -> Path:
+    columns: dict[str, Any] = {"x": x, "label": h5ml.Categorical(codes, CLASSES)}
+    if weight is not None:
+        columns["w"] = weight
+    return h5ml.write(path, {"train": columns}, features={"x": {"role": "input"}, "label": {"role": "target"}})
+
+
+def _fit_weights(data: H5MLPyDataset) -> tuple[list[float], list[np.ndarray]]:
+    """Three full-batch SGD steps on a softmax layer; the loss summed (not averaged) over the batch."""
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(len(CLASSES), activation="softmax")])
+    loss = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
+    model.compile(keras.optimizers.SGD(0.05), loss, weighted_metrics=["accuracy"])
+    history = model.fit(data, epochs=3, shuffle=False, verbose=0)
+    return list(history.history["loss"]), [np.asarray(w) for w in model.get_weights()]
+
+
+@pytest.mark.filterwarnings(f"ignore:{NUMPY2_ARRAY_COPY}:DeprecationWarning")  # keras's Variable.numpy()
+def test_missing_labels_weight_masks_the_samples_without_a_label(tmp_path: Path) -> None:
+    """§6.5: code -1 is a missing label. missing_labels="weight" gives those samples weight 0 (and a valid code in
+    place), so a real fit has a finite loss and ends with the weights of a fit on the file without those samples;
+    an explicit weight feature is multiplied in, and the option needs a categorical target."""
+    rng = np.random.default_rng(3)
+    n = 24
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    codes = rng.integers(0, 3, n)
+    missing = np.zeros(n, dtype=bool)
+    missing[[1, 5, 6, 17]] = True
+    full = _labelled(tmp_path / "full.h5", np.where(missing, -1, codes), x, np.full(n, 2.0, np.float32))
+    kept = _labelled(tmp_path / "kept.h5", codes[~missing], x[~missing], np.full(n - 4, 2.0, np.float32))
+    masked = H5MLPyDataset(full, "train", n, missing_labels="weight")
+    _, y0, w0 = masked[0]
+    assert y0.tolist() == np.where(missing, 0, codes).tolist() and w0.tolist() == (~missing).astype(float).tolist()
+    losses, weights = _fit_weights(masked)
+    assert all(math.isfinite(v) for v in losses)
+    plain_losses, plain = _fit_weights(H5MLPyDataset(kept, "train", n - 4))
+    for got, expected in zip(weights, plain, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+    other = _labelled(tmp_path / "other.h5", np.where(missing, 2, codes), x)  # the same samples labelled: not masked
+    assert not np.allclose(_fit_weights(H5MLPyDataset(other, "train", n))[1][0], plain[0], atol=1e-4)
+    both = H5MLPyDataset(full, "train", n, sample_weight="w", missing_labels="weight")
+    assert both[0][2].tolist() == (2.0 * ~missing).tolist()
+    both_weights = _fit_weights(both)[1]
+    twice = _fit_weights(H5MLPyDataset(kept, "train", n - 4, sample_weight="w"))[1]
+    np.testing.assert_allclose(both_weights[0], twice[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="missing_labels='weight': give 'weight' \\(or None\\) with a categorical"):
+        H5MLPyDataset(full, "train", n, targets="w", missing_labels="weight")

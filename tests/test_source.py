@@ -165,3 +165,26 @@ def test_sampler_from_the_file(path: Path) -> None:
     assert full.lengths is not None and full.lengths.tolist() == list(range(1, 11))
     assert source.sampler(3, shuffle="full").state_dict(0, 1)["chunk_rows"] is None
     source.close()
+
+
+def test_a_wrong_split_names_the_file_the_split_and_the_splits(path: Path) -> None:
+    """An unknown split is h5ml.SplitNotFoundError (a KeyError, not quoted by it) naming file, split and splits."""
+    source = SplitSource(path, "validation")
+    with pytest.raises(h5ml.SplitNotFoundError) as info:
+        source.num_samples  # noqa: B018 - the file is opened on first use
+    assert isinstance(info.value, KeyError)
+    assert str(info.value) == f"{path.resolve()}: no split 'validation'; available splits: 'train'"
+    assert info.value.path == str(path.resolve())
+    assert source._file is None  # the file opened to look was closed again
+
+
+def test_open_names_a_missing_path_and_a_directory(tmp_path: Path) -> None:
+    """h5ml.open on a missing path is FileNotFoundError "no such file" naming it; a directory is named a directory."""
+    missing = tmp_path / "nope.h5"
+    with pytest.raises(FileNotFoundError) as info:
+        h5ml.open(missing)
+    assert str(info.value) == f"[Errno 2] {missing}: no such file" and info.value.errno == 2
+    with pytest.raises(IsADirectoryError) as folder:
+        h5ml.open(tmp_path)
+    assert str(folder.value) == f"[Errno 21] {tmp_path} is a directory; give the path of an h5ml file"
+    assert isinstance(folder.value, OSError) and not isinstance(folder.value, FileNotFoundError)

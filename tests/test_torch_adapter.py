@@ -159,6 +159,9 @@ def test_unknown_split_names_the_available_ones(small: Path) -> None:
     """A wrong split name fails with the file path and the available splits."""
     with pytest.raises(KeyError, match="'train'"):
         len(H5MLDataset(small, "test"))
+    with pytest.raises(h5ml.SplitNotFoundError) as info:
+        H5MLDataset(small, "tset")[0]
+    assert str(info.value) == f"{small.resolve()}: no split 'tset'; available splits: 'train'"
 
 
 def test_default_dataloader_and_collate_compatibility(small: Path) -> None:

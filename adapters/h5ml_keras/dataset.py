@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import keras
+import numpy as np
 
 import h5ml
 from h5ml.reader.prefetch import BatchFeed
@@ -71,6 +72,15 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
     sample_weight
         Key of a per-sample weight feature (a float array ``(R,)``): batches
         become ``(x, y, sample_weight)``.
+    missing_labels
+        What to do with missing labels, code ``-1`` in a categorical target
+        (§6.5), which a Keras loss cannot take: None (default) passes the
+        codes as stored; ``"weight"`` gives those samples sample weight 0
+        (times the ``sample_weight`` feature, if any) and code 0 in their
+        place, so that they add nothing to the loss or its gradient, as Keras
+        masks samples. Batches become ``(x, y, sample_weight)`` (one weight
+        array per target, in the targets' structure, when there are several).
+        Compile metrics that should skip them as ``weighted_metrics``.
     shuffle, seed, drop_last, window_chunks, pool_batches
         As :class:`h5ml.sampling.Sampler`: ``"none"``, ``"chunk"`` or
         ``"full"``, deterministic given ``(seed, epoch)``; the epoch advances
@@ -111,8 +121,8 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
     FileNotFoundError, h5ml.H5MLError
         As :func:`h5ml.open` (the file is opened here, to learn its sample
         count, roles and chunking, then closed).
-    KeyError
-        For an unknown split.
+    h5ml.SplitNotFoundError
+        For an unknown split (a ``KeyError`` naming the file, the split and the file's splits).
     ValueError
         If no inputs are given and no feature has ``role = "input"``, a key
         names no feature, or a sampling setting is out of range.
@@ -136,6 +146,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         inputs: Selection | None = None,
         targets: Selection | None = None,
         sample_weight: str | None = None,
+        missing_labels: Literal["weight"] | None = None,
         shuffle: ShuffleMode = "none",
         seed: int = 0,
         drop_last: bool = False,
@@ -197,6 +208,12 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         self.inputs: Selection = inputs
         self.targets: Selection | None = targets
         self.sample_weight = sample_weight
+        self.missing_labels = missing_labels
+        if missing_labels is not None and (missing_labels != "weight" or not self._masked()):
+            raise ValueError(
+                f"{self.source.path}: missing_labels={missing_labels!r}: give 'weight' (or None) with a categorical "
+                f"target; the targets are {targets!r}, the categorical features {sorted(self._class_names)}"
+            )
 
     @staticmethod
     def _by_role(roles: Mapping[str, str | None], role: str, probe: SplitSource) -> Selection:
@@ -226,10 +243,30 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         x = _pick(arrays, self.inputs)
         if self.targets is None:
             return (x,)
+        if self.missing_labels == "weight":
+            return (x, *self._weighted(arrays))
         y = _pick(arrays, self.targets)
         if self.sample_weight is None:
             return (x, y)
         return (x, y, arrays[self.sample_weight])
+
+    def _masked(self) -> list[str]:
+        """The categorical targets, whose missing labels ``missing_labels="weight"`` masks."""
+        return [key for key in _keys(self.targets) if key in self._class_names]
+
+    def _weighted(self, arrays: Mapping[str, Any]) -> tuple[Any, Any]:
+        """``(y, sample_weight)`` with weight 0 and code 0 for the samples whose categorical target is -1."""
+        base = np.ones(len(arrays[_keys(self.targets)[0]]), dtype=np.float32)
+        if self.sample_weight is not None:
+            base = base * np.asarray(arrays[self.sample_weight], dtype=np.float32)
+        picked, weights = dict(arrays), {}
+        for key in _keys(self.targets):
+            codes = np.asarray(arrays[key])
+            missing = codes < 0 if key in self._class_names else np.zeros(len(codes), dtype=bool)
+            picked[key] = np.where(missing, 0, codes) if missing.any() else codes
+            weights[key] = np.where(missing, np.float32(0), base)
+        assert self.targets is not None
+        return _pick(picked, self.targets), _pick(weights, self.targets)
 
     def on_epoch_end(self) -> None:
         """Advance to the next epoch once every batch of this one was served (:meth:`h5ml.sampling.EpochCursor.advance`).

@@ -89,9 +89,10 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
 
     Raises
     ------
-    FileNotFoundError, h5ml.H5MLError, KeyError
+    FileNotFoundError, h5ml.H5MLError, h5ml.SplitNotFoundError
         As :class:`h5ml.reader.source.SplitSource`, when the file is first
-        opened in a process.
+        opened in a process (a wrong split: a ``KeyError`` naming the file,
+        the split and the file's splits).
     """
 
     def __init__(

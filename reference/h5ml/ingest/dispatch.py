@@ -67,6 +67,8 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "split_ratios",
             "columns",
             "format",
+            "delimiter",
+            "header",
             "sep",
             "text_encoding",
             "rows_per_read",

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.errors import H5MLError
 from h5ml.reader import Dataset, Split, open
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.sampling import Sampler, ShuffleMode
@@ -68,8 +69,9 @@ class SplitSource:
         As :func:`h5ml.open`, when the file is first opened in a process
         (not at construction); :class:`h5ml.FeatureNotFoundError` for an
         unknown feature.
-    KeyError
-        For an unknown split (the message lists the file's splits).
+    h5ml.SplitNotFoundError
+        For an unknown split (a ``KeyError``; the message names the file and
+        lists its splits), when the file is first opened.
     """
 
     def __init__(
@@ -117,8 +119,9 @@ class SplitSource:
 
         Raises
         ------
-        KeyError
-            If the file has no split of that name (the message lists them).
+        h5ml.SplitNotFoundError
+            If the file has no split of that name (a ``KeyError``; the message
+            names the file, the split asked and the file's splits).
         FileNotFoundError, h5ml.H5MLError
             As :func:`h5ml.open`.
         """
@@ -126,11 +129,11 @@ class SplitSource:
         if self._split is None or self._pid != pid:
             self._file = None  # never close a handle inherited through fork: the parent owns it
             opened = open(self.path)
-            if self.split not in opened:
-                names = ", ".join(repr(s) for s in opened) or "none"
+            try:
+                split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
+            except H5MLError:
                 opened.close()
-                raise KeyError(f"{self.path}: no split {self.split!r}; available splits: {names}")
-            split = opened[self.split]
+                raise
             names_all = tuple(split.features) if self.features is None else self.features
             encodings = {name: split.feature(name).encoding for name in names_all}
             media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}

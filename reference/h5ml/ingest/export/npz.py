@@ -27,22 +27,26 @@ bytes          ``<feature>_<split>``                      uint8 (M,), all sample
                                                           ``application/octet-stream`` when
                                                           the feature has none); it tells
                                                           bytes from ragged uint8
+=============  ============================every          ``<feature>_<split>_attrs``                str, (): JSON object of the role,
+                                                          description, units and sample rate
+                                                          the feature has (``{}`` for none)
 =============  =========================================  ======================================
 
 The suffixes are those of :mod:`h5ml.ingest.npz` (``OFFSETS_SUFFIX``,
-``SHAPES_SUFFIX``, ``MEDIA_TYPE_SUFFIX``, ``CLASS_NAMES_SUFFIX``), and
+``SHAPES_SUFFIX``, ``MEDIA_TYPE_SUFFIX``, ``CLASS_NAMES_SUFFIX``, ``ATTRS_SUFFIX``), and
 :func:`h5ml.ingest.npz.convert_npz` reads the companion arrays back: a file
 whose splits are ``train``, ``validation`` and ``test`` (the split names
 ``convert_npz`` recognises) round-trips with the same splits, features,
-encodings, dtypes, sample shapes, values, class names and media types.
-Other attributes (role, description, units, sample rate) are not exported;
-``convert_npz`` gives the conventional names their roles (``x`` input, ...)
-and a categorical feature that is the only one role target. Strings are stored as fixed-width numpy strings, so
+encodings, dtypes, sample shapes, values, class names, media types, roles,
+descriptions, units and sample rates (a feature without a role gets none
+back: the conventional names' roles, ``x`` input, ..., are for archives
+without ``_attrs``). Strings are stored as fixed-width numpy strings, so
 this format suits small data.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import zipfile
@@ -54,10 +58,17 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import IngestError
+from h5ml.ingest.attributes import descriptive_attributes
 from h5ml.ingest.edit import batches
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, sample_lengths, selected
-from h5ml.ingest.npz.companions import CLASS_NAMES_SUFFIX, MEDIA_TYPE_SUFFIX, OFFSETS_SUFFIX, SHAPES_SUFFIX
+from h5ml.ingest.npz.companions import (
+    ATTRS_SUFFIX,
+    CLASS_NAMES_SUFFIX,
+    MEDIA_TYPE_SUFFIX,
+    OFFSETS_SUFFIX,
+    SHAPES_SUFFIX,
+)
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.model.layout import DEFAULT_MEDIA_TYPE
 from h5ml.reader import Feature, Split
@@ -83,7 +94,7 @@ def npz_array_names(split: str, feature: Feature, class_names_by_split: bool = F
     -------
     dict
         Role -> array name, roles among ``values``, ``offsets``, ``shapes``,
-        ``media_type``, ``class_names``.
+        ``media_type``, ``class_names``, ``attrs``.
     """
     base = f"{feature.name}_{split}"
     names = {"values": base}
@@ -95,6 +106,7 @@ def npz_array_names(split: str, feature: Feature, class_names_by_split: bool = F
         names["media_type"] = base + MEDIA_TYPE_SUFFIX
     if feature.encoding == "categorical":
         names["class_names"] = (base if class_names_by_split else feature.name) + CLASS_NAMES_SUFFIX
+    names["attrs"] = base + ATTRS_SUFFIX
     return names
 
 
@@ -300,6 +312,8 @@ def export_npz(
                         feature = split.feature(name)
                         arrays = names_by_split[(split.name, name)]
                         _export_feature(writer, split, feature, arrays)
+                        attrs = np.asarray(json.dumps(descriptive_attributes(feature), ensure_ascii=False))
+                        writer.write(arrays["attrs"], attrs.dtype, (), [attrs])
                         class_array = arrays.get("class_names")
                         if class_array is not None and class_array not in writer.written:
                             labels = feature.class_names or []

@@ -18,7 +18,9 @@ Each field carries its h5ml attributes as JSON in its Arrow metadata under
 ``b"h5ml"`` (encoding, dtype, sample shape, role, units, sample_rate,
 media_type, description, class names); the schema carries the split, its
 sample count and the root metadata (§4.6) under ``b"h5ml"``. Rows are
-written in batches, one Parquet row group per batch.
+written in batches, one Parquet row group per batch. ``h5ml convert`` reads
+such a file back (:mod:`h5ml.ingest.tables`) with the same split, encodings,
+dtypes, sample shapes, class names, roles and other attributes.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.ingest.attributes import descriptive_attributes
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, selected
 from h5ml.ingest.options import parameter_error
@@ -49,10 +52,9 @@ def _feature_info(feature: Feature) -> dict[str, Any]:
         "dtype": "str" if feature.encoding == "string" else np.dtype(feature.dtype).name,
         "sample_shape": list(feature.sample_shape),
     }
-    for key in ("role", "description", "units", "sample_rate", "media_type"):
-        value = getattr(feature, key)
-        if value is not None:
-            info[key] = value
+    info.update(descriptive_attributes(feature))
+    if feature.media_type is not None:
+        info["media_type"] = feature.media_type
     if feature.class_names is not None:
         info["class_names"] = list(feature.class_names)
     return info

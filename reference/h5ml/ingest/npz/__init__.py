@@ -29,7 +29,7 @@ Companion arrays (as ``h5ml export`` writes them)
 Some arrays describe another array ``<base>`` of the archive rather than
 being features of their own (:func:`h5ml.ingest.export.export_npz` writes
 them; the names are :data:`OFFSETS_SUFFIX`, :data:`SHAPES_SUFFIX`,
-:data:`MEDIA_TYPE_SUFFIX` and :data:`CLASS_NAMES_SUFFIX`):
+:data:`MEDIA_TYPE_SUFFIX`, :data:`CLASS_NAMES_SUFFIX` and :data:`ATTRS_SUFFIX`):
 
 =================================  =====================================================================
 array                              meaning
@@ -44,6 +44,9 @@ array                              meaning
 ``<feature>_class_names``          str (K,): the class names of categorical feature ``<feature>`` in
                                    every split; its ``<feature>_<split>`` arrays are the codes (§6.5)
 ``<feature>_<split>_class_names``  str (K,): the same, for that split only (over the one above)
+``<base>_attrs``                   one string, a JSON object: the role, description, units and sample
+                                   rate of the feature whose values are ``<base>`` (§6.1); such a
+                                   feature gets no role from its name
 =================================  =====================================================================
 
 A companion is recognised only beside its ``<base>`` (and ``_shapes`` and
@@ -64,7 +67,21 @@ bytes values, :mod:`~h5ml.ingest.npz.labels` the class names and codes,
 :mod:`~h5ml.ingest.npz.convert` the two converters.
 """
 
-from h5ml.ingest.npz.companions import CLASS_NAMES_SUFFIX, MEDIA_TYPE_SUFFIX, OFFSETS_SUFFIX, SHAPES_SUFFIX
+from h5ml.ingest.npz.companions import (
+    ATTRS_SUFFIX,
+    CLASS_NAMES_SUFFIX,
+    MEDIA_TYPE_SUFFIX,
+    OFFSETS_SUFFIX,
+    SHAPES_SUFFIX,
+)
 from h5ml.ingest.npz.convert import convert_npy, convert_npz
 
-__all__ = ["CLASS_NAMES_SUFFIX", "MEDIA_TYPE_SUFFIX", "OFFSETS_SUFFIX", "SHAPES_SUFFIX", "convert_npy", "convert_npz"]
+__all__ = [
+    "ATTRS_SUFFIX",
+    "CLASS_NAMES_SUFFIX",
+    "MEDIA_TYPE_SUFFIX",
+    "OFFSETS_SUFFIX",
+    "SHAPES_SUFFIX",
+    "convert_npy",
+    "convert_npz",
+]

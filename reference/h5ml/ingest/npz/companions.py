@@ -1,29 +1,34 @@
-"""The companion arrays of an ``.npz`` archive: the offsets, shapes and media type of ragged and bytes values (§6.3, §6.6).
+"""The companion arrays of an ``.npz`` archive: offsets, shapes, media types (§6.3, §6.6) and attributes (§6.1).
 
 ``<base>_offsets`` beside an array ``<base>`` makes ``<base>`` the values of
 a ragged feature (with ``<base>_shapes``: of samples that vary in several
 axes) or, with ``<base>_media_type``, of a bytes feature, as
 :func:`h5ml.ingest.export.export_npz` writes them (the table is in
-:mod:`h5ml.ingest.npz`).
+:mod:`h5ml.ingest.npz`); ``<base>_attrs`` beside any values array gives its
+feature's role, description, units and sample rate.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from h5ml.errors import EncodingError
+from h5ml.errors import EncodingError, IngestError
+from h5ml.ingest.attributes import descriptive_spec
 from h5ml.ingest.npz.archive import check_array
 from h5ml.model.values import FeatureSpec
 
 __all__ = [
+    "ATTRS_SUFFIX",
     "CLASS_NAMES_SUFFIX",
     "MEDIA_TYPE_SUFFIX",
     "OFFSETS_SUFFIX",
     "SHAPES_SUFFIX",
+    "find_attributes",
     "find_companions",
     "offset_samples",
 ]
@@ -36,6 +41,9 @@ OFFSETS_SUFFIX: Final = "_offsets"
 SHAPES_SUFFIX: Final = "_shapes"
 #: Suffix of the media type of the bytes values ``<base>`` (§6.6), beside their offsets: it marks them bytes.
 MEDIA_TYPE_SUFFIX: Final = "_media_type"
+#: Suffix of the descriptive attributes of the feature whose values are ``<base>`` (§6.1: role, description, units,
+#: sample rate), a JSON object in one string, as ``h5ml export`` writes them (:mod:`h5ml.ingest.attributes`).
+ATTRS_SUFFIX: Final = "_attrs"
 
 
 def find_companions(source: Path, names: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -79,6 +87,43 @@ def find_companions(source: Path, names: Sequence[str]) -> dict[str, dict[str, s
                     f"{group['offsets']!r}) and a companion of {other!r}; rename one of them",
                     path=str(source),
                 )
+    return found
+
+
+def find_attributes(source: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, FeatureSpec]:
+    """The descriptive attributes of the features, from the ``<base>_attrs`` arrays beside their values (§6.1).
+
+    Parameters
+    ----------
+    source
+        The archive, for messages.
+    arrays
+        Every array of the archive, by name.
+
+    Returns
+    -------
+    dict
+        ``<base>`` -> its role, description, units and sample rate, for every
+        ``<base>_attrs`` whose ``<base>`` is in the archive (the others are
+        ordinary arrays).
+
+    Raises
+    ------
+    h5ml.IngestError
+        If such an array is not one string holding a JSON object of valid
+        attributes (:func:`h5ml.ingest.attributes.descriptive_spec`).
+    """
+    found: dict[str, FeatureSpec] = {}
+    for name, array in arrays.items():
+        base = name[: -len(ATTRS_SUFFIX)]
+        if not name.endswith(ATTRS_SUFFIX) or base not in arrays:
+            continue
+        where = f"array {name!r} (the attributes of {base!r})"
+        try:
+            values = json.loads(str(array.reshape(-1)[0])) if array.dtype.kind == "U" and array.size == 1 else None
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{source}: {where} is not JSON ({exc})", path=str(source)) from None
+        found[base] = descriptive_spec(values, str(source), where)
     return found
 
 

@@ -7,6 +7,7 @@ anything is written, and write the file through :func:`h5ml.write`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -18,7 +19,7 @@ from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import ROLE_NAMES, with_user_features
 from h5ml.ingest.naming import DEFAULT_SPLIT, split_array_name, split_feature_suffix
 from h5ml.ingest.npz.archive import archive_metadata, check_array, check_names, load_npy, load_npz
-from h5ml.ingest.npz.companions import find_companions, offset_samples
+from h5ml.ingest.npz.companions import ATTRS_SUFFIX, find_attributes, find_companions, offset_samples
 from h5ml.ingest.npz.labels import SplitArrays, StoredNames, categorical, stored_class_names
 from h5ml.ingest.options import ConvertOptions, OnError
 from h5ml.ingest.output import check_output, conversion_metadata
@@ -64,6 +65,7 @@ def _write(
     class_names: Sequence[str] | None,
     description: str | None,
     origins: Mapping[str, list[Entry]],
+    described: frozenset[str] = frozenset(),
 ) -> IngestReport:
     """Check every split and write the file through the reference writer.
 
@@ -71,7 +73,9 @@ def _write(
     ``origins`` is each split's record of source splits (:mod:`h5ml.ingest.provenance`);
     ``stored`` gives the class names read from the archive. ``label`` (with
     ``class_names``) and every feature of ``stored`` become categorical; the
-    label is the one feature of ``stored`` when ``label`` is None.
+    label is the one feature of ``stored`` when ``label`` is None. The
+    features of ``described`` have their attributes in ``specs`` (``_attrs``
+    arrays): they get no role from their names.
     """
     start = time.perf_counter()
     _check_lengths(source, splits)
@@ -100,9 +104,13 @@ def _write(
             )
         for split, values in categorical(source, feature, found, names, why).items():
             payload[split][feature] = values
-    declared: dict[str, FeatureSpec] = dict(specs)
+    declared: dict[str, FeatureSpec] = {  # the label is the target, whatever role the archive records
+        key: dataclasses.replace(fspec, role="target") if key.rpartition("/")[2] == label and fspec.role else fspec
+        for key, fspec in specs.items()
+    }
     for feature in sorted({f for feats in splits.values() for f in feats}):
-        role = "target" if feature == label else ROLE_NAMES.get(feature)
+        # a feature whose attributes the archive records (h5ml export) keeps them: no role from its name
+        role = "target" if feature == label else None if feature in described else ROLE_NAMES.get(feature)
         if role is not None:
             declared[feature] = FeatureSpec(role=role)
     table = with_user_features(declared, options.features)
@@ -158,7 +166,9 @@ def convert_npz(
         every array of one split must have the same first-axis length (the
         samples, §5.3), and companion arrays (``_offsets``, ``_shapes``,
         ``_media_type``, ``_class_names``, as ``h5ml export`` writes them)
-        give ragged, bytes and categorical features. The tutorials' scalars
+        give ragged, bytes and categorical features, and ``<array>_attrs``
+        (a JSON string) the role, description, units and sample rate of the
+        feature of ``<array>`` (over the roles of the conventional names). The tutorials' scalars
         are metadata: a string ``description`` is the description (unless
         ``metadata`` gives one), and a whole number ``nb_classes`` (or
         ``num_classes``, ``n_classes``) K makes ``y`` (or ``label``)
@@ -195,7 +205,8 @@ def convert_npz(
         not hold a sample's values, bytes that are not uint8). The message
         names the file and the array. ``output`` is left untouched.
     h5ml.IngestError
-        If a class-count scalar is not a whole number >= 1 or two disagree.
+        If a class-count scalar is not a whole number >= 1 or two disagree, or
+        an ``_attrs`` array is not one JSON string of valid attributes.
     {shared_raises}
     """
     options = ConvertOptions.pick(locals()).seeded()
@@ -215,7 +226,9 @@ def convert_npz(
     if not arrays:
         raise EncodingError(f"{path}: the archive holds no arrays; nothing to convert", path=str(path))
     companions = find_companions(path, list(arrays))
+    attributes = find_attributes(path, arrays)
     consumed = {member for group in companions.values() for member in group.values()}
+    consumed |= {base + ATTRS_SUFFIX for base in attributes}
     splits: dict[str, SplitArrays] = {}
     specs: dict[str, FeatureSpec] = {}
     origins: dict[str, list[Entry]] = {}
@@ -231,6 +244,9 @@ def convert_npz(
             values, specs[f"{split}/{feature}"] = offset_samples(path, array_name, arrays, companions[array_name])
         else:
             check_array(path, array_name, array)
+        if array_name in attributes:  # over the encoding, dtype and media type the values gave
+            key = f"{split}/{feature}"
+            specs[key] = specs.get(key, FeatureSpec()).merged(attributes[array_name])
         if feature in splits.setdefault(split, {}):
             other = splits[split][feature][0]
             raise EncodingError(
@@ -251,6 +267,7 @@ def convert_npz(
         class_names=class_names,
         description=description,
         origins=origins,
+        described=frozenset(split_array_name(base)[1] for base in attributes),
     )
 
 

@@ -21,15 +21,30 @@ the ``label`` column                        categorical as above (role ``target`
                                             target)
 Parquet dictionary columns                  categorical (pandas ``category`` columns are
                                             written so)
+Parquet ``fixed_size_list`` (nested)        dense, sample shape the list sizes (outer first)
+Parquet ``list`` (of fixed-size lists)      ragged (§6.3), rows of the inner shape; nested
+                                            ``list`` levels: samples that vary in that many axes
+Parquet ``binary``                          bytes (§6.6)
 ==========================================  ====================================================
 
-The label column gets role ``target``, the others ``input``. Splits (§5.1):
+The label column gets role ``target``, the others ``input``. A Parquet file
+written by ``h5ml export`` records each feature's attributes in its field
+metadata (:mod:`h5ml.ingest.tables.arrow`): those are read back (role,
+description, units, sample rate, media type, and the class names of a
+categorical column, in their order, a value outside them refused), and its
+split names the split. Splits (§5.1):
 a ``split_column`` whose values name each row's split (``train``, ``test``,
 ... with the aliases of :func:`h5ml.ingest.naming.standard_split_name`: ``valid`` ->
 ``validation``; the column itself is not stored); or ``split_ratios``
 (``{"train": 0.8, "test": 0.2}``), stratified on a categorical label with
 :func:`h5ml.ingest.splitting.assign_splits`; or neither: every row in
 ``train``, in file order.
+
+CSV fields are split at ``delimiter`` (``","``; a tab for ``.tsv``), and the
+first line names the columns unless ``header=False`` (then ``c0``, ``c1``,
+...). A CSV that parses as one column whose values all hold a space, tab,
+``;`` or ``|`` as often is refused unless the delimiter is given
+(:mod:`h5ml.ingest.tables.delimiters`).
 
 CSV columns are typed by a first pass over the whole file (every cell is
 read as text, so one chunk cannot type a column differently from another):
@@ -48,7 +63,9 @@ Memory stays bounded: CSV is read ``rows_per_read`` rows at a time (pandas
 columns and, with ``split_ratios``, one byte per row (its split) and, when
 stratified, four bytes per row (its class).
 
-Modules: :mod:`~h5ml.ingest.tables.read` reads the file in chunks,
+Modules: :mod:`~h5ml.ingest.tables.read` reads the file in chunks
+(:mod:`~h5ml.ingest.tables.delimiters` checks the CSV delimiter,
+:mod:`~h5ml.ingest.tables.arrow` reads Parquet columns of arrays),
 :mod:`~h5ml.ingest.tables.columns` types and converts the columns,
 :mod:`~h5ml.ingest.tables.plan` is the first pass, :mod:`~h5ml.ingest.tables.write`
 the second, :mod:`~h5ml.ingest.tables.convert` is :func:`convert_table`.

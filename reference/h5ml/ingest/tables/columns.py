@@ -20,6 +20,7 @@ import numpy.typing as npt
 from h5ml.errors import IngestError
 from h5ml.ingest.naming import name_problem, natural_key
 from h5ml.ingest.report import Skipped
+from h5ml.ingest.tables.arrow import ArrayLayout
 from h5ml.ingest.tables.read import as_text
 from h5ml.model.values import Categorical, FeatureSpec
 
@@ -61,18 +62,33 @@ class Column:
     """How one column is stored."""
 
     name: str
-    kind: str  # "int", "float", "bool", "bool-float", "string", "categorical"
+    kind: str  # "int", "float", "bool", "bool-float", "string", "categorical"; Parquet: "array", "ragged", "bytes"
     dtype: np.dtype[Any] | None = None
     class_names: list[str] | None = None
-    role: str = "input"
+    role: str | None = "input"
+    #: Parquet arrays: the sample shape (array) or row shape (ragged), and the nested list levels (ragged).
+    layout: ArrayLayout | None = None
+    #: Attributes recorded by an export (description, units, sample rate, media type), over the ones above.
+    extra: FeatureSpec | None = None
+    #: Class names recorded by an export: every value must be one of them (none is read as missing).
+    recorded_names: list[str] | None = None
 
     def spec(self) -> FeatureSpec:
         """The writer's options for this column's feature."""
         if self.kind == "categorical":
-            return FeatureSpec(encoding="categorical", class_names=self.class_names, role=self.role)
-        if self.kind == "string":
-            return FeatureSpec(encoding="string", role=self.role)
-        return FeatureSpec(encoding="dense", dtype=self.dtype, role=self.role)
+            fspec = FeatureSpec(encoding="categorical", class_names=self.class_names, role=self.role)
+        elif self.kind == "string":
+            fspec = FeatureSpec(encoding="string", role=self.role)
+        elif self.kind == "bytes":
+            fspec = FeatureSpec(encoding="bytes", role=self.role)
+        elif self.kind == "ragged":
+            depth = 0 if self.layout is None else self.layout.depth
+            fspec = FeatureSpec(
+                encoding="ragged", dtype=self.dtype, role=self.role, sample_ndim=depth if depth > 1 else None
+            )
+        else:
+            fspec = FeatureSpec(encoding="dense", dtype=self.dtype, role=self.role)
+        return fspec if self.extra is None else fspec.merged(self.extra)
 
 
 @dataclass
@@ -86,6 +102,12 @@ class Plan:
     split_names: list[str] = field(default_factory=list)
     skipped_lines: list[Skipped] = field(default_factory=list)
     source_splits: dict[str, list[str]] = field(default_factory=dict)  # split -> its names in the split column
+    recorded_split: str | None = None  # the split a Parquet export recorded: every row's, without options
+
+    @property
+    def default_split(self) -> str:
+        """Every row's split without a split column or ratios: the split an export recorded, else ``train``."""
+        return self.recorded_split or "train"
 
 
 class Uniques:
@@ -234,6 +256,12 @@ def convert_chunk(column: Column, values: Any, csv: bool) -> tuple[Any, npt.NDAr
     if column.kind == "string":
         text = as_text(values)
         return [str(v) for v in text.where(text.notna(), "").tolist()], None
+    if column.kind in ("ragged", "bytes"):  # the samples of a Parquet column of arrays (tables.arrow)
+        return list(values), None
+    if column.kind == "array":
+        assert column.layout is not None and column.dtype is not None
+        rows = list(values)
+        return (np.stack(rows) if rows else np.empty((0, *column.layout.dims), column.dtype)), None
     if not csv:
         if column.kind == "bool-float":
             return values.map({True: 1.0, False: 0.0}).to_numpy(dtype=np.float64, na_value=np.nan), None

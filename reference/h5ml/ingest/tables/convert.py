@@ -28,6 +28,7 @@ from h5ml.ingest.report import IngestReport
 from h5ml.ingest.shuffling import ShuffleStage
 from h5ml.ingest.splitting import check_ratios, split_seed
 from h5ml.ingest.tables.columns import Plan
+from h5ml.ingest.tables.delimiters import check_delimiter
 from h5ml.ingest.tables.plan import plan_table
 from h5ml.ingest.tables.read import DEFAULT_ROWS_PER_READ, TableFormat, TableRequest, format_of
 from h5ml.ingest.tables.write import write_table
@@ -38,10 +39,19 @@ __all__ = ["convert_table"]
 _NOT_USED = "Not used: pandas and pyarrow parse the table in this process."
 
 
+def _delimiter(delimiter: str | None, sep: str | None) -> str | None:
+    """``delimiter``, or ``sep`` (its former name) when only that is given."""
+    if sep is not None and delimiter is not None and sep != delimiter:
+        raise parameter_error("delimiter", f"sep is the former name of delimiter; give one, not sep={sep!r} too")
+    return delimiter if delimiter is not None else sep
+
+
 def _origins(src: Path, request: TableRequest, plan: Plan) -> dict[str, list[Entry]]:
     """Each split's record of source splits (:mod:`h5ml.ingest.provenance`): the column's names, ratios, or train."""
     if request.split_ratios is not None:
         return {name: [source_split(src, None, "option")] for name in plan.split_names}
+    if request.split_column is None and plan.recorded_split is not None:  # an h5ml export's split, as HF splits
+        return {plan.recorded_split: [source_split(src, plan.recorded_split, "group")]}
     if request.split_column is None:
         return {name: [source_split(src, None, "default")] for name in plan.split_counts}
     return {  # names that break §5.1.1 stop the conversion or skip their rows: they name no split
@@ -62,13 +72,22 @@ def _request(
     split_column: str | None,
     split_ratios: Mapping[str, float] | None,
     columns: Sequence[str] | None,
-    sep: str | None,
+    delimiter: str | None,
+    header: bool,
     text_encoding: str,
     rows_per_read: int,
 ) -> TableRequest:
     """The checked request of one conversion (the columns to read, the options that name columns)."""
     if split_column is not None and split_ratios is not None:
         raise parameter_error("split_ratios", "give split_column or split_ratios, not both")
+    if not isinstance(header, bool):
+        raise parameter_error("header", f"header must be True or False, got {header!r}")
+    if kind == "parquet" and (delimiter is not None or not header):
+        given = "delimiter" if delimiter is not None else "header=False"
+        raise parameter_error(
+            "delimiter" if delimiter is not None else "header",
+            f"{given} applies to CSV files; {src} is Parquet, whose columns are named and typed by its schema",
+        )
     if isinstance(rows_per_read, bool) or not isinstance(rows_per_read, int) or rows_per_read < 1:
         raise parameter_error("rows_per_read", f"rows_per_read must be an integer >= 1, got {rows_per_read!r}")
     try:
@@ -87,7 +106,13 @@ def _request(
     return TableRequest(
         source=src,
         format=kind,
-        sep=sep if sep is not None else ("\t" if src.suffix.lower() == ".tsv" else ","),
+        delimiter=check_delimiter(delimiter)
+        if delimiter is not None
+        else "\t"
+        if src.suffix.lower() == ".tsv"
+        else ",",
+        delimiter_given=delimiter is not None,
+        header=header,
         text_encoding=text_encoding,
         rows_per_read=rows_per_read,
         on_error=options.on_error,
@@ -129,6 +154,8 @@ def convert_table(
     split_ratios: Mapping[str, float] | None = None,
     columns: Sequence[str] | None = None,
     format: TableFormat | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
     sep: str | None = None,
     text_encoding: str = "utf-8",
     rows_per_read: int = DEFAULT_ROWS_PER_READ,
@@ -153,7 +180,9 @@ def convert_table(
     ----------
     source
         The ``.csv``/``.tsv`` or ``.parquet`` file (see ``format``). CSV files
-        have a header row.
+        have a header row unless ``header=False``. A Parquet file written by
+        ``h5ml export`` converts back with its split, encodings and attributes
+        (see :mod:`h5ml.ingest.tables`).
     output
         The h5ml file to write.
     label
@@ -178,8 +207,19 @@ def convert_table(
         The columns to convert (default: all); ``split_column`` is read either way.
     format
         ``"csv"`` or ``"parquet"``; None: from the suffix (:data:`h5ml.ingest.tables.TABLE_FORMATS`).
+    delimiter
+        The CSV field delimiter, one character (``";"``, ``"|"``, ``" "``,
+        ``"\\t"``); default ``","`` (``"\\t"`` for ``.tsv``). A table that
+        parses as one column whose values all hold a space, tab, ``;`` or
+        ``|`` the same number of times (in the first ``rows_per_read`` rows,
+        and in the header) is refused unless ``delimiter`` is given: give the
+        delimiter it has (or ``","`` to keep the one column).
+    header
+        Whether the CSV's first line names the columns (default True). With
+        False every line is data and the columns are named ``c0``, ``c1``, ...
+        (what ``label``, ``columns`` and the other options name).
     sep
-        The CSV field separator; default ``","`` (``"\\t"`` for ``.tsv``).
+        The former name of ``delimiter``, still accepted (not with a different ``delimiter``).
     text_encoding
         The CSV text codec (``"utf-8"``, ``"latin-1"``, ... as Python names them).
     rows_per_read
@@ -199,13 +239,17 @@ def convert_table(
     IngestError
         If the file cannot be read as CSV/Parquet, a named column does not
         exist, a column name is not a valid feature name, a Parquet type has
-        no feature, the label has more than :data:`h5ml.ingest.tables.MAX_LABEL_CLASSES`
+        no feature, a sample of a Parquet column of arrays is null, a value
+        is not among the class names a Parquet file records, the label has more than :data:`h5ml.ingest.tables.MAX_LABEL_CLASSES`
         classes (list it in ``categorical`` to allow it), the table has no
-        rows, or (``on_error="stop"``) a row is bad.
+        rows, a CSV read as one column seems to have another delimiter (see
+        ``delimiter``), or (``on_error="stop"``) a row is bad.
     {shared_raises}
     h5ml.errors.ParameterError
         Also if options contradict (``split_column`` with ``split_ratios``),
         the ratios are invalid, ``rows_per_read < 1``, the codec is unknown,
+        ``delimiter`` is not one character (or is given with ``sep``, or
+        with ``header=False``, for a Parquet file),
         or ``categorical``, ``strings`` or ``columns`` is not a list of names.
     """
     options = ConvertOptions.pick(locals())
@@ -223,7 +267,8 @@ def convert_table(
         split_column=split_column,
         split_ratios=split_ratios,
         columns=columns,
-        sep=sep,
+        delimiter=_delimiter(delimiter, sep),
+        header=header,
         text_encoding=text_encoding,
         rows_per_read=rows_per_read,
     )

@@ -62,8 +62,12 @@ class TableRequest:
         The file.
     format
         ``"csv"`` or ``"parquet"``.
-    sep, text_encoding
-        The CSV field separator and text codec.
+    delimiter, text_encoding
+        The CSV field delimiter and text codec.
+    delimiter_given
+        Whether the caller gave the delimiter (then a table read as one column is what was asked for).
+    header
+        Whether the CSV's first line names the columns; without, they are named ``c0``, ``c1``, ...
     rows_per_read
         Rows read at once.
     on_error
@@ -80,7 +84,7 @@ class TableRequest:
 
     source: Path
     format: TableFormat
-    sep: str
+    delimiter: str
     text_encoding: str
     rows_per_read: int
     on_error: OnError
@@ -92,6 +96,8 @@ class TableRequest:
     split_column: str | None
     split_ratios: Mapping[str, float] | None
     split_seed: int
+    delimiter_given: bool = False
+    header: bool = True
 
     @property
     def named(self) -> list[str]:
@@ -172,7 +178,8 @@ def csv_chunks(request: TableRequest, bad_lines: list[Skipped] | None) -> Iterat
     try:
         reader = pd.read_csv(
             source,
-            sep=request.sep,
+            sep=request.delimiter,
+            header=0 if request.header else None,
             dtype=str,
             index_col=False,
             chunksize=request.rows_per_read,
@@ -205,6 +212,8 @@ def csv_chunks(request: TableRequest, bad_lines: list[Skipped] | None) -> Iterat
                     )
             if chunk is None:
                 return
+            if not request.header:  # pandas numbers the columns 0, 1, ...: names that are feature names
+                chunk.columns = [f"c{i}" for i in range(len(chunk.columns))]
             yield chunk
 
 
@@ -228,16 +237,35 @@ def parquet_file(source: Path) -> Any:
 def parquet_chunks(pf: Any, source: Path, columns: Sequence[str], rows_per_read: int) -> Iterator[Any]:
     """The Parquet file's batches (within row groups) as pandas DataFrames of ``columns``.
 
+    Columns of arrays (:func:`h5ml.ingest.tables.arrow.array_layout`: lists,
+    fixed-size lists, binary) are object columns of their samples
+    (:func:`h5ml.ingest.tables.arrow.arrow_samples`: one array or ``bytes``
+    per row); the others are as ``pyarrow`` converts them to pandas.
+
     Raises
     ------
     h5ml.IngestError
-        If the data cannot be read.
+        If the data cannot be read, or a sample of an array column is null.
     """
+    import pandas as pd
     import pyarrow as pa
 
+    from h5ml.ingest.tables.arrow import array_layout, arrow_samples
+
+    schema = pf.schema_arrow
+    layouts = {n: array_layout(source, n, schema.field(n).type) for n in columns}
+    scalar = [n for n in columns if layouts[n] is None]
     try:
         for batch in pf.iter_batches(batch_size=rows_per_read, columns=list(columns)):
-            yield batch.to_pandas()
+            frame = batch.select(scalar).to_pandas() if scalar else pd.DataFrame(index=pd.RangeIndex(batch.num_rows))
+            for name in columns:
+                layout = layouts[name]
+                if layout is not None:
+                    cells = np.empty(batch.num_rows, dtype=object)
+                    for i, sample in enumerate(arrow_samples(source, name, batch.column(name), layout)):
+                        cells[i] = sample  # one array (or bytes) per cell, whatever their shapes
+                    frame[name] = pd.Series(cells, index=frame.index, dtype=object)
+            yield frame[list(columns)]
     except (pa.ArrowException, OSError) as exc:
         raise IngestError(f"{source}: the Parquet data cannot be read ({exc})", path=str(source)) from None
 

@@ -50,7 +50,7 @@ def _splits_of(
         assigned: npt.NDArray[Any] = np.asarray(plan.split_names, dtype=object)[plan.assigned[offset : offset + n]]
         return assigned
     if request.split_column is None:
-        return np.full(n, "train", dtype=object)
+        return np.full(n, plan.default_split, dtype=object)
     split_of: npt.NDArray[Any] = split_text(chunk[request.split_column]).to_numpy(dtype=object)
     for i, split in enumerate(split_of.tolist()):
         if not bad[i] and (not isinstance(split, str) or not spec.is_valid_name(split)):

@@ -174,6 +174,17 @@ __all__ = ["convert_command"]
 @click.option("--split-column", default=None, help="Table: the column naming each row's split.")
 @click.option("--columns", default=None, help="Table, hf: comma-separated columns to convert (default all).")
 @click.option(
+    "--delimiter",
+    default=None,
+    help="Table (CSV): the field delimiter, one character, e.g. ';' or '|'; tab or '\\t' for a tab, space for a "
+    "space (default ',', tab for .tsv).",
+)
+@click.option(
+    "--header/--no-header",
+    default=None,
+    help="Table (CSV): whether the first line names the columns (default yes); --no-header names them c0, c1, ...",
+)
+@click.option(
     "--images",
     type=click.Choice(["bytes", "pixels"]),
     default=None,
@@ -237,6 +248,8 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
         opts[key] = list(opts[key]) or None
     if opts["columns"] is not None:
         opts["columns"] = [c.strip() for c in opts["columns"].split(",") if c.strip()]
+    if opts["delimiter"] is not None:  # the characters a shell makes awkward, by name
+        opts["delimiter"] = {"tab": "\t", "\\t": "\t", "space": " "}.get(opts["delimiter"], opts["delimiter"])
     if opts["class_names"] is not None:
         opts["class_names"] = [c.strip() for c in opts["class_names"].split(",")]
     if opts["size"] is not None:
