@@ -81,11 +81,25 @@ def _check_split(split: Split, inventories: dict[str, Inventory]) -> None:
         if len(kinds) > 1:
             raise IngestError(f"{where}: mixes rows parts and records parts; one feature reads one kind")
         n = feature_count(feature, inventories, where)
-        if n != split.num_samples:
+        if n != split.num_samples and feature.parts[0].kind == "rows":
             raise IngestError(
                 f"{where}: its parts give {n} samples but the split has num_samples {split.num_samples}; every feature "
                 "of a split has one value per sample (§5.3): fix the parts or num_samples"
             )
+
+
+def _check_records(split: Split, inventories: dict[str, Inventory]) -> None:
+    """A records split: its samples are the ids any of its records features matches (a missing one is per sample)."""
+    ids: set[str] = set()
+    for feature in split.features:
+        for part in feature.parts:
+            if part.kind == "records":
+                ids |= set(record_ids(inventories[part.source], part.path))
+    if ids and len(ids) != split.num_samples:
+        raise IngestError(
+            f"plan split {split.name!r}: its records patterns match {len(ids)} records but num_samples is "
+            f"{split.num_samples}; fix the patterns or num_samples"
+        )
 
 
 def check_plan(plan: Plan) -> dict[str, Inventory]:
@@ -124,6 +138,7 @@ def check_plan(plan: Plan) -> dict[str, Inventory]:
         raise IngestError(f"the plan names a split twice ({names}); give each split once")
     for split in plan.splits:
         _check_split(split, inventories)
+        _check_records(split, inventories)
     missing = unaccounted(plan, inventories.values())
     if missing:
         listed = ", ".join(f"{s}:{k}" for s, k in missing[:6]) + (

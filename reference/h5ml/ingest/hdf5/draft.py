@@ -35,8 +35,9 @@ class Draft:
     num_samples: int = 0
     #: 1-D string datasets of another length than the samples: class-name candidates (path -> length).
     names_candidates: dict[str, int] = field(default_factory=dict)
-    #: records: the record pattern and the ids it matched (naturally sorted).
+    #: records: the first record pattern, and the ids the patterns matched.
     pattern: str | None = None
+    ids: set[str] = field(default_factory=set)
 
 
 @dataclass

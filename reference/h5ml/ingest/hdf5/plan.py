@@ -184,10 +184,11 @@ class Plan(BaseModel):
 def plan_json_schema() -> dict[str, Any]:
     """The plan's JSON Schema (draft 2020-12), as ``schema/h5ml-convert-plan-1.0.schema.json`` holds it."""
     body = Plan.model_json_schema()
+    body.pop("title", None)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": PLAN_SCHEMA_ID,
-        "title": "h5ml conversion plan 1",
+        "title": "h5ml conversion plan, version 1",
         **body,
     }
 

@@ -198,6 +198,12 @@ def _rows_draft(inv: Inventory, nodes: list[Node], draft: Draft, reading: Readin
     for path, (feature, n, node) in built.items():
         if n == n_rows:
             draft.features[feature.name] = feature
+            if is_class_names_name(node.name) and len(built) > 1:
+                reading.confirm.append(
+                    f"{inv.source}:{path} is named like class names and has {n} values, as many as the samples of "
+                    f"split {draft.name!r}: is it one value per sample (as planned) or the label's class names (move "
+                    "it to the label's class_names and to left_out)?"
+                )
             continue
         kind = value_kind(node.dtype) if node.dtype is not None else None
         strings = kind == "string" or node.matlab_class in ("cell", "char")
@@ -228,7 +234,9 @@ def _dataset_records(
     feature = member_feature(inv, pattern, None, nodes, name, reading)
     if feature is not None:
         draft.features[name] = feature
-    draft.num_samples = max(draft.num_samples, len(nodes))
+    draft.pattern = draft.pattern or pattern
+    draft.ids = draft.ids | {n.name for n in nodes}
+    draft.num_samples = len(draft.ids)
 
 
 def _container(inv: Inventory, path: str, draft: Draft, reading: Reading, prefix_names: bool = False) -> None:

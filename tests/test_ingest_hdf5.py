@@ -1,4 +1,4 @@
-"""Tests of h5ml.ingest.legacy: HDF5 files in the tutorials' layouts (per-sample groups, x_train/y_train arrays)."""
+"""Tests of h5ml.ingest.hdf5 on the tutorials' layouts (per-sample groups, x_train/y_train arrays), through the plan."""
 
 from __future__ import annotations
 
@@ -12,15 +12,10 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.ingest import SKIPPED_ATTR, legacy
-from h5ml.ingest.legacy import arrays as legacy_arrays
-from h5ml.ingest.legacy import (
-    convert_hdf5,
-    convert_hdf5_arrays,
-    convert_hdf5_per_sample,
-    detect_layout,
-    parse_group_name,
-)
+from h5ml.ingest import SKIPPED_ATTR
+from h5ml.ingest.hdf5 import SINGLE_FEATURE, convert_hdf5, plan_hdf5, take_inventory
+from h5ml.ingest.hdf5 import run as hdf5_run
+from h5ml.ingest.hdf5.names import array_split
 
 
 def _assert_strictly_valid(path: Path) -> None:
@@ -48,13 +43,15 @@ def _japanese_layout(path: Path, counts: dict[str, int], skip_label: tuple[str, 
                     label.create_dataset(str(i), data=_label(split, i), compression="gzip", chunks=True)
 
 
-def test_parse_group_name() -> None:
-    assert parse_group_name("train_data") == ("train", "data")
-    assert parse_group_name("valid_label") == ("validation", "label")
-    assert parse_group_name("testing_x") == ("test", "x")
-    assert parse_group_name("data_dev") == ("validation", "data")
-    assert parse_group_name("test") == ("test", legacy.SINGLE_FEATURE)
-    assert parse_group_name("images") == ("train", "images")
+def test_array_split_names() -> None:
+    assert array_split("train_data") == ("train", "data")
+    assert array_split("valid_label") == ("validation", "label")
+    assert array_split("testing_x") == ("test", "x")
+    assert array_split("data_dev") == ("validation", "data")
+    assert array_split("X_TEST") == ("test", "X")
+    assert array_split("train_set_x") == ("train", "x")
+    assert array_split("test") is None and array_split("images") is None
+    assert array_split("train_test") is None  # two split words: not guessed
 
 
 def test_per_sample_layout_round_trip_with_workers(tmp_path: Path) -> None:
@@ -63,10 +60,15 @@ def test_per_sample_layout_round_trip_with_workers(tmp_path: Path) -> None:
     with h5py.File(src, "a") as h5:
         h5.attrs["description"] = "waves"
         h5.attrs["sample_rate"] = 32000
-    assert detect_layout(src) == "per-sample"
+    plan = plan_hdf5(src)
+    assert [(p.kind, p.path) for f in plan.splits[0].features for p in f.parts] == [
+        ("records", "/train_data/*"),
+        ("records", "/train_label/*"),
+        ("ids", "/train_data/*"),
+    ]
     # Two worker processes, each opening the file by path; run in a child with a time limit (a pool could hang).
     child = (
-        "import json, sys; from h5ml.ingest.legacy import convert_hdf5; "
+        "import json, sys; from h5ml.ingest.hdf5 import convert_hdf5; "
         "r = convert_hdf5(sys.argv[1], sys.argv[2], workers=2, processes=True, compression='gzip', progress=False); "
         "print(json.dumps({'samples': r.samples, 'skipped': len(r.skipped)}))"
     )
@@ -103,7 +105,7 @@ def test_per_sample_nested_layouts_aliases_and_strings(tmp_path: Path) -> None:
             h5[f"valid/image/{i + 10}"] = np.full((2, 2), 50 + i, dtype=np.uint8)
             h5[f"valid/caption/{i + 10}"] = f"légende {i}"
             h5[f"valid/y/{i + 10}"] = np.int64(1)
-    convert_hdf5_per_sample(src, tmp_path / "nested_out.h5", id_feature="key")
+    convert_hdf5(src, tmp_path / "nested_out.h5", id_feature="key")
     with h5ml.open(tmp_path / "nested_out.h5") as ds:
         assert sorted(ds) == ["train", "validation"]
         valid = ds["validation"]
@@ -120,7 +122,7 @@ def test_per_sample_nested_layouts_aliases_and_strings(tmp_path: Path) -> None:
             h5[f"test/{i}"] = np.arange(i + 1, dtype=np.float64)
     convert_hdf5(single, tmp_path / "single_out.h5", id_feature=None)
     with h5ml.open(tmp_path / "single_out.h5") as ds:
-        assert list(ds["test"].features) == [legacy.SINGLE_FEATURE]
+        assert list(ds["test"].features) == [SINGLE_FEATURE]
         assert [w.tolist() for w in ds["test"]["data"][:]] == [list(map(float, range(k + 1))) for k in range(4)]
 
 
@@ -143,13 +145,17 @@ def test_sample_missing_its_label_stop_and_skip(tmp_path: Path) -> None:
     _assert_strictly_valid(out)
 
 
-def test_label_is_refused_for_the_per_sample_layout(tmp_path: Path) -> None:
-    """--label makes y categorical in the x_/y_ layout only: with one dataset per sample it is an error, not ignored."""
+def test_label_names_the_target_of_the_per_sample_layout(tmp_path: Path) -> None:
+    """--label names the label feature in every layout; a name that is no feature is refused, not ignored."""
+    from h5ml.errors import ParameterError
+
     src, out = tmp_path / "tut.hdf5", tmp_path / "tut.h5"
     _japanese_layout(src, {"train": 2})
-    with pytest.raises(h5ml.IngestError, match=r"label='label' \(--label\) applies to the x_<split>/y_<split>"):
-        convert_hdf5(src, out, label="label")
-    assert not out.exists()
+    convert_hdf5(src, out, label="data")
+    with h5ml.open(out) as ds:
+        assert ds["train"]["data"].role == "target"
+    with pytest.raises(ParameterError, match=r"label 'y' names no feature; the features: \['data', 'label'\]"):
+        convert_hdf5(src, tmp_path / "o2.h5", label="y")
 
 
 @pytest.mark.parametrize("on_error", ["stop", "skip"])
@@ -186,8 +192,7 @@ def test_arrays_layout_round_trip_in_blocks(tmp_path: Path, monkeypatch: pytest.
     src, out = tmp_path / "dataset.h5", tmp_path / "converted.h5"
     y = np.random.default_rng(1).integers(0, 10, size=(50,)).astype("float32")  # as `shape=(50000)` makes them
     x_train, y_train, x_valid, y_valid = _french_layout(src, y, chunked=True)
-    monkeypatch.setattr(legacy_arrays, "BLOCK_BYTES", 20_000)  # several blocks of whole chunks
-    assert detect_layout(src) == "arrays"
+    monkeypatch.setattr(hdf5_run, "BLOCK_BYTES", 20_000)  # several blocks of whole chunks
     report = convert_hdf5(src, out)
     assert report.samples == {"train": 50, "validation": 7}
     with h5ml.open(out) as ds:
@@ -205,51 +210,56 @@ def test_arrays_layout_round_trip_in_blocks(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_arrays_layout_block_rows_are_whole_chunks(tmp_path: Path) -> None:
+    from h5ml.ingest.hdf5.plan import Part
+
     with h5py.File(tmp_path / "c.h5", "w") as f:
-        chunked = f.create_dataset("x", shape=(10_000, 1000), dtype="f4", chunks=(100, 1000))
-        plain = f.create_dataset("y", shape=(10_000, 1000), dtype="f4")
-        assert legacy_arrays._block_rows(chunked, shuffle=False) == 2000  # 8 MiB / 4000 B = 2097 rows -> 20 chunks
-        assert legacy_arrays._block_rows(plain, shuffle=False) == 2097
-        assert legacy_arrays._block_rows(chunked, shuffle=True) == 1
+        f.create_dataset("x", shape=(10_000, 1000), dtype="f4", chunks=(100, 1000))
+        f.create_dataset("y", shape=(10_000, 1000), dtype="f4")
+    inv = take_inventory(tmp_path / "c.h5")
+    chunked, plain = (Part(source=inv.source, path=p) for p in ("/x", "/y"))
+    assert hdf5_run._block_rows(inv, chunked, shuffle=False) == 2000  # 8 MiB / 4000 B = 2097 rows -> 20 chunks
+    assert hdf5_run._block_rows(inv, plain, shuffle=False) == 2097
+    assert hdf5_run._block_rows(inv, chunked, shuffle=True) == 1
 
 
 def test_arrays_layout_label_out_of_range_stop_and_skip(tmp_path: Path) -> None:
     src, out = tmp_path / "bad_y.h5", tmp_path / "out.h5"
     y = np.array([1, 2, 3, 12, 4, 5, -3, 6], dtype="int32")
     x_train, *_ = _french_layout(src, y)
-    expected = (
-        r"bad_y\.h5:/y_train: row 3 holds 12, not a class code in \[0, 10\) given by the root attribute nb_classes"
-    )
-    with pytest.raises(h5ml.IngestError, match=expected) as info:
-        convert_hdf5_arrays(src, out)
-    assert info.value.hdf5_path == "/y_train" and not out.exists()
+    expected = r"bad_y\.h5:/y_train\[3\]: 12 is not a code of the 10 class names of 'y' \(-1 marks a missing label"
+    with pytest.raises(h5ml.IngestError, match=expected):
+        convert_hdf5(src, out)
+    assert not out.exists()
 
-    report = convert_hdf5_arrays(src, out, on_error="skip", shuffle=True, seed=4)
+    report = convert_hdf5(src, out, on_error="skip", shuffle=True, seed=4)
     assert [s.path for s in report.skipped] == [f"{src}:/y_train[3]", f"{src}:/y_train[6]"]
     assert report.samples == {"train": 6, "validation": 7}
-    kept = [0, 1, 2, 4, 5, 7]
-    order = np.random.default_rng(4).permutation(6)
+    # Bad rows are found while decoding, after the seeded order of all 8 rows: that order minus the bad rows is
+    # stored, and no shuffle_seed is recorded (it would not reproduce the stored order, §7.6).
+    order = [int(i) for i in np.random.default_rng(4).permutation(8) if i not in (3, 6)]
     with h5ml.open(out) as ds:
-        assert ds["train"].shuffle_seed == 4
-        np.testing.assert_array_equal(ds["train"]["y"][:], y[kept][order])
-        np.testing.assert_array_equal(ds["train"]["x"][:], x_train[kept][order])
-        assert json.loads(ds.attrs[SKIPPED_ATTR])[0]["reason"].startswith("row 3 holds 12")
+        assert ds["train"].shuffle_seed is None
+        np.testing.assert_array_equal(ds["train"]["y"][:], y[order])
+        np.testing.assert_array_equal(ds["train"]["x"][:], x_train[order])
+        assert json.loads(ds.attrs[SKIPPED_ATTR])[0]["reason"].startswith("12 is not a code")
     _assert_strictly_valid(out)
 
 
-def test_no_known_layout_and_already_h5ml(tmp_path: Path) -> None:
+def test_mixed_layout_is_asked_about_and_h5ml_is_refused(tmp_path: Path) -> None:
+    """Arrays beside a group of samples in one split are not guessed: the plan asks, and converting refuses."""
     mixed = tmp_path / "mixed.h5"
     with h5py.File(mixed, "w") as f:
         f["x_train"] = np.zeros((2, 2))
         f.create_group("train_label")["0"] = np.zeros(2)
-    expected = r"no known layout: the root holds groups \['train_label'\] and datasets \['x_train'\]"
-    with pytest.raises(h5ml.IngestError, match=expected):
+    plan = plan_hdf5(mixed)
+    assert plan.confirm == ["mixed.h5: split 'train' (from x_train) has both groups and arrays; map it by hand"] or any(
+        "has both groups and arrays" in c for c in plan.confirm
+    )
+    with pytest.raises(h5ml.IngestError, match=r"the plan needs \d decision\(s\) before converting"):
         convert_hdf5(mixed, tmp_path / "out.h5")
     h5ml.write(tmp_path / "done.h5", {"train": {"x": np.zeros((2, 2))}})
     with pytest.raises(h5ml.IngestError, match="already an h5ml file"):
-        detect_layout(tmp_path / "done.h5")
-    with pytest.raises(h5ml.IngestError, match="is a dataset at the root"):
-        convert_hdf5_per_sample(mixed, tmp_path / "out.h5")
+        plan_hdf5(tmp_path / "done.h5")
     assert not (tmp_path / "out.h5").exists()
 
 
@@ -259,7 +269,7 @@ def test_arrays_layout_refuses_a_label_that_names_no_array(tmp_path: Path) -> No
 
     src, out = tmp_path / "d.h5", tmp_path / "o.h5"
     _french_layout(src, np.arange(8, dtype="int32") % 10)
-    with pytest.raises(ParameterError, match=r"label 'nope' names no array of the file; its features: \['x', 'y'\]"):
-        convert_hdf5_arrays(src, out, label="nope")
+    with pytest.raises(ParameterError, match=r"label 'nope' names no feature; the features: \['x', 'y'\]"):
+        convert_hdf5(src, out, label="nope")
     assert not out.exists()
-    assert convert_hdf5_arrays(src, out, label="y").samples == {"train": 8, "validation": 7}
+    assert convert_hdf5(src, out, label="y").samples == {"train": 8, "validation": 7}
