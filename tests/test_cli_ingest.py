@@ -296,7 +296,6 @@ def test_the_convert_options_offer_the_converters_own_values() -> None:
     from h5ml.ingest import dispatch
     from h5ml.ingest.hf.columns import ImageColumns
     from h5ml.ingest.images import settings
-    from h5ml.ingest.legacy.source import SOURCE_LAYOUTS
     from h5ml.ingest.options import _ON_ERROR
     from h5ml.reader.imagecodec import COLORS
     from h5ml.tools.commands.convert import convert_command
@@ -308,6 +307,6 @@ def test_the_convert_options_offer_the_converters_own_values() -> None:
     assert choices["color"] == list(COLORS)
     assert sorted(choices["resample"]) == sorted(settings._RESAMPLES)
     assert choices["folder_layout"] == list(settings.FOLDER_LAYOUTS)
-    assert choices["source_layout"] == list(SOURCE_LAYOUTS)
+    assert "source_layout" not in choices  # the HDF5 plan (--plan, --plan-file) replaced --source-layout
     assert choices["images"] == list(get_args(ImageColumns))
     assert choices["on_error"] == list(_ON_ERROR)
