@@ -27,37 +27,14 @@ from typing import Any
 import h5py
 import numpy as np
 
-from h5ml import spec
+from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
 
 __all__ = ["FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "summarize"]
 
-#: HDF5's identifier of the deflate (gzip) filter, whose first parameter is the level (§3.5).
-_DEFLATE_ID = 1
-
-
-@dataclass(frozen=True)
-class FilterSummary:
-    """One HDF5 filter of a dataset's pipeline (§3.5).
-
-    Attributes
-    ----------
-    id
-        The HDF5 filter identifier (1 deflate, 2 shuffle, 3 fletcher32, ...).
-    name
-        ``spec.CORE_FILTERS`` name for core filters, else the name HDF5
-        records (or ``"filter <id>"``).
-    level
-        The deflate level 0-9; None for other filters.
-    """
-
-    id: int
-    name: str
-    level: int | None = None
-
-    def label(self) -> str:
-        """Return ``name`` with the level in parentheses when there is one, e.g. ``deflate(4)``."""
-        return self.name if self.level is None else f"{self.name}({self.level})"
+#: One HDF5 filter of a dataset's pipeline (§3.5): the class of :mod:`h5ml.model.tree`, under the name
+#: this module has always given it.
+FilterSummary = FilterInfo
 
 
 @dataclass(frozen=True)
@@ -183,22 +160,6 @@ class FileSummary:
         return document
 
 
-def _filters(dset: h5py.Dataset) -> list[FilterSummary]:
-    if dset.chunks is None:
-        return []
-    dcpl = dset.id.get_create_plist()
-    found = []
-    for i in range(dcpl.get_nfilters()):
-        filter_id, _flags, values, raw_name = dcpl.get_filter(i)
-        name = spec.CORE_FILTERS.get(filter_id)
-        if name is None:
-            text = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
-            name = text or f"filter {filter_id}"
-        level = int(values[0]) if filter_id == _DEFLATE_ID and len(values) else None
-        found.append(FilterSummary(int(filter_id), name, level))
-    return found
-
-
 def _components(node: Any) -> list[h5py.Dataset]:
     if isinstance(node, h5py.Dataset):
         return [node]
@@ -262,7 +223,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         shape_min=shape_min,
         shape_max=shape_max,
         chunks=None if main.chunks is None else [int(c) for c in main.chunks],
-        filters=_filters(main),
+        filters=dataset_filters(main),
         stored_bytes=stored,
         logical_bytes=logical,
         compression_ratio=ratio,
