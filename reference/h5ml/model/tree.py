@@ -29,6 +29,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.spec.attrs import read_attr
 
 __all__ = [
     "DEFAULT_MAX_OBJECTS",
@@ -36,6 +37,7 @@ __all__ = [
     "TreeNode",
     "TreeWalk",
     "dataset_filters",
+    "foreign_reason",
     "walk_tree",
 ]
 
@@ -243,6 +245,35 @@ def _identity(obj: Any) -> tuple[int, int]:
 
 def _join(parent: str, name: str) -> str:
     return f"/{name}" if parent == "/" else f"{parent}/{name}"
+
+
+def foreign_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why an HDF5 file is not an h5ml file (its root attribute ``format``, §4.1), or None.
+
+    Parameters
+    ----------
+    path
+        A file.
+
+    Returns
+    -------
+    str or None
+        ``"the root attribute 'format' is missing"`` (or holds another value)
+        for an HDF5 file that is not an h5ml file; None for an h5ml file (even
+        a broken one: the reader and the validator say what is wrong with
+        it), and for a file HDF5 cannot open.
+    """
+    try:
+        with h5py.File(path, "r") as f:
+            value = read_attr(f, "format", None)
+    except (*LIBRARY_ERRORS, UnicodeDecodeError) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, UnicodeDecodeError) and not h5py.is_hdf5(path):
+            return None  # not HDF5 at all, or HDF5 cannot open it: the reader's error says why
+        return None if isinstance(exc, OSError) else "the root attribute 'format' cannot be read as text"
+    if value == spec.FORMAT_NAME:
+        return None
+    said = "is missing" if value is None else f"is {_short(repr(value))}, not {spec.FORMAT_NAME!r}"
+    return f"the root attribute 'format' {said}"
 
 
 def walk_tree(path: str | os.PathLike[str], max_objects: int = DEFAULT_MAX_OBJECTS) -> TreeWalk:

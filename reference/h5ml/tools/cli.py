@@ -38,8 +38,9 @@ from h5ml._version import __version__
 from h5ml.errors import H5MLError
 from h5ml.tools.commands.convert import convert_command
 from h5ml.tools.commands.demo import demo_command
+from h5ml.tools.commands.dump import dump_command
 from h5ml.tools.commands.edit import export_command, merge_command, subset_command
-from h5ml.tools.commands.inspect import dump_command, inspect_command
+from h5ml.tools.commands.inspect import inspect_command
 from h5ml.tools.commands.validate import validate_command
 from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams
 

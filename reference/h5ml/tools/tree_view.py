@@ -38,7 +38,9 @@ def _details(node: TreeNode) -> str:
         return f"{node.kind}, the same object as {node.target} (listed there)"
     parts = [node.kind]
     if node.kind == "dataset":
-        parts.append("null dataspace" if node.shape is None else ("scalar" if not node.shape else _tuple_text(node.shape)))
+        parts.append(
+            "null dataspace" if node.shape is None else ("scalar" if not node.shape else _tuple_text(node.shape))
+        )
     if node.dtype is not None:
         parts.append(node.dtype)
     if node.kind == "dataset":
