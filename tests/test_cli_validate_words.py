@@ -261,3 +261,15 @@ def test_subset_refuses_a_range_that_selects_nothing(samples: str, tmp_path: Pat
     assert code == 0, err
     with h5ml.open(out_path) as ds:
         assert (ds["train"].num_samples, ds["test"].num_samples) == (4, 6)
+
+
+def test_an_external_link_is_refused_without_a_python_only_remedy(tmp_path: Path) -> None:
+    """§3.6: the command line never reads other files; the remedy it names is Python's, and says so."""
+    path = write_small(tmp_path / "s.h5")
+    with h5py.File(path, "r+") as f:
+        f["train/elsewhere"] = h5py.ExternalLink("other.h5", "/x")
+    code, out, err = run_cli("dump", str(path))
+    assert code == 2 and out == ""
+    assert "external link to other.h5:/x" in err
+    assert "in Python with h5ml.open(..., allow_external=True)" in err
+    assert "the command line never reads other files" in err

@@ -172,3 +172,13 @@ def test_inspect_ratio_of_a_compressed_feature_says_what_it_is(tmp_path: Path) -
     found = re.search(r"raw 262\.1 kB \(compressed: ratio stored / raw (\d+)%\)", text)
     assert code == 0 and found is not None, text
     assert 0 <= int(found.group(1)) < 10  # zeros compress well: a few percent of the raw bytes
+
+
+def test_an_h5ml_file_without_its_version_is_said_to_lack_it(tmp_path: Path) -> None:
+    """A missing attribute is "missing", never "None" (the words of validate, §1.2)."""
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "h5ml"
+    code, out, err = run_cli("inspect", str(path))
+    assert code == 2 and out == ""
+    assert "the root attribute 'format_version' is missing" in err and "None" not in err

@@ -8,6 +8,7 @@ whole command line in-process, with any streams (tests pass ``io.StringIO``).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TextIO
 
@@ -24,6 +25,7 @@ __all__ = [
     "plural",
     "print_json",
     "require_file",
+    "tuple_text",
 ]
 
 #: Exit code: every file valid, or the command succeeded.
@@ -80,3 +82,8 @@ def require_file(path: str) -> None:
 def plural(count: int, word: str) -> str:
     """``"1 error"``, ``"2 errors"``; ``"info"`` has no plural."""
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
+def tuple_text(items: Sequence[object]) -> str:
+    """A shape as Python writes a tuple: ``(3, 4)``, ``(5,)``, ``()``."""
+    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"

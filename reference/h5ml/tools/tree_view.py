@@ -12,7 +12,6 @@ printed after the tree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -20,12 +19,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from h5ml.model.tree import TreeNode, TreeWalk
+from h5ml.tools.console import tuple_text
 
 __all__ = ["foreign_note", "render_tree", "tree_json"]
-
-
-def _tuple_text(items: Sequence[object]) -> str:
-    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"
 
 
 def _details(node: TreeNode) -> str:
@@ -39,13 +35,13 @@ def _details(node: TreeNode) -> str:
     parts = [node.kind]
     if node.kind == "dataset":
         parts.append(
-            "null dataspace" if node.shape is None else ("scalar" if not node.shape else _tuple_text(node.shape))
+            "null dataspace" if node.shape is None else ("scalar" if not node.shape else tuple_text(node.shape))
         )
     if node.dtype is not None:
         parts.append(node.dtype)
     if node.kind == "dataset":
         if node.chunks is not None:
-            parts.append("chunks " + _tuple_text(node.chunks))
+            parts.append("chunks " + tuple_text(node.chunks))
         elif node.layout is not None:
             parts.append(node.layout if node.layout in ("virtual", "external") else f"{node.layout} (not chunked)")
         if node.layout in ("virtual", "external"):

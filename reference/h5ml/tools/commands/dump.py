@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import click
 
-from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file
+from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file, tuple_text
 
 __all__ = ["EDGE_ITEMS", "TEXT_CHARS", "dump_command", "short_value"]
 
@@ -79,8 +79,7 @@ def short_value(value: Any) -> str:
     cut, changed = _cut(value)
     text = _text(cut)
     if changed and isinstance(value, list):
-        shape = _shape(value)
-        text += " (shape (" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + "))"
+        text += f" (shape {tuple_text(_shape(value))})"
     return text
 
 

@@ -12,7 +12,6 @@ then prints the file's tree (:func:`h5ml.model.tree.walk_tree`, rendered by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import click
@@ -21,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file
+from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file, tuple_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.tree import TreeWalk
@@ -48,13 +47,9 @@ def _size(nbytes: int | None) -> str:
     return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
-def _tuple_text(items: Sequence[object]) -> str:
-    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"
-
-
 def _shape_text(feature: FeatureSummary) -> str:
     if feature.shape is not None:
-        return _tuple_text(feature.shape)
+        return tuple_text(feature.shape)
     parts: list[str] = [str(feature.num_samples)]
     if feature.shape_min is not None and feature.shape_max is not None:
         pairs = zip(feature.shape_min, feature.shape_max, strict=True)
@@ -62,7 +57,7 @@ def _shape_text(feature: FeatureSummary) -> str:
     else:
         parts.append("?" if feature.length_min is None else f"{feature.length_min}..{feature.length_max}")
         parts += [str(d) for d in feature.inner_shape]
-    return _tuple_text(parts)
+    return tuple_text(parts)
 
 
 def _feature_label(feature: FeatureSummary) -> Text:
@@ -79,7 +74,7 @@ def _feature_label(feature: FeatureSummary) -> Text:
     if feature.sample_rate is not None:
         what.append(f"{feature.sample_rate:g} Hz")
     storage = [
-        "chunks " + ("contiguous" if feature.chunks is None else _tuple_text(feature.chunks)),
+        "chunks " + ("contiguous" if feature.chunks is None else tuple_text(feature.chunks)),
         "compression " + (feature.compression or "none"),
         f"stored {_size(feature.stored_bytes)}",
     ]
