@@ -182,3 +182,10 @@ def test_an_h5ml_file_without_its_version_is_said_to_lack_it(tmp_path: Path) -> 
     code, out, err = run_cli("inspect", str(path))
     assert code == 2 and out == ""
     assert "the root attribute 'format_version' is missing" in err and "None" not in err
+
+
+def test_the_default_bound_is_the_one_the_help_states() -> None:
+    from h5ml.model.tree import DEFAULT_MAX_OBJECTS
+
+    code, out, _ = run_cli("inspect", "--help")
+    assert code == 0 and f"(default {DEFAULT_MAX_OBJECTS})" in " ".join(out.split())

@@ -162,8 +162,7 @@ def render_summary(console: Console, summary: FileSummary) -> None:
     "--max-objects",
     type=click.IntRange(min=1),
     default=None,
-    help="An HDF5 file that is not an h5ml file: the most paths of its tree shown, the others counted "
-    "(default 200: h5ml.model.tree.DEFAULT_MAX_OBJECTS).",
+    help="An HDF5 file that is not an h5ml file: the most paths of its tree shown, the others counted (default 200).",
 )
 @click.pass_obj
 def inspect_command(streams: Streams, file: str, fmt: str, max_objects: int | None) -> int:

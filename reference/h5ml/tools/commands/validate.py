@@ -125,7 +125,7 @@ def render_file_report(
     default=None,
     help="Seconds allowed per file; each file is checked in a child process that is stopped after it (E101). "
     "Default: 60 s plus 1 s per GB of the file, or with --deep plus 1 s per 10 MB (a 1 GB file: 61 s, 160 s "
-    "with --deep; h5ml.validator.runner.default_timeout).",
+    "with --deep).",
 )
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Files checked in parallel.")
 @click.option(
