@@ -189,3 +189,18 @@ def test_the_default_bound_is_the_one_the_help_states() -> None:
 
     code, out, _ = run_cli("inspect", "--help")
     assert code == 0 and f"(default {DEFAULT_MAX_OBJECTS})" in " ".join(out.split())
+
+
+def test_the_count_of_what_is_not_listed_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of very many objects is not walked whole to count them: the count stops and says "more than"."""
+    from h5ml.model import tree
+
+    path = tmp_path / "many.h5"
+    with h5py.File(path, "w") as f:
+        for i in range(40):
+            f.create_dataset(f"d{i:02d}", data=np.arange(2))
+    monkeypatch.setattr(tree, "_COUNT_LIMIT", 10)
+    walk = tree.walk_tree(path, max_objects=5)
+    assert (len(walk.nodes), walk.not_shown, walk.count_complete) == (5, 10, False)
+    code, out, _ = run_cli("inspect", str(path), "--max-objects", "5")
+    assert code == 0 and "more than 10 more objects not shown (5 shown; --max-objects N shows more)" in out
