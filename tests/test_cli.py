@@ -323,7 +323,8 @@ def test_inspect_json_is_the_summary(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["random", "empty", "directory", "missing", "incomplete", "plain_hdf5"])
 def test_inspect_and_dump_refuse_bad_files_in_one_line(kind: str, tmp_path: Path) -> None:
     path = make_case(kind, tmp_path)
-    for command in ("inspect", "dump"):
+    # An HDF5 file that is not an h5ml file is shown as a tree by inspect (test_inspect_tree.py); dump refuses it.
+    for command in ("dump",) if kind == "plain_hdf5" else ("inspect", "dump"):
         exit_code, out, err = run_cli(command, str(path))
         assert exit_code == 2
         assert out == ""

@@ -1136,8 +1136,8 @@ def test_unwritten_storage_compares_stored_bytes_with_the_file(tmp_path: Path) -
 
 
 def test_a_file_open_elsewhere_is_validated(tmp_path: Path) -> None:
-    """§10.4.1: a file this process has open (h5ml.open, or h5py without locking) or another process holds open
-    for writing is validated, not reported E100 as if it were damaged."""
+    """§10.4.1: a file this process has open (h5ml.open, or h5py without locking) is validated; one that another
+    process holds open for writing is not a finished file (§4.4): E100 saying so, as the reader refuses it."""
     import h5ml
 
     path = minimal_valid(tmp_path / "ok.h5")
@@ -1154,7 +1154,9 @@ def test_a_file_open_elsewhere_is_validated(tmp_path: Path) -> None:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         with pytest.raises(OSError, match="unable to lock file"):
             h5py.File(path, "r")  # the lock is real: HDF5's default open fails on it
-        assert validate(path, timeout=LIMIT).issues == ()
+        report = validate(path, timeout=LIMIT)
+        assert report.codes == ["E100"] and not report.readable
+        assert "another process has the file open for writing" in report.issues[0].message
     finally:
         assert holder.stdin is not None and holder.stdout is not None
         holder.stdin.close()

@@ -14,13 +14,23 @@ A value a function does not take is a :class:`h5ml.errors.ParameterError`
 made by :func:`parameter_error`: its message says what is wrong and names
 the parameter as Python spells it and as the command line does
 (:func:`cli_option`: ``split_ratios`` is ``--split-ratios``), so the same
-message serves a script and ``h5ml convert``. The numpydoc paragraphs of the
+message serves a script and ``h5ml convert``.
+
+Messages written anywhere in h5ml (the reader and the validator included,
+which cannot import this module) name a value in both interfaces by one
+convention: the Python form, then the command line's in parentheses,
+``pass overwrite=True (--overwrite)``, ``size=(W, H) (--size WxH)``,
+``locking=False (HDF5_USE_FILE_LOCKING=FALSE)``, and ``(parameter NAME,
+option --name)`` as :func:`parameter_error` writes it. A Python caller
+reads both; the command line shows :func:`cli_words` of the message, which
+keeps the command line's form alone (``pass --overwrite``). The numpydoc paragraphs of the
 shared parameters are in :mod:`h5ml.ingest.docstrings`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -38,6 +48,7 @@ __all__ = [
     "OnError",
     "check_choice",
     "cli_option",
+    "cli_words",
     "parameter_error",
 ]
 
@@ -99,6 +110,33 @@ def parameter_error(name: str, message: str, option: str | None = None) -> Param
     kind = "option" if option is None or option.startswith("-") else "argument"
     where = f"parameter {name}" + ("" if option is None else f", {kind} {option}")
     return ParameterError(f"{message} ({where})")
+
+
+#: A Python value followed by its command-line form: ``name=VALUE (--option ...)`` or ``(ENV_VARIABLE=...)``.
+_BOTH_FORMS: Final = re.compile(
+    r"\b[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\([^()]*\)|\[[^\]]*\]|[^\s,;()]+)"
+    r" \(((?:--|[A-Z][A-Z0-9_]*=)[^()]*)\)"
+)
+#: What :func:`parameter_error` appends: ``(parameter NAME, option --name)`` or ``(parameter NAME, argument NAME)``.
+_PARAMETER_NOTE: Final = re.compile(r"\(parameter [A-Za-z_][A-Za-z0-9_]*, ((?:option|argument) [^()]*)\)")
+
+
+def cli_words(message: str) -> str:
+    """A message in the command line's words: the Python form of each value left out where a CLI form follows.
+
+    Parameters
+    ----------
+    message
+        A message written by the convention of this module's docstring.
+
+    Returns
+    -------
+    str
+        ``"... pass overwrite=True (--overwrite)"`` becomes ``"... pass --overwrite"``,
+        ``"(parameter samples, option --samples)"`` becomes ``"(option --samples)"``;
+        the rest is unchanged.
+    """
+    return _PARAMETER_NOTE.sub(r"(\1)", _BOTH_FORMS.sub(r"\1", message))
 
 
 def check_choice(name: str, value: Any, choices: Collection[Any]) -> None:

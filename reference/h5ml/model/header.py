@@ -145,8 +145,9 @@ def _version(f: Any, path: str) -> tuple[int, int]:
 
 
 def _no_version(text: Any, path: str) -> tuple[int, int]:
+    said = "is missing" if text is None else f"is {text!r:.80}"
     raise InvalidFileError(
-        f"{path}: the root attribute 'format_version' is {text!r:.80}; it must be a MAJOR.MINOR string such as "
+        f"{path}: the root attribute 'format_version' {said}; it must be a MAJOR.MINOR string such as "
         f"'1.0' (§1.2); {validate_advice(path)}",
         path=path,
         hdf5_path="/",

@@ -76,7 +76,7 @@ def _refuse_external_link(gid: Any, raw: bytes, path: str, where: str) -> None:
         raise damaged_file(path, where, "reading the external link", exc) from exc
     raise ForbiddenStorageError(
         f"{path}: {where} is an external link to {target_file}:{target} (§3.6, §10.1); an h5ml file "
-        "must not read other files. Open it with allow_external=True only if you trust it",
+        "must not read other files. Open it in Python with h5ml.open(..., allow_external=True) only if you trust it (the command line never reads other files)",
         path=path,
         hdf5_path=where,
     )
@@ -88,7 +88,7 @@ def _check_dataset_storage(oid: Any, path: str, where: str) -> None:
     if dcpl.get_layout() == h5py.h5d.VIRTUAL:
         raise ForbiddenStorageError(
             f"{path}: {where} is a virtual dataset (§3.6, §10.1); its data may come from other files. Open "
-            "the file with allow_external=True only if you trust it",
+            "the file in Python with h5ml.open(..., allow_external=True) only if you trust it (the command line never reads other files)",
             path=path,
             hdf5_path=where,
         )
@@ -97,7 +97,7 @@ def _check_dataset_storage(oid: Any, path: str, where: str) -> None:
         label = target.decode("utf-8", "replace") if isinstance(target, bytes) else str(target)
         raise ForbiddenStorageError(
             f"{path}: {where} stores its data in the external file {label!r} (§3.6, §10.1). Open the file "
-            "with allow_external=True only if you trust it",
+            "in Python with h5ml.open(..., allow_external=True) only if you trust it (the command line never reads other files)",
             path=path,
             hdf5_path=where,
         )

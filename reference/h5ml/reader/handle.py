@@ -16,8 +16,9 @@ from typing import Any, Final
 import h5py
 
 from h5ml.errors import InvalidFileError
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure, lock_failure_message
 from h5ml.model.hdf5 import unopenable_file
+from h5ml.model.paths import require_regular_file
 from h5ml.reader.chunk_cache import file_cache_settings
 
 __all__ = ["FORK_GENERATION", "open_h5file"]
@@ -64,10 +65,7 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     kwargs: dict[str, Any] = file_cache_settings(cache_bytes)
     if locking is not None:
         kwargs["locking"] = locking
-    if not os.path.lexists(path):
-        raise FileNotFoundError(2, f"{path}: no such file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, f"{path} is a directory; give the path of an h5ml file")
+    require_regular_file(path)
     try:
         return h5py.File(path, "r", **kwargs)
     except (FileNotFoundError, PermissionError):
@@ -75,14 +73,8 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
             raise
-        text = " ".join(str(exc).split())
         if is_lock_failure(exc):
-            raise OSError(
-                getattr(exc, "errno", None),
-                f"{path}: HDF5 could not lock the file for reading ({text}); another process has it "
-                "open for writing, or this process opened it with other locking settings. Wait for the writer to "
-                "finish, or pass locking=False on read-only media or NFS",
-            ) from exc
+            raise OSError(getattr(exc, "errno", None), lock_failure_message(path, exc, "open it again")) from exc
         if not os.path.exists(path):
             raise FileNotFoundError(2, f"{path}: no such file") from exc
         raise unopenable_file(path, exc) from exc

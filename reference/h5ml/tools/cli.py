@@ -9,7 +9,8 @@ Errors: an error of h5ml (:class:`h5ml.H5MLError`: a wrong file, a wrong
 option, a source that does not convert), of the file system (``OSError``), a
 missing optional package (``ImportError``) or of the command line itself
 (click's usage errors) ends as one line ``h5ml: error: ...`` on standard error
-and exit code 2. Anything else is a defect of h5ml, not of the input: it ends
+and exit code 2, in the command line's words (:func:`h5ml.ingest.options.cli_words`:
+``--overwrite``, never ``overwrite=True``; no ``[Errno N]``). Anything else is a defect of h5ml, not of the input: it ends
 as ``h5ml: internal error: ...`` with a pointer to ``--debug``, exit code 2.
 ``--debug`` (before the command) or the environment variable ``H5ML_DEBUG=1``
 adds the traceback to either.
@@ -37,8 +38,9 @@ from h5ml._version import __version__
 from h5ml.errors import H5MLError
 from h5ml.tools.commands.convert import convert_command
 from h5ml.tools.commands.demo import demo_command
+from h5ml.tools.commands.dump import dump_command
 from h5ml.tools.commands.edit import export_command, merge_command, subset_command
-from h5ml.tools.commands.inspect import dump_command, inspect_command
+from h5ml.tools.commands.inspect import inspect_command
 from h5ml.tools.commands.validate import validate_command
 from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams
 
@@ -89,7 +91,20 @@ def _error_line(exc: BaseException) -> str:
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
             message += f" (see '{exc.ctx.command_path} --help')"
         return _one_line(message)
-    return _one_line(str(exc)) or type(exc).__name__
+    from h5ml.ingest.options import cli_words  # imported here: h5ml.ingest is slow to import
+
+    return _one_line(cli_words(_message(exc))) or type(exc).__name__
+
+
+def _message(exc: BaseException) -> str:
+    """What ``exc`` says, without Python's ``[Errno N]`` prefix of an ``OSError`` (the words, and the file named)."""
+    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+        text = str(exc.strerror)
+        filename = exc.filename
+        if filename is not None and str(filename) not in text:
+            text = f"{filename}: {text}"
+        return text
+    return str(exc)
 
 
 def _is_input_error(exc: BaseException) -> bool:

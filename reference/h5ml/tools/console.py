@@ -8,11 +8,13 @@ whole command line in-process, with any streams (tests pass ``io.StringIO``).
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TextIO
 
 from rich.console import Console
+
+from h5ml.model.paths import require_regular_file
 
 __all__ = [
     "EXIT_ERROR",
@@ -23,6 +25,7 @@ __all__ = [
     "plural",
     "print_json",
     "require_file",
+    "tuple_text",
 ]
 
 #: Exit code: every file valid, or the command succeeded.
@@ -73,14 +76,14 @@ def require_file(path: str) -> None:
     FileNotFoundError, IsADirectoryError, OSError
         If ``path`` is missing, a directory, or not a regular file (a FIFO or a device would block).
     """
-    if not os.path.lexists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path} is a directory; give the path of an h5ml file")
-    if not os.path.isfile(path):  # a FIFO or a device would block or stream forever
-        raise OSError(f"{path} is not a regular file (a pipe or a device?); give the path of an h5ml file")
+    require_regular_file(path)
 
 
 def plural(count: int, word: str) -> str:
     """``"1 error"``, ``"2 errors"``; ``"info"`` has no plural."""
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
+def tuple_text(items: Sequence[object]) -> str:
+    """A shape as Python writes a tuple: ``(3, 4)``, ``(5,)``, ``()``."""
+    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"

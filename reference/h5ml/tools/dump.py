@@ -237,7 +237,7 @@ def attribute_json(value: Any) -> Any:
     return value
 
 
-def feature_document(dataset: Any, feature: Any) -> dict[str, Any]:
+def feature_document(dataset: Any, feature: Any, samples: int | None = None) -> dict[str, Any]:
     """Return the Appendix B entry of one feature: its type, its values and its extra members.
 
     Parameters
@@ -246,12 +246,14 @@ def feature_document(dataset: Any, feature: Any) -> dict[str, Any]:
         The open :class:`h5ml.reader.dataset.Dataset` that holds the feature.
     feature
         A reader feature of that dataset.
+    samples
+        Only the first ``samples`` samples (None: every sample).
 
     Returns
     -------
     dict
         ``encoding``, ``dtype``, ``sample_shape`` (dense), ``values`` (one per
-        sample), ``class_names`` (categorical), ``media_type`` (bytes, when
+        sample, or per sample shown), ``class_names`` (categorical), ``media_type`` (bytes, when
         set), ``shapes`` (ragged with shapes).
 
     Raises
@@ -261,7 +263,7 @@ def feature_document(dataset: Any, feature: Any) -> dict[str, Any]:
     """
     encoding = feature.encoding
     entry: dict[str, Any] = {"encoding": encoding, "dtype": dtype_name(dataset, feature)}
-    values = feature.read(slice(None))
+    values = feature.read(slice(None, samples))
     if encoding == "dense":
         entry["sample_shape"] = [int(d) for d in feature.sample_shape]
         entry["values"] = json_values(values)
@@ -283,7 +285,9 @@ def feature_document(dataset: Any, feature: Any) -> dict[str, Any]:
     return entry
 
 
-def to_json_document(path: str | Path, split: str | None = None, feature: str | None = None) -> dict[str, Any]:
+def to_json_document(
+    path: str | Path, split: str | None = None, feature: str | None = None, samples: int | None = None
+) -> dict[str, Any]:
     """Read an h5ml file and return its decoded content as a JSON-able dict (Appendix B).
 
     Parameters
@@ -294,6 +298,10 @@ def to_json_document(path: str | Path, split: str | None = None, feature: str | 
         Only this split (default: every split, in file order).
     feature
         Only this feature, in each selected split that has it (default: every feature).
+    samples
+        Only the first ``samples`` samples of each split (default: every
+        sample); each split then also has ``samples_shown``, the number of
+        values each of its features lists.
 
     Returns
     -------
@@ -305,6 +313,8 @@ def to_json_document(path: str | Path, split: str | None = None, feature: str | 
 
     Raises
     ------
+    ValueError
+        If ``samples`` is negative.
     SplitNotFoundError
         If ``split`` is not in the file.
     FeatureNotFoundError
@@ -316,6 +326,8 @@ def to_json_document(path: str | Path, split: str | None = None, feature: str | 
     from h5ml.errors import FeatureNotFoundError
     from h5ml.reader.dataset import open as open_dataset
 
+    if samples is not None and samples < 0:
+        raise ValueError(f"samples must be >= 0 or None, got {samples}")
     with open_dataset(path) as ds:
         chosen = [ds[split]] if split is not None else [ds.splits[name] for name in sorted(ds.splits)]
         if feature is not None and not any(feature in s.features for s in chosen):
@@ -330,10 +342,10 @@ def to_json_document(path: str | Path, split: str | None = None, feature: str | 
             names = [n for n in sorted(s.features) if feature is None or n == feature]
             if feature is not None and not names:
                 continue
-            splits[s.name] = {
-                "num_samples": s.num_samples,
-                "features": {n: feature_document(ds, s.features[n]) for n in names},
-            }
+            splits[s.name] = {"num_samples": s.num_samples}
+            if samples is not None:
+                splits[s.name]["samples_shown"] = min(samples, s.num_samples)
+            splits[s.name]["features"] = {n: feature_document(ds, s.features[n], samples) for n in names}
         major, minor = ds.format_version
         return {
             "format_version": f"{major}.{minor}",

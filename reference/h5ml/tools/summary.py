@@ -18,46 +18,29 @@ over the fixed-size components only, None when they store nothing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import h5py
 import numpy as np
 
 from h5ml import spec
+from h5ml.ingest.report import SKIPPED_ATTR
+from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
 
 __all__ = ["FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "summarize"]
 
-#: HDF5's identifier of the deflate (gzip) filter, whose first parameter is the level (§3.5).
-_DEFLATE_ID = 1
+#: Codes of a categorical feature read at a time to count its classes (8 MiB of int64 at most).
+_CODES_BLOCK: Final = 1 << 20
 
-
-@dataclass(frozen=True)
-class FilterSummary:
-    """One HDF5 filter of a dataset's pipeline (§3.5).
-
-    Attributes
-    ----------
-    id
-        The HDF5 filter identifier (1 deflate, 2 shuffle, 3 fletcher32, ...).
-    name
-        ``spec.CORE_FILTERS`` name for core filters, else the name HDF5
-        records (or ``"filter <id>"``).
-    level
-        The deflate level 0-9; None for other filters.
-    """
-
-    id: int
-    name: str
-    level: int | None = None
-
-    def label(self) -> str:
-        """Return ``name`` with the level in parentheses when there is one, e.g. ``deflate(4)``."""
-        return self.name if self.level is None else f"{self.name}({self.level})"
+#: One HDF5 filter of a dataset's pipeline (§3.5): the class of :mod:`h5ml.model.tree`, under the name
+#: this module has always given it.
+FilterSummary = FilterInfo
 
 
 @dataclass(frozen=True)
@@ -99,6 +82,17 @@ class FeatureSummary:
         Number of class names of a categorical feature (§6.5), else None.
     sample_rate
         Samples per second (Hz) of the feature's values (§6.1), None when absent.
+    stats
+        The statistics the file stores (§6.7): ``stats_count``, ``stats_min``,
+        ``stats_max``, ``stats_mean``, ``stats_std`` (those present, as JSON
+        values); ``{}`` when none.
+    class_names
+        The class names of a categorical feature (§6.5), else None.
+    class_counts
+        Samples of each class, in the order of ``class_names`` (counted from
+        the codes, read in blocks), else None.
+    missing_count
+        Samples of a categorical feature with code -1 (missing, §6.5), else None.
     """
 
     name: str
@@ -122,6 +116,10 @@ class FeatureSummary:
     media_type: str | None
     num_classes: int | None
     sample_rate: float | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    class_names: list[str] | None = None
+    class_counts: list[int] | None = None
+    missing_count: int | None = None
 
     @property
     def compression(self) -> str | None:
@@ -166,6 +164,10 @@ class FileSummary:
         Every root attribute as a JSON value (§4.6; non-finite floats as strings).
     splits
         The splits, in file order.
+    skipped
+        The source files a conversion skipped, as it recorded them in the
+        root attribute ``h5ml-ingest:skipped`` (``{"path": ..., "reason":
+        ...}`` each, §4.7); ``[]`` when it records none.
     """
 
     path: str
@@ -173,6 +175,7 @@ class FileSummary:
     format_version: str
     metadata: dict[str, Any]
     splits: list[SplitSummary]
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Return the summary as JSON-able nested dicts and lists (features gain a ``compression`` text)."""
@@ -181,22 +184,6 @@ class FileSummary:
             for feature_doc, feature in zip(split_doc["features"], split.features, strict=True):
                 feature_doc["compression"] = feature.compression
         return document
-
-
-def _filters(dset: h5py.Dataset) -> list[FilterSummary]:
-    if dset.chunks is None:
-        return []
-    dcpl = dset.id.get_create_plist()
-    found = []
-    for i in range(dcpl.get_nfilters()):
-        filter_id, _flags, values, raw_name = dcpl.get_filter(i)
-        name = spec.CORE_FILTERS.get(filter_id)
-        if name is None:
-            text = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
-            name = text or f"filter {filter_id}"
-        level = int(values[0]) if filter_id == _DEFLATE_ID and len(values) else None
-        found.append(FilterSummary(int(filter_id), name, level))
-    return found
 
 
 def _components(node: Any) -> list[h5py.Dataset]:
@@ -250,6 +237,9 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         shape = [n, *(int(d) for d in feature.sample_shape)]
     stored, logical, ratio = _sizes(node)
     class_names = feature.class_names
+    counts = missing = None
+    if class_names is not None:
+        counts, missing = _class_counts(main, len(class_names))
     return FeatureSummary(
         name=feature.name,
         encoding=feature.encoding,
@@ -262,7 +252,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         shape_min=shape_min,
         shape_max=shape_max,
         chunks=None if main.chunks is None else [int(c) for c in main.chunks],
-        filters=_filters(main),
+        filters=dataset_filters(main),
         stored_bytes=stored,
         logical_bytes=logical,
         compression_ratio=ratio,
@@ -272,7 +262,37 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         media_type=feature.media_type,
         num_classes=None if class_names is None else len(class_names),
         sample_rate=feature.sample_rate,
+        stats={key: attribute_json(value) for key, value in feature.attrs.items() if key in spec.STATS_ATTRS},
+        class_names=None if class_names is None else list(class_names),
+        class_counts=counts,
+        missing_count=missing,
     )
+
+
+def _class_counts(codes: h5py.Dataset, num_classes: int) -> tuple[list[int], int]:
+    """Samples per class code and with code -1 (missing), reading the codes in blocks (§6.5).
+
+    Codes outside ``[-1, num_classes)`` (an invalid file, E141) are counted nowhere.
+    """
+    counts = np.zeros(num_classes, dtype=np.int64)
+    missing = 0
+    for start in range(0, int(codes.shape[0]), _CODES_BLOCK):
+        block = np.asarray(codes[start : start + _CODES_BLOCK]).astype(np.int64)
+        missing += int(np.count_nonzero(block == -1))
+        valid = block[(block >= 0) & (block < num_classes)]
+        counts += np.bincount(valid, minlength=num_classes)
+    return [int(c) for c in counts], missing
+
+
+def _skipped(value: Any) -> list[dict[str, Any]]:
+    """The list of skipped files a conversion recorded (a JSON text, §4.7); ``[]`` when absent or unreadable."""
+    if not isinstance(value, str):
+        return []
+    try:
+        entries = json.loads(value)
+    except ValueError:
+        return [{"path": "?", "reason": f"the attribute {SKIPPED_ATTR!r} is not JSON: {value[:80]!r}"}]
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
 def _optional_int(value: Any) -> int | None:
@@ -325,4 +345,5 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
             format_version=f"{major}.{minor}",
             metadata={key: attribute_json(value) for key, value in ds.attrs.items()},
             splits=splits,
+            skipped=_skipped(ds.attrs.get(SKIPPED_ATTR)),
         )

@@ -46,12 +46,17 @@ class FileReport:
         The file's ``format_version`` when it is a string, whatever its form (§9.3), else None.
     deep
         Whether sample data was read (deep validation).
+    timed_out
+        Whether the checks were stopped at the time limit (§10.3) before they
+        finished: the last issue is then the E101 that says so, and the
+        report says nothing against the file beyond the issues before it.
     """
 
     path: str
     issues: tuple[Issue, ...] = ()
     format_version: str | None = None
     deep: bool = False
+    timed_out: bool = False
 
     @property
     def readable(self) -> bool:

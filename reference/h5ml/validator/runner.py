@@ -50,15 +50,42 @@ encoding, chunks, sample data).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Final, Literal
 
 from h5ml.errors import ChildDiedError, ValidationTimeoutError
 from h5ml.validator.checks import FileState, Issue, check_events, check_path
 from h5ml.validator.report import FileReport, Report
 from h5ml.validator.sandbox import stream_with_timeout
 
-__all__ = ["FileReport", "Issue", "Report", "iter_issues", "validate", "validate_many"]
+__all__ = [
+    "AUTO",
+    "BASE_TIMEOUT_S",
+    "DEEP_BYTES_PER_S",
+    "METADATA_BYTES_PER_S",
+    "FileReport",
+    "Issue",
+    "Report",
+    "Timeout",
+    "default_timeout",
+    "iter_issues",
+    "validate",
+    "validate_many",
+]
+
+#: ``timeout=AUTO``: a time limit per file from its size (:func:`default_timeout`).
+AUTO: Final = "auto"
+#: What a time limit may be: seconds, :data:`AUTO`, or None (no child process, no limit).
+Timeout = float | Literal["auto"] | None
+#: Seconds every file gets, whatever its size (starting the child interpreter and opening the file included).
+BASE_TIMEOUT_S: Final = 60.0
+#: Bytes of file per added second of a metadata validation (1 GB/s: the metadata grows slowly with the data).
+METADATA_BYTES_PER_S: Final = 1_000_000_000
+#: Bytes of file per added second of a deep validation (10 MB/s: reading, decompressing and hashing every
+#: sample on a slow disk; a local SSD reads several times faster).
+DEEP_BYTES_PER_S: Final = 10_000_000
 
 
 def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator[Issue]:
@@ -66,7 +93,9 @@ def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator
 
     The file is opened read-only with HDF5's default file locking, as
     :func:`h5ml.open` opens it (so a file this process has open can be
-    checked), and without locking when a lock conflicts; external and soft
+    checked), and without locking when another handle of this process holds
+    it with other locking settings; a file another process has open for
+    writing is E100 (not a finished file, §4.4). External and soft
     links are reported, never followed. An untrusted file can make the HDF5
     library loop (§10.3): use :func:`validate` with a ``timeout`` for those.
 
@@ -121,14 +150,47 @@ def _stopped(cause: str, advice: str, deep: bool, metadata_done: bool, found: in
     return Issue.of("E101", "/", f"{cause}; {progress}: {advice}")
 
 
-def _validate(path: str, deep: bool, timeout: float | None, isolated: bool) -> FileReport:
+def default_timeout(path: str | os.PathLike[str], deep: bool = False) -> float:
+    """The time limit :data:`AUTO` gives one file: :data:`BASE_TIMEOUT_S` plus a share of its size (§10.3).
+
+    Parameters
+    ----------
+    path
+        The file; a path that has no size (missing, a FIFO) gets the base limit.
+    deep
+        Whether every sample is read: 1 s more per :data:`DEEP_BYTES_PER_S`
+        bytes (10 MB), else per :data:`METADATA_BYTES_PER_S` (1 GB).
+
+    Returns
+    -------
+    float
+        Seconds: 60 s for a small file; a 1 GB file gets 61 s, or 160 s deep.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return BASE_TIMEOUT_S
+    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+    return BASE_TIMEOUT_S + size / (DEEP_BYTES_PER_S if deep else METADATA_BYTES_PER_S)
+
+
+def _check_timeout(timeout: Timeout) -> None:
+    if timeout == AUTO:
+        return
+    if timeout is not None and (isinstance(timeout, str) or timeout < 0):
+        raise ValueError(f"timeout must be >= 0 seconds, {AUTO!r} or None, got {timeout!r}")
+
+
+def _validate(path: str, deep: bool, timeout: Timeout, isolated: bool) -> FileReport:
+    if timeout == AUTO:
+        timeout = default_timeout(path, deep)
     if not isolated:
         state = FileState(path, deep)
         issues = tuple(check_path(state))
         return FileReport(path, issues, state.format_version, deep)
     found: list[Issue] = []
     version: str | None = None
-    metadata_done = False
+    metadata_done = timed_out = False
     stream = stream_with_timeout(_check_stream, (path, deep), timeout)
     try:
         while True:
@@ -140,24 +202,26 @@ def _validate(path: str, deep: bool, timeout: float | None, isolated: bool) -> F
     except StopIteration as stop:
         version = stop.value
     except ValidationTimeoutError:
-        cause = f"validating {path} did not finish within {timeout} s and was stopped"
+        timed_out = True
+        cause = (
+            f"the time limit was reached: validating {path} did not finish within {timeout} s and was stopped, "
+            "which says nothing against the file (a large file or a slow disk takes longer)"
+        )
         if metadata_done and deep:
-            advice = (
-                "validate it without deep checks, or with a longer time limit (--timeout, timeout=) if you trust it"
-            )
+            advice = "give a longer time limit, timeout=SECONDS (--timeout SECONDS), or validate it without deep checks"
         else:
             advice = (
-                "the HDF5 library may loop on this file; do not use it, or give a longer time limit (--timeout, timeout=) "
-                "if you trust it"
+                "give a longer time limit, timeout=SECONDS (--timeout SECONDS); if the file comes from a source "
+                "you do not trust, keep the limit (a damaged file can make the HDF5 library loop)"
             )
         found.append(_stopped(cause, advice, deep, metadata_done, len(found)))
     except ChildDiedError as exc:
         cause = f"the HDF5 library crashed while reading {path} ({exc})"
         found.append(_stopped(cause, "the file is damaged: do not use it", deep, metadata_done, len(found)))
-    return FileReport(path, tuple(found), version, deep)
+    return FileReport(path, tuple(found), version, deep, timed_out)
 
 
-def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float | None = None) -> FileReport:
+def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: Timeout = None) -> FileReport:
     """Validate one file and collect its issues (§9, §10.3).
 
     Parameters
@@ -170,7 +234,9 @@ def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float
         None: check in this process. A number of seconds: check in a child
         process (:func:`h5ml.validator.sandbox.stream_with_timeout`), metadata first;
         when the limit passes or the child crashes, the report holds the
-        issues found until then followed by E101, and ``readable`` is False.
+        issues found until then followed by E101, and ``readable`` is False
+        (``timed_out`` True when the limit passed). :data:`AUTO`: the limit
+        of :func:`default_timeout`, from the file's size and ``deep``.
 
     Returns
     -------
@@ -180,10 +246,9 @@ def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: float
     Raises
     ------
     ValueError
-        If ``timeout`` is negative.
+        If ``timeout`` is negative, or a string other than :data:`AUTO`.
     """
-    if timeout is not None and timeout < 0:
-        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    _check_timeout(timeout)
     return _validate(os.fspath(path), deep, timeout, isolated=timeout is not None)
 
 
@@ -191,7 +256,7 @@ def validate_many(
     paths: Iterable[str | os.PathLike[str]],
     *,
     deep: bool = False,
-    timeout: float | None = None,
+    timeout: Timeout = None,
     jobs: int = 1,
 ) -> Report:
     """Validate several files (§9.3).
@@ -203,7 +268,7 @@ def validate_many(
     deep
         Also read every sample (see :func:`iter_issues`).
     timeout
-        Time limit per file in seconds, or None (see :func:`validate`).
+        Time limit per file in seconds, :data:`AUTO` (from each file's size), or None (see :func:`validate`).
     jobs
         Files checked at once. With ``jobs > 1`` each file is checked in its
         own child process (with ``timeout`` as its limit, possibly None).
@@ -216,12 +281,11 @@ def validate_many(
     Raises
     ------
     ValueError
-        If ``jobs < 1`` or ``timeout`` is negative.
+        If ``jobs < 1``, or ``timeout`` is negative or a string other than :data:`AUTO`.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    if timeout is not None and timeout < 0:
-        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    _check_timeout(timeout)
     items: Sequence[str] = [os.fspath(p) for p in paths]
     if jobs == 1:
         return Report(tuple(_validate(p, deep, timeout, isolated=timeout is not None) for p in items))

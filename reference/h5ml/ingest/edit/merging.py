@@ -34,6 +34,7 @@ from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
 from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, read, record, union
 from h5ml.ingest.report import ID_FEATURE, IngestReport
+from h5ml.model.paths import require_regular_file
 from h5ml.reader import Dataset
 from h5ml.reader import open as open_dataset
 from h5ml.writer import Writer
@@ -137,8 +138,7 @@ def merge(
             "sources", "merge needs a list of at least one h5ml file (sources=[a, b, ...])", option="SOURCES"
         )
     for path in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file")
+        require_regular_file(path)
     seen: dict[Path, Path] = {}
     for path in paths:
         key = path.resolve()

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.errors import ParameterError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.edit.copying import Compression, check_compression, copy_rows, declaration, root_metadata
 from h5ml.ingest.edit.selection import SampleSelection, parse_samples
@@ -24,6 +24,7 @@ from h5ml.ingest.output import check_output
 from h5ml.ingest.progress import ProgressBars
 from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, kept, read, record
 from h5ml.ingest.report import IngestReport
+from h5ml.model.paths import require_regular_file
 from h5ml.reader import Split
 from h5ml.reader import open as open_dataset
 from h5ml.writer import Writer
@@ -87,15 +88,17 @@ def subset(
 
     Raises
     ------
-    FileNotFoundError
-        If the source does not exist.
+    FileNotFoundError, IsADirectoryError
+        If the source does not exist, or is a directory.
     FileExistsError, IsADirectoryError
         As :func:`h5ml.ingest.check_output` (also when ``output`` is ``source``).
     h5ml.SplitNotFoundError, h5ml.FeatureNotFoundError
         If a split or a feature to keep does not exist (in a kept split).
     h5ml.errors.ParameterError
-        If ``samples`` is invalid for a split (the message names it) or names
-        a split not kept, ``splits`` or ``features`` is empty or not a list
+        If ``samples`` is invalid for a split (the message names it), selects
+        no sample of a split that has some (``"5:5"``, ``"10:5"``, an empty
+        list: an empty split would be written without a word), or names a
+        split not kept, ``splits`` or ``features`` is empty or not a list
         of names, or ``compression`` is not one of the values above.
     IndexError, TypeError
         If an index of ``samples`` is out of range, or ``samples`` is of a type it does not take.
@@ -110,9 +113,7 @@ def subset(
     check_compression(compression)
     splits, features = _check_names("splits", splits), _check_names("features", features)
     start = time.perf_counter()
-    source_path = Path(source)
-    if not source_path.is_file():
-        raise FileNotFoundError(f"{source_path}: no such file")
+    source_path = require_regular_file(source)
     out = check_output(output, overwrite, [source_path])
     with open_dataset(source_path) as dataset:
         names = list(dataset.splits) if splits is None else list(splits)
@@ -129,7 +130,11 @@ def subset(
             for feature in chosen:
                 split.feature(feature)  # raises FeatureNotFoundError naming the split and the available features
             selection = samples.get(name) if isinstance(samples, Mapping) else samples
-            plan.append((split, chosen, parse_samples(selection, split.num_samples, f"{source_path}: split {name!r}")))
+            where = f"{source_path}: split {name!r}"
+            rows = parse_samples(selection, split.num_samples, where)
+            if selection is not None and split.num_samples and not len(rows):
+                raise _selects_nothing(where, selection, split.num_samples)
+            plan.append((split, chosen, rows))
         root = root_metadata(dataset, None)
         root.pop(SOURCE_SPLITS_ATTR, None)  # the entries of the kept splits only (§4.7)
         record(root, kept(read(dataset, where=source_path), names) or {})
@@ -146,3 +151,14 @@ def subset(
                 report.samples[split.name] = copy_rows(writer, split.name, split, chosen, rows, bars, task)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _selects_nothing(where: str, selection: SampleSelection, count: int) -> ParameterError:
+    """The refusal of a selection that keeps no sample of a split that has some: an empty split is no subset."""
+    shown = repr(selection) if isinstance(selection, str) else "the selection"
+    return parameter_error(
+        "samples",
+        f"{where}: samples {shown} selects no sample of the {count} the split holds (rows 0 to {count - 1}); give "
+        f"a range that holds at least one row, e.g. '0:{min(count, 10)}', or leave the split out with splits=[...] "
+        "(--split)",
+    )

@@ -71,6 +71,7 @@ from h5ml.ingest.npz.companions import (
 )
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.model.layout import DEFAULT_MEDIA_TYPE
+from h5ml.model.paths import require_regular_file
 from h5ml.reader import Feature, Split
 from h5ml.reader import open as open_dataset
 
@@ -271,9 +272,7 @@ def export_npz(
     Array names and dtypes: see the module docstring. Load the result with
     ``numpy.load(path)`` (no pickles are stored).
     """
-    source_path = Path(source)
-    if not source_path.is_file():
-        raise FileNotFoundError(f"{source_path}: no such file")
+    source_path = require_regular_file(source)
     out = check_output(output, overwrite, [source_path])
     with open_dataset(source_path) as dataset:
         chosen = selected(dataset, splits, features)

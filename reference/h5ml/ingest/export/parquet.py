@@ -39,6 +39,7 @@ from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, selected
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.output import check_output, temp_beside
+from h5ml.model.paths import require_regular_file
 from h5ml.reader import Feature, Split
 from h5ml.reader import open as open_dataset
 
@@ -234,9 +235,7 @@ def export_parquet(
     """
     pa = _pa()
     _check_codec(pa, compression)
-    source_path = Path(source)
-    if not source_path.is_file():
-        raise FileNotFoundError(f"{source_path}: no such file")
+    source_path = require_regular_file(source)
     out = Path(output)
     with open_dataset(source_path) as dataset:
         chosen = selected(dataset, None if split is None else [split], features)

@@ -6,6 +6,8 @@ renderings of ``validate`` and ``inspect``.
 
 from __future__ import annotations
 
+import os
+
 import click
 from rich.text import Text
 
@@ -24,13 +26,23 @@ __all__ = ["demo_command"]
     show_default=True,
     help="Train small PyTorch and Keras models on the file and print their test accuracy (needs h5ml[torch], h5ml[keras]).",
 )
+@click.option("--overwrite", is_flag=True, help="Replace --output if it exists.")
 @click.pass_obj
-def demo_command(streams: Streams, output: str, train: bool) -> int:
-    """Write scikit-learn's digits as an h5ml file, validate it, show it and train PyTorch and Keras models on it."""
+def demo_command(streams: Streams, output: str, train: bool, overwrite: bool) -> int:
+    """Write scikit-learn's digits as an h5ml file, validate it, show it and train PyTorch and Keras models on it.
+
+    An existing --output (whatever it holds) is replaced only with --overwrite.
+    """
     from h5ml.tools import demo
     from h5ml.tools.summary import summarize
     from h5ml.validator.runner import validate
 
+    if os.path.isdir(output):
+        raise IsADirectoryError(
+            f"{output} is a directory; give --output the path of a file to write, e.g. {output}/digits.h5"
+        )
+    if os.path.lexists(output) and not overwrite:
+        raise FileExistsError(f"{output} exists; give --output another path, or pass --overwrite to replace it")
     path = demo.build_digits(output)
     console = streams.console()
     console.print(Text(f"wrote {path}"))

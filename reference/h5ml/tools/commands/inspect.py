@@ -1,14 +1,17 @@
-"""``h5ml inspect`` (splits, features, storage and metadata as a tree) and ``h5ml dump`` (decoded content).
+"""``h5ml inspect``: an h5ml file's splits, features, storage and metadata; any other HDF5 file's tree.
 
-``inspect`` renders :func:`h5ml.tools.summary.summarize`; ``dump`` writes the
-JSON mapping of SPEC Appendix B (:func:`h5ml.tools.dump.to_json_document`), or
-one line per sample with ``--format text``.
+For an h5ml file it renders :func:`h5ml.tools.summary.summarize`: each
+feature with its type and shape, its description, the statistics the file
+stores (§6.7), its classes with the samples of each (§6.5), its storage, and
+for a compressed feature how much smaller it is stored (raw bytes / stored
+bytes); then the root metadata, and the source files a conversion skipped.
+For an HDF5 file that is not an h5ml file it says so, and how to convert it,
+then prints the file's tree (:func:`h5ml.model.tree.walk_tree`, rendered by
+:func:`h5ml.tools.tree_view.render_tree`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import click
@@ -17,15 +20,20 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file
+from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file, tuple_text
 
 if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.model.tree import TreeWalk
     from h5ml.tools.summary import FeatureSummary, FileSummary
 
-__all__ = ["dump_command", "inspect_command", "render_summary"]
+__all__ = ["inspect_command", "render_summary"]
 
 #: Characters of the root description shown by ``inspect``.
 _DESCRIPTION_CHARS: Final = 200
+#: Classes listed with their counts; the others are counted in one "... N more".
+_CLASSES_SHOWN: Final = 20
+#: Skipped source files listed; the others are counted.
+_SKIPPED_SHOWN: Final = 10
 
 
 def _size(nbytes: int | None) -> str:
@@ -39,13 +47,9 @@ def _size(nbytes: int | None) -> str:
     return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
-def _tuple_text(items: Sequence[object]) -> str:
-    return "(" + ", ".join(str(d) for d in items) + ("," if len(items) == 1 else "") + ")"
-
-
 def _shape_text(feature: FeatureSummary) -> str:
     if feature.shape is not None:
-        return _tuple_text(feature.shape)
+        return tuple_text(feature.shape)
     parts: list[str] = [str(feature.num_samples)]
     if feature.shape_min is not None and feature.shape_max is not None:
         pairs = zip(feature.shape_min, feature.shape_max, strict=True)
@@ -53,7 +57,7 @@ def _shape_text(feature: FeatureSummary) -> str:
     else:
         parts.append("?" if feature.length_min is None else f"{feature.length_min}..{feature.length_max}")
         parts += [str(d) for d in feature.inner_shape]
-    return _tuple_text(parts)
+    return tuple_text(parts)
 
 
 def _feature_label(feature: FeatureSummary) -> Text:
@@ -70,16 +74,49 @@ def _feature_label(feature: FeatureSummary) -> Text:
     if feature.sample_rate is not None:
         what.append(f"{feature.sample_rate:g} Hz")
     storage = [
-        "chunks " + ("contiguous" if feature.chunks is None else _tuple_text(feature.chunks)),
+        "chunks " + ("contiguous" if feature.chunks is None else tuple_text(feature.chunks)),
         "compression " + (feature.compression or "none"),
         f"stored {_size(feature.stored_bytes)}",
     ]
-    if feature.compression_ratio is not None:
-        storage.append(f"ratio {feature.compression_ratio:.2f}x")
+    if feature.logical_bytes is not None and feature.compression is not None and feature.compression_ratio:
+        # Only for a compressed feature: on uncompressed data, raw/stored below 1 is chunk padding, not compression.
+        share = 1 / feature.compression_ratio  # over the fixed-size components, as the ratio is
+        storage.append(f"raw {_size(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
+    elif feature.logical_bytes is not None and feature.stored_bytes > feature.logical_bytes:
+        storage.append(f"raw {_size(feature.logical_bytes)} (the rest is chunk padding: the last chunk is whole)")
     label = Text(feature.name, style="bold")
     label.append("  " + "  ".join(what))
+    if feature.description:
+        label.append("\n" + feature.description)
+    for line in _content_lines(feature):
+        label.append("\n" + line)
     label.append("\n" + ", ".join(storage), style="dim")
     return label
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _content_lines(feature: FeatureSummary) -> list[str]:
+    """The statistics the file stores (§6.7) and the classes with their counts (§6.5), as lines."""
+    lines = []
+    if feature.stats:
+        names = {"stats_min": "min", "stats_max": "max", "stats_mean": "mean", "stats_std": "std"}
+        parts = [f"{word} {_number(feature.stats[key])}" for key, word in names.items() if key in feature.stats]
+        if "stats_count" in feature.stats:
+            parts.append(f"over {feature.stats['stats_count']} values")
+        lines.append("stats " + ", ".join(parts))
+    if feature.class_names is not None:
+        counts = feature.class_counts or [0] * len(feature.class_names)
+        pairs = [f"{name} {count}" for name, count in zip(feature.class_names, counts, strict=True)]
+        text = ", ".join(pairs[:_CLASSES_SHOWN])
+        if len(pairs) > _CLASSES_SHOWN:
+            text += f", ... {len(pairs) - _CLASSES_SHOWN} more"
+        if feature.missing_count:
+            text += f"; missing (code -1) {feature.missing_count}"
+        lines.append("classes (samples each) " + text)
+    return lines
 
 
 def render_summary(console: Console, summary: FileSummary) -> None:
@@ -110,18 +147,39 @@ def render_summary(console: Console, summary: FileSummary) -> None:
             text = text[: _DESCRIPTION_CHARS - 3].rstrip() + "..."
         table.add_row(Text(key), Text(text))
     console.print(table)
+    if summary.skipped:
+        console.print(Text(f"the conversion skipped {plural(len(summary.skipped), 'source file')}:", style="bold"))
+        for entry in summary.skipped[:_SKIPPED_SHOWN]:
+            console.print(Text(f"  {entry.get('path', '?')}: {entry.get('reason', '?')}"), soft_wrap=True)
+        if len(summary.skipped) > _SKIPPED_SHOWN:
+            console.print(Text(f"  ... {len(summary.skipped) - _SKIPPED_SHOWN} more (h5ml inspect --format json)"))
 
 
 @click.command("inspect")
 @click.argument("file")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--max-objects",
+    type=click.IntRange(min=1),
+    default=None,
+    help="An HDF5 file that is not an h5ml file: the most paths of its tree shown, the others counted (default 200).",
+)
 @click.pass_obj
-def inspect_command(streams: Streams, file: str, fmt: str) -> int:
-    """Show the splits, features, storage and metadata of FILE."""
+def inspect_command(streams: Streams, file: str, fmt: str, max_objects: int | None) -> int:
+    """Show the splits, features, storage and metadata of FILE; for another HDF5 file, its tree."""
+    from h5ml.errors import NotH5MLError
+    from h5ml.model.tree import DEFAULT_MAX_OBJECTS, foreign_reason, walk_tree
     from h5ml.tools.summary import summarize
 
     require_file(file)
-    summary = summarize(file)
+    try:
+        summary = summarize(file)
+    except NotH5MLError:
+        reason = foreign_reason(file)
+        if reason is None:
+            raise
+        _show_foreign(streams, fmt, file, reason, walk_tree(file, max_objects or DEFAULT_MAX_OBJECTS))
+        return EXIT_OK
     if fmt == "json":
         print_json(streams, summary.to_json())
     else:
@@ -129,39 +187,14 @@ def inspect_command(streams: Streams, file: str, fmt: str) -> int:
     return EXIT_OK
 
 
-# -- dump --------------------------------------------------------------------
+def _show_foreign(streams: Streams, fmt: str, file: str, reason: str, walk: TreeWalk) -> None:
+    """Print the tree of an HDF5 file that is not an h5ml file, after the line that says so."""
+    from h5ml.tools.tree_view import foreign_note, render_tree, tree_json
 
-
-def _dump_text(streams: Streams, document: dict[str, Any]) -> None:
-    out = streams.stdout
-    for split_name, split in document["splits"].items():
-        for feature_name, feature in split["features"].items():
-            header = f"{split_name}/{feature_name}: {feature['encoding']} {feature['dtype']}"
-            if "sample_shape" in feature:
-                header += f" sample_shape {tuple(feature['sample_shape'])}"
-            if "class_names" in feature:
-                header += f" class_names {feature['class_names']}"
-            if "media_type" in feature:
-                header += f" media_type {feature['media_type']}"
-            out.write(header + f" ({split['num_samples']} samples)\n")
-            for index, value in enumerate(feature["values"]):
-                out.write(f"  [{index}] {json.dumps(value, ensure_ascii=False, allow_nan=False)}\n")
-
-
-@click.command("dump")
-@click.argument("file")
-@click.option("--split", "split", default=None, help="Only this split.")
-@click.option("--feature", "feature", default=None, help="Only this feature.")
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True)
-@click.pass_obj
-def dump_command(streams: Streams, file: str, split: str | None, feature: str | None, fmt: str) -> int:
-    """Print the decoded content of FILE (JSON mapping of SPEC Appendix B)."""
-    from h5ml.tools.dump import to_json_document
-
-    require_file(file)
-    document = to_json_document(file, split=split, feature=feature)
+    note = foreign_note(file, reason)
     if fmt == "json":
-        print_json(streams, document, indent=None)
-    else:
-        _dump_text(streams, document)
-    return EXIT_OK
+        print_json(streams, {"h5ml": False, "note": note, "tree": tree_json(walk)})
+        return
+    console = streams.console()
+    console.print(Text(note), soft_wrap=True)
+    render_tree(console, walk, "--max-objects N")

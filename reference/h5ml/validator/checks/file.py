@@ -6,7 +6,10 @@ regular HDF5 file (E100) before HDF5 sees it: a path that does not resolve
 an empty file, a file without the HDF5 signature. It then reads the
 superblock version (E109), opens the file read-only with HDF5's default file
 locking (the locking :func:`h5ml.open` uses, so that a file this process
-already has open can be checked too; without locking when a lock conflicts),
+already has open can be checked too; without locking when another handle of
+this process holds the file with other locking settings). A file another
+process has open for writing is refused as E100, as the reader refuses it: a
+file being written is not a finished file (§4.4).
 and runs the checks in this order: the root attributes
 (:mod:`~h5ml.validator.checks.root`), the links and the storage profile
 (:mod:`~h5ml.validator.checks.storage`), each split and feature
@@ -29,7 +32,13 @@ from typing import Final
 import h5py
 
 from h5ml import spec
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure
+from h5ml.model.failures import (
+    LIBRARY_ERRORS,
+    is_library_failure,
+    is_lock_failure,
+    lock_failure_message,
+    locked_by_writer,
+)
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
@@ -107,7 +116,7 @@ def _read_head(state: FileState) -> tuple[int | None, str | None]:
 
 
 def _open(path: str) -> tuple[h5py.File | None, str]:
-    """Open ``path`` read-only with HDF5's default file locking, or without it when locking is the problem.
+    """Open ``path`` read-only with HDF5's default file locking, or without it when this process holds another lock.
 
     Returns the file, or None and the message of E100 (what HDF5 said, and what may cause it).
     """
@@ -117,17 +126,17 @@ def _open(path: str) -> tuple[h5py.File | None, str]:
         if not is_library_failure(exc):
             raise
         first = exc
+    if locked_by_writer(first):
+        # Another process has the file open for writing: an unfinished file, as the reader says too (§4.4).
+        return None, lock_failure_message(path, first, "validate it again")
     if is_lock_failure(first):
-        # Another handle in this process (with other locking settings) or another process holds a lock:
-        # a complete file may be read without locking (§10.4.1).
+        # Another handle in this process holds the file with other locking settings: a complete file may be
+        # read without locking (§10.4.1).
         try:
             return h5py.File(path, "r", locking=False), ""
         except LIBRARY_ERRORS:
             pass
-        return None, (
-            f"HDF5 cannot open {path}: {first}; the file is locked, or open elsewhere with other file-locking "
-            "settings: close it there, or wait for its writer to finish, and validate it again"
-        )
+        return None, lock_failure_message(path, first, "validate it again")
     return None, (
         f"HDF5 cannot open {path}: {first}; the file starts like an HDF5 file but HDF5 refuses it, as its message "
         "says (a file cut short or damaged is the usual cause): restore or rewrite it"

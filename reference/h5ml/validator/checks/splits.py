@@ -135,8 +135,9 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
             "I303",
             path,
             f"split {path} records no 'shuffle_seed': its samples may be in source order; "
-            "shuffle on write with h5ml.write(..., shuffle=True, seed=...), or, for data streamed in an order "
-            "already shuffled upstream, record the seed with Writer.add_split(name, shuffle_seed=...)",
+            "shuffle on write with h5ml.write(..., shuffle=True, seed=...) in Python or 'h5ml convert SOURCE OUTPUT "
+            "--shuffle --seed N' on the command line, or, for data streamed in an order already shuffled "
+            "upstream, record the seed with Writer.add_split(name, shuffle_seed=...)",
         )
     for member_name in group:
         member_path, obj = state.member(group, path, member_name)

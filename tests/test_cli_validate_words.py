@@ -1,0 +1,275 @@
+"""``h5ml validate``: a file another process writes, time limits, what the text report shows (§4.4, §9, §10.3).
+
+Also the command line's words in its error messages (``--overwrite``, never
+``overwrite=True``; no ``[Errno N]``), and the refusals of ``demo``,
+``export``, ``subset`` and ``merge`` that used to pass or mislead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import h5ml
+from badfiles import add_slow_split
+from h5ml.ingest import edit
+from h5ml.ingest.options import cli_words
+from h5ml.tools import cli
+from h5ml.validator.runner import AUTO, BASE_TIMEOUT_S, default_timeout, validate
+
+#: The writer process: open the file for appending with h5py (HDF5 holds its lock), say so, wait for stdin to close.
+_HOLDER = "import h5py, sys; f = h5py.File(sys.argv[1], 'a'); print('open', flush=True); sys.stdin.read(); f.close()"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(args), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_small(path: Path, *, shuffle: bool = True) -> Path:
+    rng = np.random.default_rng(1)
+    h5ml.write(
+        path,
+        {"train": {"x": rng.normal(size=(30, 4)).astype(np.float32)}, "test": {"x": np.ones((6, 4), np.float32)}},
+        metadata={"name": "small", "license": "CC0-1.0", "description": "test"},
+        shuffle=shuffle,
+        seed=5 if shuffle else None,
+    )
+    return path
+
+
+@contextlib.contextmanager
+def writer_holding(path: Path) -> Iterator[None]:
+    """A second process holds ``path`` open for writing with h5py until the block ends (timeouts guard a hang)."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            assert proc.stdout.readline().strip() == "open"
+            yield
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+
+
+@pytest.fixture
+def held_open(tmp_path: Path) -> Iterator[Path]:
+    """A valid file that a second process holds open for writing until the test ends."""
+    path = write_small(tmp_path / "busy.h5")
+    with writer_holding(path):
+        yield path
+
+
+# -- a file being written ---------------------------------------------------------
+
+
+def test_validate_refuses_a_file_another_process_writes(held_open: Path) -> None:
+    """§4.4: a file open for writing elsewhere is not a finished file: E100, exit 2, as inspect and dump refuse it."""
+    code, out, err = run_cli("validate", "--format", "json", str(held_open))
+    assert code == 2, out + err
+    (entry,) = json.loads(out)["files"]
+    assert entry["readable"] is False and entry["valid"] is False
+    (issue,) = entry["issues"]
+    assert issue["code"] == "E100"
+    assert "another process has the file open for writing" in issue["message"]
+    assert "not a finished file" in issue["message"]
+    code, out, _ = run_cli("validate", str(held_open))
+    assert code == 2 and "UNREADABLE" in out and "VALID (" not in out
+    for command in ("inspect", "dump"):
+        code, out, err = run_cli(command, str(held_open))
+        assert code == 2 and out == ""
+        assert "another process has the file open for writing" in err and "not a finished file" in err
+        assert "[Errno" not in err and "locking=False" not in err
+        assert err.count("\n") == 1
+
+
+def test_validate_in_python_refuses_it_too_and_accepts_it_once_closed(tmp_path: Path) -> None:
+    path = write_small(tmp_path / "f.h5")
+    with writer_holding(path):
+        report = validate(path)
+        assert not report.valid and not report.readable and report.codes == ["E100"]
+        with pytest.raises(OSError, match="open for writing"):
+            h5ml.open(path)
+    assert validate(path).valid_strict
+    assert run_cli("validate", str(path))[0] == 0
+
+
+def test_a_handle_of_this_process_with_other_locking_settings_still_validates(tmp_path: Path) -> None:
+    """Another handle of this process (locking=False) is no writer: the file is checked without locking."""
+    path = write_small(tmp_path / "f.h5")
+    with h5py.File(path, "r", locking=False):
+        assert validate(path).valid_strict
+
+
+# -- time limits -------------------------------------------------------------------
+
+
+def test_default_timeout_scales_with_size_and_deep(tmp_path: Path) -> None:
+    small = write_small(tmp_path / "s.h5")
+    size = small.stat().st_size
+    assert default_timeout(small) == pytest.approx(BASE_TIMEOUT_S + size / 1e9)
+    assert default_timeout(small, deep=True) == pytest.approx(BASE_TIMEOUT_S + size / 1e7)
+    big = tmp_path / "big.h5"
+    with open(big, "wb") as fh:
+        fh.truncate(2_000_000_000)  # a sparse 2 GB file: its size is what counts
+    assert default_timeout(big) == pytest.approx(62.0)
+    assert default_timeout(big, deep=True) == pytest.approx(260.0)
+    assert default_timeout(tmp_path / "missing.h5") == BASE_TIMEOUT_S
+    assert validate(small, timeout=AUTO).valid_strict
+    with pytest.raises(ValueError, match="'auto'"):
+        validate(small, timeout="soon")  # type: ignore[arg-type]
+
+
+def test_a_slow_file_is_told_the_limit_was_reached_not_that_it_is_bad(tmp_path: Path) -> None:
+    """§10.3: stopping at --timeout says so and how to raise it, in the command line's words."""
+    path = write_small(tmp_path / "slow.h5")
+    with h5py.File(path, "r+") as f:
+        add_slow_split(f)
+    code, out, err = run_cli("validate", "--deep", "--timeout", "3", str(path))
+    assert code == 2, err
+    text = " ".join(out.split())
+    assert "time limit was reached" in text and "--timeout SECONDS" in text
+    assert "says nothing against the file" in text
+    assert "do not use it" not in text and "timeout=SECONDS" not in text
+    assert "NOT FINISHED (the --timeout limit was reached" in text
+    report = validate(path, deep=True, timeout=3)
+    assert report.timed_out and not report.readable
+    assert "timeout=SECONDS (--timeout SECONDS)" in report.issues[-1].message  # Python reads both forms
+
+
+def test_help_documents_the_timeout_rule() -> None:
+    code, out, _ = run_cli("validate", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "60 s plus 1 s per GB" in text and "--deep plus 1 s per 10 MB" in text
+
+
+# -- what the text report shows ------------------------------------------------------
+
+
+def test_min_severity_and_quiet_hide_info_notes(tmp_path: Path) -> None:
+    """I303 (info) is listed by default, hidden by --min-severity warning and --quiet; the verdict counts it."""
+    path = write_small(tmp_path / "unshuffled.h5", shuffle=False)
+    code, out, _ = run_cli("validate", str(path))
+    assert code == 0 and "I303" in out
+    messages = [
+        i["message"] for i in json.loads(run_cli("validate", "--format", "json", str(path))[1])["files"][0]["issues"]
+    ]
+    assert all("'h5ml convert SOURCE OUTPUT --shuffle --seed N'" in m and "shuffle=True" in m for m in messages)
+    for flags in (["--min-severity", "warning"], ["--quiet"], ["--min-severity", "error"]):
+        code, out, _ = run_cli("validate", *flags, str(path))
+        assert code == 0 and "I303" not in out
+        assert f"{path}: VALID (0 errors, 0 warnings, 2 info)" in out
+    code, out, _ = run_cli("validate", "--min-severity", "warning", "--format", "json", str(path))
+    assert [i["code"] for i in json.loads(out)["files"][0]["issues"]] == ["I303", "I303"]  # JSON is complete
+    code, _, err = run_cli("validate", "--min-severity", "debug", str(path))
+    assert code == 2 and "--min-severity" in err
+
+
+# -- the command line's words ---------------------------------------------------------
+
+
+def test_cli_words_keeps_the_command_line_form() -> None:
+    assert (
+        cli_words("choose another path or pass overwrite=True (--overwrite)")
+        == "choose another path or pass --overwrite"
+    )
+    assert cli_words("pass size=(W, H) (--size WxH) now") == "pass --size WxH now"
+    assert cli_words("resample with sample_rate=R (--sample-rate R)") == "resample with --sample-rate R"
+    assert cli_words("leave them out with columns=[...] (--columns)") == "leave them out with --columns"
+    assert cli_words("or locking=False (HDF5_USE_FILE_LOCKING=FALSE)") == "or HDF5_USE_FILE_LOCKING=FALSE"
+    assert cli_words("bad (parameter samples, option --samples)") == "bad (option --samples)"
+    assert cli_words("bad (parameter sources, argument SOURCES)") == "bad (argument SOURCES)"
+    assert cli_words("x = 3 (a note) and f(a=1)") == "x = 3 (a note) and f(a=1)"
+
+
+def test_cli_errors_name_flags_python_errors_name_parameters(tmp_path: Path) -> None:
+    source = write_small(tmp_path / "s.h5")
+    taken = write_small(tmp_path / "taken.h5")
+    for args in (
+        ["subset", str(source), str(taken)],
+        ["merge", str(source), "-o", str(taken)],
+        ["export", str(source), str(taken.with_suffix(".npz"))],
+    ):
+        if args[0] == "export":
+            taken.with_suffix(".npz").write_bytes(b"x")
+        code, out, err = run_cli(*args)
+        assert code == 2 and out == "", args
+        assert "--overwrite" in err and "overwrite=True" not in err, err
+    code, _, err = run_cli("subset", str(source), str(tmp_path / "o.h5"), "--samples", "5:5")
+    assert code == 2 and "(option --samples)" in err and "parameter samples" not in err
+    with pytest.raises(FileExistsError, match=r"overwrite=True \(--overwrite\)"):
+        edit.subset(source, taken)  # Python: both forms
+
+
+# -- refusals that used to pass or mislead -------------------------------------------------
+
+
+def test_demo_refuses_an_existing_output_without_overwrite(tmp_path: Path) -> None:
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("my notes\n")
+    code, out, err = run_cli("demo", "--no-train", "--output", str(text_file))
+    assert code == 2 and out == ""
+    assert err == f"h5ml: error: {text_file} exists; give --output another path, or pass --overwrite to replace it\n"
+    assert text_file.read_text() == "my notes\n"
+    code, _, err = run_cli("demo", "--no-train", "--output", str(tmp_path))
+    assert code == 2 and "is a directory" in err
+    pytest.importorskip("sklearn")
+    code, out, err = run_cli("demo", "--no-train", "--overwrite", "--output", str(text_file))
+    assert code == 0, err
+    assert validate(text_file).valid
+
+
+@pytest.mark.parametrize("command", ["export", "subset", "merge", "inspect", "dump"])
+def test_a_directory_is_said_to_be_one(command: str, tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    args = {
+        "export": ["export", str(folder), str(tmp_path / "o.npz")],
+        "subset": ["subset", str(folder), str(tmp_path / "o.h5")],
+        "merge": ["merge", str(folder), "-o", str(tmp_path / "o.h5")],
+        "inspect": ["inspect", str(folder)],
+        "dump": ["dump", str(folder)],
+    }[command]
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == ""
+    assert (
+        err == f"h5ml: error: {folder} is a directory, not a file; give the path of an h5ml file (a file inside it)\n"
+    )
+    assert "no such file" not in err
+
+
+@pytest.mark.parametrize("samples", ["10:5", "5:5", "100:200", "train=3:3"])
+def test_subset_refuses_a_range_that_selects_nothing(samples: str, tmp_path: Path) -> None:
+    source = write_small(tmp_path / "s.h5")
+    out_path = tmp_path / "o.h5"
+    code, out, err = run_cli("subset", str(source), str(out_path), "--samples", samples)
+    assert code == 2 and out == ""
+    assert "selects no sample" in err and "--samples" in err
+    assert not out_path.exists()
+    code, _, err = run_cli("subset", str(source), str(out_path), "--samples", "train=0:4")
+    assert code == 0, err
+    with h5ml.open(out_path) as ds:
+        assert (ds["train"].num_samples, ds["test"].num_samples) == (4, 6)
+
+
+def test_an_external_link_is_refused_without_a_python_only_remedy(tmp_path: Path) -> None:
+    """§3.6: the command line never reads other files; the remedy it names is Python's, and says so."""
+    path = write_small(tmp_path / "s.h5")
+    with h5py.File(path, "r+") as f:
+        f["train/elsewhere"] = h5py.ExternalLink("other.h5", "/x")
+    code, out, err = run_cli("dump", str(path))
+    assert code == 2 and out == ""
+    assert "external link to other.h5:/x" in err
+    assert "in Python with h5ml.open(..., allow_external=True)" in err
+    assert "the command line never reads other files" in err
