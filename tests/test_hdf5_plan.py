@@ -38,7 +38,10 @@ def test_schema_file_is_the_plan_models_schema_and_accepts_proposed_plans(tmp_pa
     assert stored == plan_json_schema(), "regenerate schema/h5ml-convert-plan-1.0.schema.json from plan_json_schema()"
     replicas.catvnoncat(tmp_path)
     replicas.mnist3d_points(tmp_path / "train_points.h5")
-    for sources in ([tmp_path / "train_catvnoncat.h5", tmp_path / "test_catvnoncat.h5"], [tmp_path / "train_points.h5"]):
+    for sources in (
+        [tmp_path / "train_catvnoncat.h5", tmp_path / "test_catvnoncat.h5"],
+        [tmp_path / "train_points.h5"],
+    ):
         document = json.loads(plan_hdf5(sources).to_json())
         jsonschema.Draft202012Validator(stored).validate(document)
     with pytest.raises(jsonschema.ValidationError):
@@ -69,7 +72,7 @@ def test_an_edited_plan_converts_exactly_as_written(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     assert _cli("convert", "train_catvnoncat.h5", "test_catvnoncat.h5", "--plan", "-o", "plan.json")[0] == 0
     document = json.loads(Path("plan.json").read_text())
-    train, test = document["splits"]
+    train, _test = document["splits"]
     train["name"], train["named_by"] = "training-part", "plan"
     train["features"][0]["name"] = "image"
     for feature in train["features"]:
@@ -79,7 +82,7 @@ def test_an_edited_plan_converts_exactly_as_written(tmp_path: Path, monkeypatch:
     for path in ("/test_set_x", "/test_set_y", "/list_classes"):
         document["left_out"].append({"source": "test_catvnoncat.h5", "path": path, "reason": "not wanted"})
     Path("plan.json").write_text(json.dumps(document))
-    code, out, err = _cli("convert", "--plan-file", "plan.json", "out.h5")
+    code, _, err = _cli("convert", "--plan-file", "plan.json", "out.h5")
     assert code == 0, err
     with h5ml.open("out.h5") as ds:
         assert list(ds) == ["training-part"]
@@ -92,12 +95,16 @@ def test_a_plan_that_forgets_a_source_object_is_refused(tmp_path: Path) -> None:
     sources = [tmp_path / "train_catvnoncat.h5", tmp_path / "test_catvnoncat.h5"]
     plan = plan_hdf5(sources)
     test = plan.splits[1]
-    smaller = plan.model_copy(update={"splits": [plan.splits[0], test.model_copy(update={"features": test.features[:1]})]})
-    with pytest.raises(h5ml.IngestError, match=r"does not say what to do with 1 source object\(s\): .*:/test_set_y"):
-        convert_hdf5([], tmp_path / "o.h5", plan=smaller)
-    kept = smaller.model_copy(
-        update={"left_out": [*smaller.left_out, LeftOut(source=str(sources[1]), path="/test_set_y", reason="unlabeled")]}
+    smaller = plan.model_copy(
+        update={"splits": [plan.splits[0], test.model_copy(update={"features": test.features[:1]})]}
     )
+    # Dropping test's label also drops what it read its class names from: both must be said.
+    with pytest.raises(
+        h5ml.IngestError, match=r"with 2 source object\(s\): .*:/list_classes, .*:/test_set_y\. Map each"
+    ):
+        convert_hdf5([], tmp_path / "o.h5", plan=smaller)
+    more = [LeftOut(source=str(sources[1]), path=p, reason="unlabeled") for p in ("/test_set_y", "/list_classes")]
+    kept = smaller.model_copy(update={"left_out": [*smaller.left_out, *more]})
     assert convert_hdf5([], tmp_path / "o.h5", plan=kept).samples == {"train": 9, "test": 5}
     with h5ml.open(tmp_path / "o.h5") as ds:
         assert list(ds["test"].features) == ["x"]
@@ -110,7 +117,14 @@ def test_a_plan_with_wrong_counts_paths_or_confirmations_is_refused(tmp_path: Pa
     cases = {
         r"its parts give 9 samples but the split has num_samples 8": train.model_copy(update={"num_samples": 8}),
         r"holds no dataset /nope; fix the part's path": train.model_copy(
-            update={"features": [train.features[0].model_copy(update={"parts": [train.features[0].parts[0].model_copy(update={"path": "/nope"})]}), train.features[1]]}
+            update={
+                "features": [
+                    train.features[0].model_copy(
+                        update={"parts": [train.features[0].parts[0].model_copy(update={"path": "/nope"})]}
+                    ),
+                    train.features[1],
+                ]
+            }
         ),
     }
     for message, split in cases.items():
@@ -130,7 +144,7 @@ def test_plan_file_errors_speak_the_flags(tmp_path: Path, monkeypatch: pytest.Mo
     Path("p.json").write_text(plan_hdf5(["train_catvnoncat.h5"]).to_json())
     code, out, err = _cli("convert", "test_catvnoncat.h5", "--plan-file", "p.json", "o.h5")
     assert code != 0 and "not sources of the plan" in err and "SOURCES" in err
-    code, out, err = _cli("convert", "train_catvnoncat.h5", "--plan-file", "p.json", "o.h5", "--label", "x")
+    code, _, err = _cli("convert", "train_catvnoncat.h5", "--plan-file", "p.json", "o.h5", "--label", "x")
     assert code != 0 and "--label" in err and "edit the plan" in err
 
 
@@ -182,7 +196,9 @@ def _write(path: Path, layout: str, splits: dict[str, dict[str, tuple[int, ...]]
 @settings(max_examples=25)
 @given(source=_sources(), data=st.data())
 def test_property_samples_per_split_equal_the_rows_the_plan_maps(
-    tmp_path_factory: pytest.TempPathFactory, source: tuple[str, dict[str, dict[str, tuple[int, ...]]]], data: st.DataObject
+    tmp_path_factory: pytest.TempPathFactory,
+    source: tuple[str, dict[str, dict[str, tuple[int, ...]]]],
+    data: st.DataObject,
 ) -> None:
     layout, splits = source
     folder = tmp_path_factory.mktemp("prop")

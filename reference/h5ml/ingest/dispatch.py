@@ -278,7 +278,8 @@ def convert(
             )
         source = sources if kind == "hdf5" else sources[0]
     try:
-        converter = _converter(kind, source if not isinstance(source, list) else source[0], given)
+        first = source if not isinstance(source, list) else (source[0] if source else "")
+        converter = _converter(kind, first, given)
         target = os.fspath(source) if kind == "hf" and not isinstance(source, list) else source
         return converter(target, output, **given)  # type: ignore[no-any-return]
     except ModuleNotFoundError as exc:  # an optional dependency of this kind of source

@@ -259,7 +259,8 @@ def run_plan(
     for split in plan.splits:
         for feature in split.features:
             runs[(split.name, feature.name)] = _feature_run(feature, inventories, options.shuffle)
-            declared[f"{split.name}/{feature.name}"] = _spec(feature)
+            if split.num_samples:  # an empty split has no batch to create its features from
+                declared[f"{split.name}/{feature.name}"] = _spec(feature)
         splits[split.name], missing = _items(
             split.name, split.features, inventories, split.num_samples, options.on_error
         )
