@@ -142,7 +142,7 @@ def test_plan_file_errors_speak_the_flags(tmp_path: Path, monkeypatch: pytest.Mo
     assert code != 0 and "bad.json: not a valid h5ml conversion plan: sources:" in err and "Traceback" not in err
     replicas.catvnoncat(tmp_path)
     Path("p.json").write_text(plan_hdf5(["train_catvnoncat.h5"]).to_json())
-    code, out, err = _cli("convert", "test_catvnoncat.h5", "--plan-file", "p.json", "o.h5")
+    code, _, err = _cli("convert", "test_catvnoncat.h5", "--plan-file", "p.json", "o.h5")
     assert code != 0 and "not sources of the plan" in err and "SOURCES" in err
     code, _, err = _cli("convert", "train_catvnoncat.h5", "--plan-file", "p.json", "o.h5", "--label", "x")
     assert code != 0 and "--label" in err and "edit the plan" in err
