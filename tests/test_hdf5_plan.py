@@ -138,7 +138,7 @@ def test_a_plan_with_wrong_counts_paths_or_confirmations_is_refused(tmp_path: Pa
 def test_plan_file_errors_speak_the_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("bad.json").write_text('{"format": "h5ml-convert-plan", "version": 1, "sources": []}')
-    code, out, err = _cli("convert", "--plan-file", "bad.json", "o.h5")
+    code, _, err = _cli("convert", "--plan-file", "bad.json", "o.h5")
     assert code != 0 and "bad.json: not a valid h5ml conversion plan: sources:" in err and "Traceback" not in err
     replicas.catvnoncat(tmp_path)
     Path("p.json").write_text(plan_hdf5(["train_catvnoncat.h5"]).to_json())
@@ -226,3 +226,21 @@ def test_property_samples_per_split_equal_the_rows_the_plan_maps(
     assert report.samples == expected
     with h5ml.open(out) as ds:
         assert {s: len(ds[s]) for s in ds} == expected
+
+
+def test_inspect_of_a_foreign_file_shows_the_plan_h5ml_would_propose(tmp_path: Path) -> None:
+    replicas.catvnoncat(tmp_path)
+    path = str(tmp_path / "train_catvnoncat.h5")
+    code, out, err = _cli("inspect", path)
+    assert code == 0, err
+    tree, plan = out.split("what `h5ml convert` would do with it:")
+    assert "train_set_x  dataset  (9, 8, 8, 3)  uint8" in tree
+    assert "split train: 9 samples" in plan and f"<- {path}:/train_set_y" in plan
+    code, out, err = _cli("inspect", "--format", "json", path)
+    document = json.loads(out)
+    assert Plan.model_validate(document["plan"]) == plan_hdf5(path)
+    with h5py.File(tmp_path / "linked.h5", "w") as f:
+        f["x"] = np.zeros(3)
+        f["y"] = h5py.SoftLink("/x")
+    code, out, err = _cli("inspect", str(tmp_path / "linked.h5"))
+    assert code == 0 and "it would refuse it: " in out and "/y is a SoftLink to '/x'; links are not followed" in out

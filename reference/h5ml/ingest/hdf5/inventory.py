@@ -26,6 +26,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import IngestError
+from h5ml.model.tree import dataset_filters
 
 __all__ = [
     "MATLAB_MAGIC",
@@ -215,18 +216,8 @@ def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
 
 
 def _filters(dataset: h5py.Dataset) -> tuple[str, ...]:
-    names = []
-    if dataset.compression is not None:
-        level = dataset.compression_opts
-        names.append(f"{dataset.compression}" + ("" if level is None else f"({level})"))
-    for flag, name in (
-        (dataset.shuffle, "shuffle"),
-        (dataset.fletcher32, "fletcher32"),
-        (dataset.scaleoffset, "scaleoffset"),
-    ):
-        if flag:
-            names.append(name)
-    return tuple(names)
+    """The dataset's filter pipeline as labels (``deflate(4)``, ``shuffle``), as ``h5ml inspect`` shows it."""
+    return tuple(f.label() for f in dataset_filters(dataset))
 
 
 def _refuse_storage(dataset: h5py.Dataset, source: Path) -> None:

@@ -12,6 +12,7 @@ then prints the file's tree (:func:`h5ml.model.tree.walk_tree`, rendered by
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Final
 
 import click
@@ -192,9 +193,30 @@ def _show_foreign(streams: Streams, fmt: str, file: str, reason: str, walk: Tree
     from h5ml.tools.tree_view import foreign_note, render_tree, tree_json
 
     note = foreign_note(file, reason)
+    plan, refusal = _proposed_plan(file)
     if fmt == "json":
-        print_json(streams, {"h5ml": False, "note": note, "tree": tree_json(walk)})
+        document: dict[str, Any] = {"h5ml": False, "note": note, "tree": tree_json(walk)}
+        document.update({"plan": json.loads(plan.to_json())} if plan is not None else {"plan_refused": refusal})
+        print_json(streams, document)
         return
     console = streams.console()
     console.print(Text(note), soft_wrap=True)
     render_tree(console, walk, "--max-objects N")
+    console.print(Text("\nwhat `h5ml convert` would do with it:"))
+    if plan is None:
+        console.print(Text(f"  it would refuse it: {refusal}"), soft_wrap=True)
+    else:
+        from h5ml.tools.plan_text import render_plan
+
+        console.print(Text(render_plan(plan)), soft_wrap=True)
+
+
+def _proposed_plan(file: str) -> tuple[Any, str | None]:
+    """The plan ``h5ml convert FILE --plan`` proposes, or None and why it would refuse the file."""
+    from h5ml.errors import H5MLError
+    from h5ml.ingest.hdf5 import plan_hdf5
+
+    try:
+        return plan_hdf5(file), None
+    except (H5MLError, OSError) as exc:
+        return None, str(exc)
