@@ -70,7 +70,7 @@ def test_convert_audio_folder_detected_and_bad_file(tmp_path: Path) -> None:
     with h5ml.open(out) as ds:
         assert len(ds["train"]) == 3  # the previous output is untouched
     code, stdout, err = run_cli("convert", str(root), str(out), "--overwrite", "--on-error", "skip", "--workers", "2")
-    assert code == 0 and "skipped 1 source file(s)" in stdout and "2.wav" in stdout
+    assert code == 0 and "skipped 1 source file(s), row(s) or record(s)" in stdout and "2.wav" in stdout
     with h5ml.open(out) as ds:
         assert list(ds["train"]["id"][:]) == ["1", "10"]
         skipped = json.loads(ds.metadata.extra[SKIPPED_ATTR])

@@ -18,7 +18,7 @@ import pytest
 
 import h5ml
 import hdf5_replicas as replicas
-from h5ml.ingest.hdf5 import convert_hdf5, plan_hdf5
+from h5ml.ingest.hdf5 import LeftOut, convert_hdf5, plan_hdf5
 from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR
 from h5ml.tools import cli
 
@@ -317,3 +317,127 @@ def test_external_storage_and_virtual_datasets_in_a_source_are_refused(tmp_path:
     with pytest.raises(h5ml.IngestError, match=r"vds\.h5:/x is a virtual dataset"):
         convert_hdf5(tmp_path / "vds.h5", tmp_path / "o.h5")
     assert not (tmp_path / "o.h5").exists()
+
+
+def test_fuel_split_given_by_indices_is_refused_not_read_as_empty(tmp_path: Path) -> None:
+    """Was: a Fuel split of row indices (start = stop = 0, indices = a reference) became an empty split, exit 0."""
+    path = tmp_path / "idx.hdf5"
+    dtype = np.dtype(
+        [
+            ("split", "S5"),
+            ("source", "S8"),
+            ("start", "<i8"),
+            ("stop", "<i8"),
+            ("indices", h5py.ref_dtype),
+            ("available", "?"),
+            ("comment", "S1"),
+        ]
+    )
+    with h5py.File(path, "w") as f:
+        f["features"] = np.arange(20, dtype=np.uint8).reshape(10, 2)
+        f["train_idx"] = np.arange(0, 10, 2)
+        f.attrs["split"] = np.array([(b"train", b"features", 0, 0, f["train_idx"].ref, True, b".")], dtype)
+    with pytest.raises(
+        h5ml.IngestError, match=r"as a list of row indices \(the 'indices' column\), which h5ml does not read"
+    ):
+        plan_hdf5(path)
+
+
+def test_a_plan_mapping_arrays_of_strings_to_a_string_feature_is_refused(tmp_path: Path) -> None:
+    """Was: an edited plan stored numpy's printout of each |S1 array ("['C' 'H' 'H']") as the sample's string."""
+    from h5ml.ingest.hdf5 import Feature, Part
+
+    replicas.ani(tmp_path / "ani.h5")
+    plan = plan_hdf5(tmp_path / "ani.h5")
+    species = Feature(
+        name="species",
+        encoding="string",
+        parts=[Part(source=str(tmp_path / "ani.h5"), kind="records", path="/*/*", member="species")],
+    )
+    split = plan.splits[0].model_copy(update={"features": [*plan.splits[0].features, species]})
+    edited = plan.model_copy(
+        update={"splits": [split], "left_out": [x for x in plan.left_out if "species" not in x.path]}
+    )
+    with pytest.raises(h5ml.IngestError, match=r"holds \|S1 of shape \(\d+,\), not one string per sample"):
+        convert_hdf5([], tmp_path / "o.h5", plan=edited)
+    ragged = species.model_copy(update={"encoding": "ragged", "dtype": "|S1"})
+    split = plan.splits[0].model_copy(update={"features": [*plan.splits[0].features, ragged]})
+    with pytest.raises(h5ml.IngestError, match=r"holds \|S1, not numbers; a ragged feature stores numbers"):
+        convert_hdf5([], tmp_path / "o.h5", plan=edited.model_copy(update={"splits": [split]}))
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_splits_that_disagree_on_class_names_or_one_hot_are_asked_about(tmp_path: Path) -> None:
+    """Was: train's list_classes [non-cat, cat] and test's [cat, non-cat] gave code 0 two meanings, with no word."""
+    replicas.catvnoncat(tmp_path)
+    with h5py.File(tmp_path / "test_catvnoncat.h5", "a") as f:
+        del f["list_classes"]
+        f["list_classes"] = np.array([b"cat", b"non-cat"])
+    plan = plan_hdf5([tmp_path / "train_catvnoncat.h5", tmp_path / "test_catvnoncat.h5"])
+    assert any(
+        "has class_names ['non-cat', 'cat'] in split 'train' but ['cat', 'non-cat'] in split 'test'" in c
+        for c in plan.confirm
+    )
+    with h5py.File(tmp_path / "keras.h5", "w") as f:
+        f["x_train"], f["x_test"] = np.zeros((4, 2)), np.zeros((3, 2))
+        f["y_train"] = np.eye(3)[[0, 1, 2, 0]]
+        f["y_test"] = np.array([[1, 1, 0], [0, 1, 0], [0, 0, 1]], float)  # multi-hot: not one-hot
+    plan = plan_hdf5(tmp_path / "keras.h5")
+    assert any("has one_hot True in split 'train' but False in split 'test'" in c for c in plan.confirm)
+    # an edited plan that gives one feature two encodings is refused
+    replicas.catvnoncat(tmp_path)
+    plan = plan_hdf5([tmp_path / "train_catvnoncat.h5", tmp_path / "test_catvnoncat.h5"])
+    test = plan.splits[1]
+    dense_y = test.features[1].model_copy(update={"encoding": "dense", "class_names": None, "class_names_from": None})
+    edited = plan.model_copy(
+        update={"splits": [plan.splits[0], test.model_copy(update={"features": [test.features[0], dense_y]})]}
+    )
+    edited = edited.model_copy(
+        update={
+            "left_out": [
+                *edited.left_out,
+                LeftOut(source=str(tmp_path / "test_catvnoncat.h5"), path="/list_classes", reason="x"),
+            ]
+        }
+    )
+    with pytest.raises(
+        h5ml.IngestError,
+        match=r"the plan's splits disagree: feature 'y' has encoding 'categorical' in split 'train' but 'dense'",
+    ):
+        convert_hdf5([], tmp_path / "o.h5", plan=edited)
+
+
+def test_options_of_other_kinds_are_refused_for_hdf5_in_words(tmp_path: Path) -> None:
+    """Was: --split-ratios on an HDF5 source was an internal error (and --plan ignored it)."""
+    replicas.mnist3d_points(tmp_path / "points.h5")
+    code, text = _cli(
+        "convert", str(tmp_path / "points.h5"), str(tmp_path / "o.h5"), "--split-ratios", "train=0.5,test=0.5"
+    )
+    assert code == 2 and "do(es) not apply to a source of kind 'hdf5'" in text and "--split-name NAME" in text
+    assert "internal error" not in text and "split_name=" not in text
+    code, text = _cli("convert", str(tmp_path / "points.h5"), "--plan", "--split-ratios", "train=0.5,test=0.5")
+    assert code == 2 and "--split-ratios do(es) not apply to HDF5 sources" in text
+
+
+def test_plan_exit_status_says_whether_it_can_run(tmp_path: Path) -> None:
+    replicas.matlab(tmp_path / "toy.mat", n=3, classes=("a", "b", "c"))  # classes as many as samples: asked
+    assert _cli("convert", str(tmp_path / "toy.mat"), "--plan")[0] == 1
+    replicas.matlab(tmp_path / "ok.mat")
+    code, text = _cli("convert", str(tmp_path / "ok.mat"), "--plan")
+    assert code == 0 and "**@MATLAB_class: MATLAB's type tag" in text  # bookkeeping attributes are listed too
+
+
+def test_a_text_file_that_lists_no_hdf5_file_is_not_a_shard_list(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("some notes\n")
+    code, text = _cli("convert", str(tmp_path / "notes.txt"), str(tmp_path / "o.h5"))
+    assert code == 2 and "pass --from" in text
+
+
+def test_matlab_labels_counted_from_one_get_a_hint(tmp_path: Path) -> None:
+    replicas.matlab(tmp_path / "toy.mat", n=10, classes=("a", "b", "c"))
+    with h5py.File(tmp_path / "toy.mat", "a") as f:
+        f["y"][...] = np.array([[1, 2, 3, 1, 2, 3, 1, 2, 3, 3]], float)  # MATLAB's 1-based labels
+    with pytest.raises(
+        h5ml.IngestError, match=r"3\.0 is not a code of the 3 class names .*MATLAB labels often count from 1"
+    ):
+        convert_hdf5(tmp_path / "toy.mat", tmp_path / "o.h5")

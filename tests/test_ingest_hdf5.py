@@ -226,7 +226,7 @@ def test_arrays_layout_label_out_of_range_stop_and_skip(tmp_path: Path) -> None:
     src, out = tmp_path / "bad_y.h5", tmp_path / "out.h5"
     y = np.array([1, 2, 3, 12, 4, 5, -3, 6], dtype="int32")
     x_train, *_ = _french_layout(src, y)
-    expected = r"bad_y\.h5:/y_train\[3\]: 12 is not a code of the 10 class names of 'y' \(-1 marks a missing label"
+    expected = r"bad_y\.h5:/y_train\[3\]: 12 is not a code of the 10 class names of 'y' \(codes 0 to 9, -1 marks a missing label"
     with pytest.raises(h5ml.IngestError, match=expected):
         convert_hdf5(src, out)
     assert not out.exists()

@@ -504,7 +504,7 @@ def test_invalid_options_and_folders(tmp_path: Path) -> None:
     out = tmp_path / "o.h5"
     cases: list[tuple[dict[str, Any], str]] = [
         ({}, r"pass size=\(W, H\)"),
-        ({"mode": "ragged", "size": (8, 8)}, "applies to mode='dense' only"),
+        ({"mode": "ragged", "size": (8, 8)}, r"applies to mode='dense' \(--mode dense\) only"),
         ({"size": (8, 8), "color": "keep"}, "color='keep'"),
         ({"size": (0, 8)}, "two integers >= 1"),
         ({"size": (8,)}, "two integers >= 1"),

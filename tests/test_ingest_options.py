@@ -36,8 +36,6 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 
 def _converters() -> dict[str, Callable[..., Any]]:
-    from h5ml.ingest.legacy import convert_hdf5_arrays, convert_hdf5_per_sample
-
     names = [
         "convert_npz",
         "convert_npy",
@@ -50,7 +48,6 @@ def _converters() -> dict[str, Callable[..., Any]]:
         "convert_arrays",
     ]
     found = {name: getattr(ingest, name) for name in names}
-    found.update(convert_hdf5_per_sample=convert_hdf5_per_sample, convert_hdf5_arrays=convert_hdf5_arrays)
     return found
 
 
@@ -200,25 +197,19 @@ def _per_sample_hdf5(path: Path) -> None:
 
 def test_workers_and_processes_mean_the_same_for_hdf5_as_for_every_kind(tmp_path: Path) -> None:
     """--workers N is the count and --processes the switch for HDF5 sources too (threads by default, as every
-    kind); threads and processes write the same content (fingerprint, §8.3); --source-layout names the layout."""
+    kind); threads and processes write the same content (fingerprint, §8.3); --source-layout is gone (the plan)."""
     src = tmp_path / "src.h5"
     _per_sample_hdf5(src)
     threads, procs = tmp_path / "threads.h5", tmp_path / "procs.h5"
     assert run_cli("convert", str(src), str(threads), "--workers", "2", "--quiet") == (0, "", "")
-    code, _, err = run_cli(
-        "convert", str(src), str(procs), "--workers", "2", "--processes", "--source-layout", "per-sample", "--quiet"
-    )
+    code, _, err = run_cli("convert", str(src), str(procs), "--workers", "2", "--processes", "--quiet")
     assert code == 0, err
     with h5ml.open(threads) as a, h5ml.open(procs) as b:
         assert a.fingerprint == b.fingerprint
         assert b["train"]["id"][:].tolist() == [str(i) for i in range(12)]
         assert b["train"]["label"][:].tolist() == [i % 3 for i in range(12)]
     code, _, err = run_cli("convert", str(src), str(tmp_path / "x.h5"), "--source-layout", "arrays")
-    assert code == 2 and "is a group; the arrays layout has only datasets" in err
-    with pytest.raises(
-        ParameterError, match=r"source_layout must be one of \['per-sample', 'arrays'\].*--source-layout"
-    ):
-        ingest.convert_hdf5(src, tmp_path / "x.h5", source_layout="groups")  # type: ignore[arg-type]
+    assert code == 2 and "No such option '--source-layout'" in err
 
 
 def test_split_ratios_and_split_name_are_two_options(tmp_path: Path) -> None:
@@ -237,7 +228,7 @@ def test_split_ratios_and_split_name_are_two_options(tmp_path: Path) -> None:
         assert (len(ds["train"]), len(ds["test"])) == (4, 2)
         assert sorted(ds["test"]["label"][:].tolist()) == [0, 1]
     code, _, err = run_cli("convert", str(pets), str(out), "--layout", "classes", "--overwrite")
-    assert code == 2 and "No such option '--layout'" in err and "'--folder-layout', '--source-layout'" in err
+    assert code == 2 and "No such option '--layout'" in err and "--folder-layout" in err
     nested = tmp_path / "nested"
     for cls in ("cat", "dog"):
         (nested / cls / "indoor").mkdir(parents=True)

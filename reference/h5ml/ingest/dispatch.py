@@ -143,7 +143,7 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
         return "arrays"
     if suffix in _TABLES:
         return "table"
-    if suffix in _LISTS:
+    if suffix in _LISTS and _lists_hdf5(path):
         return "hdf5"
     with path.open("rb") as handle:
         if spec.superblock_version(handle) is not None:
@@ -162,9 +162,33 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
     )
 
 
+def _lists_hdf5(path: Path) -> bool:
+    """Whether a text file's first entry names an HDF5 file (beside the list, or as written): a shard list."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (UnicodeDecodeError, OSError):
+        return False
+    entry = next((line.strip() for line in lines if line.strip() and not line.strip().startswith("#")), None)
+    if entry is None:
+        return False
+    given = Path(entry)
+    for candidate in [given] if given.is_absolute() else [path.parent / given, path.parent / given.name]:
+        if candidate.is_file():
+            with candidate.open("rb") as handle:
+                return spec.superblock_version(handle) is not None
+    return False
+
+
 def _not_applicable(kind: str, source: Any, names: list[str]) -> ParameterError:
     shown = ", ".join(f"{name} ({cli_option(name) or 'Python only'})" for name in names)
-    return ParameterError(f"{shown} do(es) not apply to a source of kind {kind!r} ({os.fspath(source)})")
+    where = ", ".join(os.fspath(s) for s in source) if isinstance(source, list) else os.fspath(source)
+    hint = ""
+    if kind == "hdf5" and "split_ratios" in names:
+        hint = (
+            "; an HDF5 source's splits come from its plan: name a split with split_name=NAME (--split-name NAME), or give "
+            "each split its rows (start, stop) in the plan (--plan -o plan.json, then --plan-file)"
+        )
+    return ParameterError(f"{shown} do(es) not apply to a source of kind {kind!r} ({where}){hint}")
 
 
 def _missing_extra(kind: SourceKind, exc: ModuleNotFoundError) -> ModuleNotFoundError | None:

@@ -33,11 +33,16 @@ ROLE_NAMES: Final[Mapping[str, str]] = {
     "input": "input",
     "inputs": "input",
     "features": "input",
+    "image": "input",
+    "images": "input",
+    "img": "input",
     "y": "target",
     "label": "target",
     "labels": "target",
     "target": "target",
     "targets": "target",
+    "category": "target",
+    "class": "target",
     "id": "metadata",
 }
 #: Feature names (lower case) recognised as the input of an input/target pair of signals (:func:`pair_roles`).

@@ -141,7 +141,8 @@ def check_resampling(infos: Probed, sample_rate: float | None) -> None:
             if not info.samplerate * MAX_RESAMPLE_FACTOR >= sample_rate >= info.samplerate / MAX_RESAMPLE_FACTOR:
                 raise parameter_error(
                     "sample_rate",
-                    f"{path}: resampling its {info.samplerate} Hz to sample_rate={sample_rate:g} Hz changes the rate "
+                    f"{path}: resampling its {info.samplerate} Hz to sample_rate={sample_rate:g} (--sample-rate {sample_rate:g}) Hz changes "
+                    "the rate "
                     f"by more than {MAX_RESAMPLE_FACTOR}x; choose a rate between {low:g} and {high:g} Hz, within "
                     f"{MAX_RESAMPLE_FACTOR}x of every file's rate",
                 )

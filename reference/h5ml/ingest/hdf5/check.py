@@ -11,14 +11,14 @@ The messages name the plan's split, feature and part, and what to edit.
 from __future__ import annotations
 
 from h5ml.errors import IngestError
-from h5ml.ingest.hdf5.coverage import unaccounted
-from h5ml.ingest.hdf5.inventory import Inventory, take_inventory
+from h5ml.ingest.hdf5.coverage import matches, unaccounted
+from h5ml.ingest.hdf5.inventory import Inventory, take_inventory, value_kind
 from h5ml.ingest.hdf5.plan import Feature, Plan, Split
 from h5ml.ingest.hdf5.records import record_ids
 from h5ml.ingest.hdf5.values import part_rows
 from h5ml.ingest.naming import name_problem
 
-__all__ = ["check_plan", "feature_count"]
+__all__ = ["check_plan", "feature_count", "split_disagreements"]
 
 
 def feature_count(feature: Feature, inventories: dict[str, Inventory], where: str) -> int:
@@ -60,6 +60,39 @@ def feature_count(feature: Feature, inventories: dict[str, Inventory], where: st
     return total
 
 
+def _check_kind(feature: Feature, inventories: dict[str, Inventory], where: str) -> None:
+    """The datasets a feature reads hold what its encoding stores: one string per sample, or numbers."""
+    for part in feature.parts:
+        if part.kind == "ids" or part.attribute is not None:
+            continue
+        inv = inventories[part.source]
+        if part.kind == "rows":
+            nodes = [inv.nodes[part.path]] if part.path in inv.nodes else []  # a missing one: feature_count says
+        else:
+            target = part.path if part.member is None else f"{part.path}/{part.member}"
+            nodes = [n for n in inv.nodes.values() if n.kind == "dataset" and matches(target, n.path)]
+        for node in nodes:
+            if node.dtype is None:
+                continue
+            kind = value_kind(node.dtype)
+            if feature.encoding == "string":
+                if part.matlab_class in ("cell", "char"):
+                    continue
+                rank = len(node.shape or ())
+                scalar = rank == 1 if part.kind == "rows" else rank == 0
+                if kind != "string" or not scalar:
+                    raise IngestError(
+                        f"{where}: {part.source}:{node.path} holds {node.dtype} of shape {node.shape}, not one string "
+                        "per sample; a string feature takes one string per sample (§6.4): leave it out, or give it "
+                        "another encoding"
+                    )
+            elif kind not in ("numeric", "vlen") and part.matlab_class not in ("char", "logical"):
+                raise IngestError(
+                    f"{where}: {part.source}:{node.path} holds {node.dtype}, not numbers; a {feature.encoding} feature "
+                    "stores numbers (§3.2): leave it out, or make it a string feature if it holds one string per sample"
+                )
+
+
 def _check_split(split: Split, inventories: dict[str, Inventory]) -> None:
     problem = name_problem("split", split.name)
     if problem is not None:
@@ -80,6 +113,7 @@ def _check_split(split: Split, inventories: dict[str, Inventory]) -> None:
         kinds = {p.kind == "rows" for p in feature.parts}
         if len(kinds) > 1:
             raise IngestError(f"{where}: mixes rows parts and records parts; one feature reads one kind")
+        _check_kind(feature, inventories, where)
         n = feature_count(feature, inventories, where)
         if n != split.num_samples and feature.parts[0].kind == "rows":
             raise IngestError(
@@ -100,6 +134,31 @@ def _check_records(split: Split, inventories: dict[str, Inventory]) -> None:
             f"plan split {split.name!r}: its records patterns match {len(ids)} records but num_samples is "
             f"{split.num_samples}; fix the patterns or num_samples"
         )
+
+
+def split_disagreements(plan: Plan) -> list[str]:
+    """Features of one name that splits store differently (encoding, class names, one-hot), in words.
+
+    A feature means one thing in every split: ``y`` categorical with class
+    names ``["non-cat", "cat"]`` in train and ``["cat", "non-cat"]`` in test
+    would give code 0 two meanings in one file (§5.2).
+    """
+    seen: dict[str, tuple[str, Feature]] = {}
+    out: list[str] = []
+    for split in plan.splits:
+        for feature in split.features:
+            if feature.name not in seen:
+                seen[feature.name] = (split.name, feature)
+                continue
+            first_split, first = seen[feature.name]
+            for field in ("encoding", "class_names", "one_hot"):
+                a, b = getattr(first, field), getattr(feature, field)
+                if a != b:
+                    out.append(
+                        f"feature {feature.name!r} has {field} {a!r} in split {first_split!r} but {b!r} in split "
+                        f"{split.name!r}: one feature means one thing in every split; make them agree (or rename one)"
+                    )
+    return out
 
 
 def check_plan(plan: Plan) -> dict[str, Inventory]:
@@ -124,9 +183,9 @@ def check_plan(plan: Plan) -> dict[str, Inventory]:
         If a source does not exist.
     """
     if plan.confirm:
-        listed = "\n".join(f"  - {c}" for c in plan.confirm)
+        listed = " ".join(f"({number}) {c.rstrip('.')}." for number, c in enumerate(plan.confirm, 1))
         raise IngestError(
-            f"the plan needs {len(plan.confirm)} decision(s) before converting:\n{listed}\nWrite the plan with "
+            f"the plan needs {len(plan.confirm)} decision(s) before converting: {listed} Write the plan with "
             '`h5ml convert SOURCES... --plan --format json -o plan.json`, edit it, empty its "confirm" list, and '
             "convert with --plan-file plan.json"
         )
@@ -139,6 +198,9 @@ def check_plan(plan: Plan) -> dict[str, Inventory]:
     for split in plan.splits:
         _check_split(split, inventories)
         _check_records(split, inventories)
+    disagreements = split_disagreements(plan)
+    if disagreements:
+        raise IngestError(f"the plan's splits disagree: {disagreements[0]}")
     missing = unaccounted(plan, inventories.values())
     if missing:
         listed = ", ".join(f"{s}:{k}" for s, k in missing[:6]) + (

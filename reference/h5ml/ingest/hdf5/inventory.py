@@ -321,6 +321,19 @@ def _fuel_splits(f: h5py.File) -> list[tuple[str, str, int, int]]:
         return []
     rows = []
     for row in raw.ravel():
+        ref = row["indices"] if "indices" in raw.dtype.names else None
+        if (
+            isinstance(ref, h5py.Reference)
+            and ref
+            and bool(row["available"] if "available" in raw.dtype.names else True)
+        ):
+            raise IngestError(
+                f"{f.filename}: Fuel's split table gives split {row['split']!r} of source {row['source']!r} as a list "
+                "of row indices (the 'indices' column), which h5ml does not read: save the split as a range of rows "
+                "(start, stop), or convert with a hand-written plan whose parts give each split's rows",
+                path=f.filename,
+                hdf5_path="/",
+            )
         name, src = (
             bytes(row[k]).decode("utf-8") if isinstance(row[k], bytes) else str(row[k]) for k in ("split", "source")
         )

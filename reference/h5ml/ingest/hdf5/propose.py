@@ -31,7 +31,8 @@ from typing import Any
 import h5py
 
 from h5ml.errors import IngestError
-from h5ml.ingest.hdf5.coverage import unaccounted
+from h5ml.ingest.hdf5.check import split_disagreements
+from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS, objects, unaccounted
 from h5ml.ingest.hdf5.draft import Draft, Reading, user_attr_name
 from h5ml.ingest.hdf5.inventory import Inventory, plain_value, take_inventory
 from h5ml.ingest.hdf5.labeling import LabelOptions, complete_labels
@@ -264,6 +265,15 @@ def propose_plan(
         _scalars(reading, metadata, left_out)
     plan = Plan(sources=kinds, splits=splits, metadata=metadata, left_out=left_out, confirm=confirm)
     plan = complete_labels(plan, inventories, readings, by_split, labels or LabelOptions(), id_feature)
+    bookkeeping = [
+        LeftOut(source=inv.source, path=f"**@{name}", reason=BOOKKEEPING_ATTRS[name])
+        for inv in inventories
+        for name in dict.fromkeys(k.rsplit("@", 1)[1] for k in objects(inv) if "@" in k)
+        if name in BOOKKEEPING_ATTRS
+    ]
+    plan = plan.model_copy(
+        update={"confirm": plan.confirm + split_disagreements(plan), "left_out": plan.left_out + bookkeeping}
+    )
     rest = unaccounted(plan, inventories)
     if rest:
         extra = [LeftOut(source=s, path=k, reason="no feature reads it") for s, k in rest]

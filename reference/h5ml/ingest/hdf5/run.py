@@ -167,10 +167,14 @@ def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
         if feature.class_names is not None:
             bad = code_problems(np.asarray([value]), len(feature.class_names))
             if bad:
+                count = len(feature.class_names)
+                hint = ""
+                if part.transpose and bad[0][1] == count:
+                    hint = "; MATLAB labels often count from 1: subtract 1 in MATLAB, or put a placeholder first"
                 raise DecodeError(
                     where,
-                    f"{bad[0][1]!r} is not a code of the {len(feature.class_names)} class names of {name!r} "
-                    "(-1 marks a missing label, §6.5)",
+                    f"{bad[0][1]!r} is not a code of the {count} class names of {name!r} (codes 0 to {count - 1}, -1 "
+                    f"marks a missing label, §6.5){hint}",
                 )
             value = np.int64(value)
         out[name] = value

@@ -96,6 +96,10 @@ def read_record(f: h5py.File, part: Part, record: str) -> Any:
     if not isinstance(obj, h5py.Dataset):
         raise KeyError(f"{obj.name} is a group, not a dataset")
     if h5py.check_string_dtype(obj.dtype) is not None:
+        if obj.shape != ():
+            raise ValueError(
+                f"{obj.name} holds strings of shape {obj.shape}; a string feature takes one string per sample"
+            )
         return str(obj.asstr()[()])
     return np.asarray(obj[()])
 

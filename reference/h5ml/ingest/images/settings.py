@@ -103,7 +103,9 @@ def checked_settings(
     if mode != "dense":
         if size is not None:
             raise parameter_error(
-                "size", f"size={size!r} applies to mode='dense' only: mode={mode!r} keeps each image's own size"
+                "size",
+                f"size={size!r} (--size) applies to mode='dense' (--mode dense) only: mode={mode!r} (--mode {mode}) keeps "
+                "each image's own size",
             )
         return None
     if size is None:

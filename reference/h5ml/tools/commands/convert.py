@@ -18,6 +18,9 @@ from rich.text import Text
 
 from h5ml.tools.console import EXIT_OK, Streams
 
+#: The exit status of ``--plan`` when the plan lists decisions to make before it can run.
+EXIT_DECIDE = 1
+
 __all__ = ["convert_command"]
 
 
@@ -135,7 +138,8 @@ __all__ = ["convert_command"]
     "--plan",
     "show_plan",
     is_flag=True,
-    help="HDF5: print the plan (which HDF5 path becomes which split and feature, what is left out) and write nothing.",
+    help="HDF5: print the plan (which HDF5 path becomes which split and feature, what is left out) and write nothing; "
+    "exit 0 when it can run, 1 when it lists decisions to make first.",
 )
 @click.option(
     "--format",
@@ -274,11 +278,18 @@ def _print_plan(
     streams: Streams, paths: tuple[str, ...], kind: str, opts: dict[str, Any], plan_format: str, plan_output: str | None
 ) -> int:
     """``--plan``: propose the plan of HDF5 SOURCES, print it (text or JSON), and write it with ``-o``."""
+    from h5ml.ingest import dispatch
     from h5ml.ingest.hdf5 import load_plan, plan_hdf5
+    from h5ml.ingest.options import cli_option
     from h5ml.tools.plan_text import render_plan
 
     if kind not in ("auto", "hdf5"):
         raise click.UsageError(f"--plan applies to HDF5 sources; --from {kind} has no plan")
+    others = set().union(*dispatch.OPTIONS.values()) - dispatch.OPTIONS["hdf5"]
+    foreign = sorted(k for k in others if opts.get(k) not in (None, False, (), []))
+    if foreign:
+        shown = ", ".join(cli_option(k) or k for k in foreign)
+        raise click.UsageError(f"{shown} do(es) not apply to HDF5 sources, whose plan --plan shows")
     if opts["plan_file"] is not None:
         plan = load_plan(opts["plan_file"])
     else:
@@ -300,4 +311,4 @@ def _print_plan(
         streams.stdout.write(plan.to_json())
     else:
         streams.console().print(Text(render_plan(plan, plan_output)), soft_wrap=True)
-    return EXIT_OK
+    return EXIT_OK if not plan.confirm else EXIT_DECIDE
