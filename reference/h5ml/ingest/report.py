@@ -147,7 +147,9 @@ class IngestReport:
         lines = [f"wrote {self.output}: {splits} ({self.total} samples in {self.seconds:.1f} s, {rate:,.0f}/s)"]
         lines += [f"{name} <- {', '.join(inputs)}" for name, inputs in self.merged_from.items()]
         if self.skipped:
-            lines.append(f"skipped {len(self.skipped)} source file(s), row(s) or record(s) (recorded in the attribute {SKIPPED_ATTR}):")
+            lines.append(
+                f"skipped {len(self.skipped)} source file(s), row(s) or record(s) (recorded in the attribute {SKIPPED_ATTR}):"
+            )
             lines += [f"  {s.path}: {s.reason}" for s in self.skipped]
         lines += self.notes
         return "\n".join(lines)

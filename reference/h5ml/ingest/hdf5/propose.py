@@ -254,7 +254,8 @@ def propose_plan(
             if draft.features:
                 by_split.setdefault(draft.name, []).append(draft)
             else:
-                confirm.append(f"{draft.source}: split {draft.name!r} has no feature h5ml can read; map it by hand")
+                where = "the file" if draft.named_by == "default" else f"split {draft.name!r} ({draft.named_by})"
+                confirm.append(f"{draft.source}: nothing in {where} reads as per-sample features; map it by hand")
     splits = [_join(name, by_split[name], confirm) for name in sorted(by_split, key=split_order)]
     kinds = [
         SourceFile(path=f.path, kind=inv.kind, split=f.split, listed_in=f.listed_in)
