@@ -284,8 +284,6 @@ def propose_plan(
             if "@" not in k
         ]
         plan = plan.model_copy(update={"left_out": plan.left_out + extra, "confirm": plan.confirm + more})
-    if not plan.splits:
-        plan = plan.model_copy(
-            update={"confirm": [*plan.confirm, "no split was found in the sources: write the plan by hand"]}
-        )
+    if not plan.splits and not plan.confirm:
+        plan = plan.model_copy(update={"confirm": ["no split was found in the sources: write the plan by hand"]})
     return plan, inventories
