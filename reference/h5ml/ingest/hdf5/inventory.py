@@ -24,7 +24,6 @@ from typing import Any, Final, Literal
 import h5py
 import numpy as np
 
-from h5ml import spec
 from h5ml.errors import IngestError
 from h5ml.model.tree import dataset_filters
 
@@ -341,8 +340,3 @@ def _fuel_splits(f: h5py.File) -> list[tuple[str, str, int, int]]:
         if available:
             rows.append((name, src, int(row["start"]), int(row["stop"])))
     return rows
-
-
-def reserved_name(name: str) -> bool:
-    """Whether an attribute name cannot be kept as it is on an h5ml object (reserved or a spec attribute)."""
-    return name.startswith(spec.RESERVED_PREFIX) or not name.strip()
