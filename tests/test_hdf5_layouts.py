@@ -441,3 +441,20 @@ def test_matlab_labels_counted_from_one_get_a_hint(tmp_path: Path) -> None:
         h5ml.IngestError, match=r"3\.0 is not a code of the 3 class names .*MATLAB labels often count from 1"
     ):
         convert_hdf5(tmp_path / "toy.mat", tmp_path / "o.h5")
+
+
+def test_bool_one_hot_category_with_category_names(tmp_path: Path) -> None:
+    """Kaggle's Food-101 HDF5: ``images`` uint8, ``category`` bool one-hot (N, K), ``category_names`` (K,) bytes."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 4, 12)
+    names = [b"apple_pie", b"baby_back_ribs", b"baklava", b"beef_carpaccio"]
+    with h5py.File(tmp_path / "food_c101_n1000_r32x32x3.h5", "w") as f:
+        f["images"] = rng.integers(0, 256, (12, 4, 4, 3), dtype=np.uint8)
+        f["category"] = np.eye(4, dtype=bool)[codes]
+        f["category_names"] = np.array(names)
+    convert_hdf5(tmp_path / "food_c101_n1000_r32x32x3.h5", tmp_path / "food.h5")
+    with h5ml.open(tmp_path / "food.h5") as ds:
+        category = ds["train"]["category"]
+        assert category.class_names == [n.decode() for n in names] and category.role == "target"
+        np.testing.assert_array_equal(category[:], codes)
+        assert ds["train"]["images"].role == "input"
