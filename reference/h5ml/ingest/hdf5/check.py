@@ -183,7 +183,7 @@ def check_plan(plan: Plan) -> dict[str, Inventory]:
         If a source does not exist.
     """
     if plan.confirm:
-        listed = " ".join(f"({number}) {c.rstrip('.')}." for number, c in enumerate(plan.confirm, 1))
+        listed = " ".join(f"({n}) {c}" + ("" if c.endswith(("?", ".")) else ".") for n, c in enumerate(plan.confirm, 1))
         raise IngestError(
             f"the plan needs {len(plan.confirm)} decision(s) before converting: {listed} Write the plan with "
             '`h5ml convert SOURCES... --plan --format json -o plan.json`, edit it, empty its "confirm" list, and '

@@ -44,8 +44,12 @@ def _labels(
 ) -> LabelOptions:
     if class_names is not None and class_names_file is not None:
         raise parameter_error("class_names", "give class_names or class_names_file, not both")
+    if isinstance(class_names, (str, bytes)):
+        raise parameter_error("class_names", f"give class_names as a list of names, not the text {class_names!r}")
     if class_names is not None:
-        names = [str(n).strip() for n in class_names]
+        if not isinstance(class_names, (list, tuple)) or not all(isinstance(n, str) for n in class_names):
+            raise parameter_error("class_names", f"class_names must be a list of str, got {class_names!r}")
+        names = [n.strip() for n in class_names]
         if not names or "" in names or len(set(names)) != len(names):
             raise parameter_error("class_names", f"class names must be distinct and not empty, got {list(class_names)}")
         class_names = tuple(names)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from h5ml import spec
 from h5ml.ingest.features import ROLE_NAMES
 from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS
-from h5ml.ingest.hdf5.inventory import Node
+from h5ml.ingest.hdf5.inventory import Node, Unstorable
 from h5ml.ingest.hdf5.plan import Feature, LeftOut, NamedBy
 
 __all__ = ["Draft", "Reading", "feature_role", "kept_attrs", "user_attr_name"]
@@ -79,4 +79,8 @@ def user_attr_name(name: str, level: str = "feature") -> str:
 
 def kept_attrs(node: Node) -> dict[str, Any]:
     """A dataset's attributes as its feature's user attributes: bookkeeping left out, h5ml's names prefixed."""
-    return {user_attr_name(k): v for k, v in node.attrs.items() if k not in BOOKKEEPING_ATTRS and k.strip()}
+    return {
+        user_attr_name(k): v
+        for k, v in node.attrs.items()
+        if k not in BOOKKEEPING_ATTRS and k.strip() and not isinstance(v, Unstorable)
+    }

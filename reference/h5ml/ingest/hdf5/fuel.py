@@ -29,12 +29,14 @@ def fuel_drafts(inv: Inventory, reading: Reading) -> None:
     """Fill ``reading`` with one draft per split of a Fuel file's ``split`` table."""
     reading.leave("/@split", "Fuel's split table: read to make the splits")
     drafts: dict[str, Draft] = {}
+    counts: dict[str, dict[str, int]] = {}
     used: set[str] = set()
     for split, source, start, stop in inv.fuel_splits:
         path = f"/{source}"
         node = inv.nodes.get(path)
         name = standard_split_name(split.lower())
         draft = drafts.setdefault(name, Draft(name, split, "attribute", "rows", inv.source))
+        rows = counts.setdefault(name, {})
         if node is None or node.kind != "dataset" or not node.shape or node.dtype is None:
             reading.confirm.append(f"{inv.source}: the split table names source {source!r}, which is no dataset {path}")
             continue
@@ -80,14 +82,22 @@ def fuel_drafts(inv: Inventory, reading: Reading) -> None:
         else:
             reading.leave(path, f"the HDF5 type {node.dtype} of shape {node.shape} is not one h5ml stores")
             continue
-        draft.features[source] = feature
-        counts = {draft.num_samples, stop - start} - {0}
-        if len(counts) > 1:
+        earlier = draft.features.get(source)
+        if earlier is not None:
             reading.confirm.append(
-                f"{inv.source}: split {split!r} gives its sources different numbers of rows ({sorted(counts)}); "
+                f"{inv.source}: the split table gives split {name!r} of source {source!r} twice (rows "
+                f"{earlier.parts[-1].start}:{earlier.parts[-1].stop} and {start}:{stop}, split names "
+                f"{sorted({draft.source_split or '', split})}): the plan joins both ranges; confirm, or fix the table"
+            )
+            feature = earlier.model_copy(update={"parts": [*earlier.parts, *feature.parts]})
+        draft.features[source] = feature
+        rows[source] = rows.get(source, 0) + stop - start
+        if len(set(rows.values())) > 1:
+            reading.confirm.append(
+                f"{inv.source}: split {split!r} gives its sources different numbers of rows ({rows}); "
                 "fix the file's split table"
             )
-        draft.num_samples = stop - start
+        draft.num_samples = max(rows.values())
     reading.drafts.extend(d for d in drafts.values() if d.features)
     for node in inv.datasets():
         if node.path not in used:

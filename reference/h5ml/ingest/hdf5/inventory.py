@@ -25,6 +25,7 @@ import h5py
 import numpy as np
 
 from h5ml.errors import IngestError
+from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.model.tree import dataset_filters
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_NODES",
     "Inventory",
     "Node",
+    "Unstorable",
     "check_source",
     "open_source",
     "plain_value",
@@ -58,12 +60,15 @@ class Node:
     kind
         ``"group"`` or ``"dataset"``.
     shape, dtype, chunks
-        The dataset's shape, numpy dtype and chunk shape (None for a group,
-        or a contiguous dataset's chunks).
+        The dataset's shape (None for a group and for a null dataspace),
+        numpy dtype and chunk shape (None for a group, or a contiguous dataset's chunks).
     filters
         The dataset's filter names (``gzip``, ``shuffle``, ...).
     attrs
         Attribute name -> plain value (:func:`plain_value`).
+    unwritten
+        Some of the dataset's chunks (or its whole storage) were never
+        written: those rows read as the fill value.
     """
 
     path: str
@@ -73,6 +78,7 @@ class Node:
     chunks: tuple[int, ...] | None = None
     filters: tuple[str, ...] = ()
     attrs: dict[str, Any] = field(default_factory=dict)
+    unwritten: bool = False
 
     @property
     def name(self) -> str:
@@ -176,16 +182,30 @@ def value_kind(dtype: np.dtype[Any]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Unstorable:
+    """An attribute value h5ml cannot keep as it is (a null dataspace, bytes that are not UTF-8), and why."""
+
+    reason: str
+
+
 def plain_value(value: Any) -> Any:
     """An HDF5 attribute value -> str, int, float, list of str or int, or JSON text (what §4.7 can store).
 
     Object references become the text ``"<HDF5 object reference>"`` (they
-    mean nothing outside their file).
+    mean nothing outside their file). A null dataspace (``h5py.Empty``) and
+    bytes that are not UTF-8 become :class:`Unstorable`: they are left out
+    with that reason, never stored as something else.
     """
+    if isinstance(value, h5py.Empty):
+        return Unstorable("a null dataspace (no value)")
     if isinstance(value, h5py.Reference):
         return "<HDF5 object reference>"
     if isinstance(value, (bytes, np.bytes_)):
-        return bytes(value).decode("utf-8", "replace")
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return Unstorable("bytes that are not UTF-8 text")
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if isinstance(value, np.generic):
@@ -196,6 +216,8 @@ def plain_value(value: Any) -> Any:
         if value.dtype.names is not None:
             return json.dumps([[plain_value(v) for v in row] for row in value.ravel().tolist()], default=str)
         items = [plain_value(v) for v in value.ravel().tolist()] if value.ndim <= 1 else None
+        if items is not None and any(isinstance(v, Unstorable) for v in items):
+            return next(v for v in items if isinstance(v, Unstorable))
         if items is not None and (all(isinstance(v, str) for v in items) or all(type(v) is int for v in items)):
             return items
         if items is not None and len(items) == 1 and isinstance(items[0], float):
@@ -209,9 +231,21 @@ def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
     for key in obj.attrs:
         try:
             out[key] = plain_value(obj.attrs[key])
-        except (OSError, TypeError, ValueError):  # an attribute h5py cannot read: say so, never drop it
-            out[key] = "(unreadable HDF5 attribute)"
+        except LIBRARY_ERRORS:  # an attribute h5py cannot read: say so, never drop it
+            out[key] = Unstorable("an attribute HDF5 cannot read")
     return out
+
+
+def _unwritten(dataset: h5py.Dataset) -> bool:
+    """Whether some of a dataset's storage was never written (its rows there are the fill value, §3.5)."""
+    if dataset.shape is None or not dataset.size:
+        return False
+    if dataset.chunks is None:
+        return bool(dataset.id.get_storage_size() == 0)
+    chunks = 1
+    for n, c in zip(dataset.shape, dataset.chunks, strict=True):
+        chunks *= -(-n // c)
+    return int(dataset.id.get_num_chunks()) < chunks
 
 
 def _filters(dataset: h5py.Dataset) -> tuple[str, ...]:
@@ -268,42 +302,15 @@ def take_inventory(source: str | os.PathLike[str]) -> Inventory:
                 path=str(path),
             )
         nodes["/"] = Node("/", "group", attrs=_attrs(f))
-        pending = [f]
-        while pending:
-            group = pending.pop(0)
-            for name in group:
-                where = f"{group.name.rstrip('/')}/{name}"
-                link = group.get(name, getlink=True)
-                if not isinstance(link, h5py.HardLink):
-                    target = getattr(link, "path", "")
-                    raise IngestError(
-                        f"{path}:{where} is a {type(link).__name__} to {target!r}; links are not followed (they may "
-                        "point outside the file, §3.6): replace it by the object it points to",
-                        path=str(path),
-                        hdf5_path=where,
-                    )
-                obj = group[name]
-                if len(nodes) >= MAX_NODES:
-                    raise IngestError(
-                        f"{path}: more than {MAX_NODES} HDF5 objects; convert parts of it, or write a plan by hand "
-                        "with records patterns",
-                        path=str(path),
-                    )
-                if isinstance(obj, h5py.Group):
-                    nodes[where] = Node(where, "group", attrs=_attrs(obj))
-                    pending.append(obj)
-                elif isinstance(obj, h5py.Dataset):
-                    _refuse_storage(obj, path)
-                    nodes[where] = Node(
-                        where,
-                        "dataset",
-                        shape=tuple(int(n) for n in obj.shape) if obj.shape is not None else (),
-                        dtype=obj.dtype,
-                        chunks=None if obj.chunks is None else tuple(int(n) for n in obj.chunks),
-                        filters=_filters(obj),
-                        attrs=_attrs(obj),
-                    )
-                # committed datatypes hold no samples: they are not listed (nothing to convert)
+        try:
+            _walk(f, path, nodes)
+        except LIBRARY_ERRORS as exc:
+            if isinstance(exc, IngestError):
+                raise
+            raise IngestError(
+                f"{path}: HDF5 cannot read the file's structure ({exc}); the file is damaged: get a good copy",
+                path=str(path),
+            ) from None
         fuel = _fuel_splits(f)
     kind: Literal["hdf5", "matlab", "fuel"] = "hdf5"
     if head == MATLAB_MAGIC:
@@ -311,6 +318,56 @@ def take_inventory(source: str | os.PathLike[str]) -> Inventory:
     elif fuel:
         kind = "fuel"
     return Inventory(os.fspath(source), kind, nodes, fuel)
+
+
+def _walk(f: h5py.File, path: Path, nodes: dict[str, Node]) -> None:
+    """Every object under the root into ``nodes``, breadth first, refusing links and a group reached twice."""
+    pending: list[tuple[str, h5py.Group]] = [("/", f)]
+    seen = {f.id}
+    while pending:
+        base, group = pending.pop(0)
+        for name in group:
+            where = f"{base.rstrip('/')}/{name}"
+            link = group.get(name, getlink=True)
+            if not isinstance(link, h5py.HardLink):
+                target = getattr(link, "path", "")
+                raise IngestError(
+                    f"{path}:{where} is a {type(link).__name__} to {target!r}; links are not followed (they may "
+                    "point outside the file, §3.6): replace it by the object it points to",
+                    path=str(path),
+                    hdf5_path=where,
+                )
+            if len(nodes) >= MAX_NODES:
+                raise IngestError(
+                    f"{path}: more than {MAX_NODES} HDF5 objects; convert parts of it, or write a plan by hand "
+                    "with records patterns",
+                    path=str(path),
+                )
+            obj = group[name]
+            if isinstance(obj, h5py.Group):
+                if obj.id in seen:
+                    raise IngestError(
+                        f"{path}:{where} is a second hard link to a group already met (a group linked into the file "
+                        "twice, or into itself); h5ml does not walk a group twice: remove the extra link",
+                        path=str(path),
+                        hdf5_path=where,
+                    )
+                seen.add(obj.id)
+                nodes[where] = Node(where, "group", attrs=_attrs(obj))
+                pending.append((where, obj))
+            elif isinstance(obj, h5py.Dataset):
+                _refuse_storage(obj, path)
+                nodes[where] = Node(
+                    where,
+                    "dataset",
+                    shape=None if obj.shape is None else tuple(int(n) for n in obj.shape),
+                    dtype=obj.dtype,
+                    chunks=None if obj.chunks is None else tuple(int(n) for n in obj.chunks),
+                    filters=_filters(obj),
+                    attrs=_attrs(obj),
+                    unwritten=_unwritten(obj),
+                )
+            # committed datatypes hold no samples: they are not listed (nothing to convert)
 
 
 def _fuel_splits(f: h5py.File) -> list[tuple[str, str, int, int]]:

@@ -128,6 +128,28 @@ def _names_beside_lists(plan: Plan) -> tuple[str, list[str]] | None:
     return None
 
 
+def _code_questions(name: str, split: str, codes: np.ndarray, count: int, origin: str | None) -> list[str]:
+    """What a label's values leave open about its codes: -1 present (missing, or a class?), 0 never used (from 1?).
+
+    Code 0 is asked about only when the split has at least 4 samples per
+    class: with fewer, a class may go unused by chance.
+    """
+    out = []
+    if (codes == -1).any():
+        out.append(
+            f"split {split!r}: {name!r} holds -1, which h5ml reads as a missing label (§6.5), beside the {count} class "
+            f"names from {origin}: confirm that -1 means missing (labels of -1 and +1 must be remapped first: h5ml "
+            "does not change label values)"
+        )
+    if codes.min() >= 1 and codes.max() < count and len(codes) >= 4 * count:  # 0 unused by chance is unlikely
+        out.append(
+            f"split {split!r}: {name!r} never holds code 0 (its values run from {codes.min()!r} to {codes.max()!r}) "
+            f"with {count} class names from {origin}: confirm that the codes count from 0 (labels counted from 1 must "
+            "be shifted first)"
+        )
+    return out
+
+
 def _label(
     feature: Feature,
     split: Split,
@@ -183,6 +205,8 @@ def _label(
                 origin, names = beside
     if names is None:
         return feature.model_copy(update=update)
+    if values is not None and values.size and values.dtype.kind in "biuf":
+        confirm += _code_questions(feature.name, split.name, np.asarray(values).reshape(-1), len(names), origin)
     update.update(encoding="categorical", class_names=names, class_names_from=origin)
     if update.get("dtype") is None or feature.dtype is None or np.dtype(feature.dtype).kind not in "iu":
         update["dtype"] = "<i8"

@@ -23,7 +23,7 @@ import numpy as np
 
 from h5ml.errors import IngestError
 
-__all__ = ["MATLAB_GROUPS", "cell_values", "char_strings", "decode_matlab", "matlab_order"]
+__all__ = ["MATLAB_GROUPS", "cell_classes", "cell_values", "char_strings", "decode_matlab", "matlab_order"]
 
 #: Groups of a MAT-file that hold MATLAB's bookkeeping, not variables.
 MATLAB_GROUPS: Final = ("/#refs#", "/#subsystem#")
@@ -116,4 +116,25 @@ def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
             out.append("" if cls == "char" else np.zeros((0,)))
             continue
         out.append(decode_matlab(matlab_order(target[()]), cls))
+    return out
+
+
+def cell_classes(source: str, path: str, limit: int = 256) -> set[str | None]:
+    """The MATLAB classes of the values the first ``limit`` cells of a cell array point to (``{"char"}``: strings).
+
+    A reference that does not point to a dataset of this file counts as None.
+    """
+    out: set[str | None] = set()
+    with h5py.File(source, "r") as f:
+        refs = np.asarray(f[path][()]).ravel()[:limit]
+        for ref in refs.tolist():
+            try:
+                target = f[ref] if isinstance(ref, h5py.Reference) and ref else None
+            except (KeyError, ValueError, OSError):
+                target = None
+            if not isinstance(target, h5py.Dataset):
+                out.add(None)
+                continue
+            cls = target.attrs.get("MATLAB_class")
+            out.add(cls.decode() if isinstance(cls, bytes) else cls)
     return out

@@ -34,7 +34,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.check import split_disagreements
 from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS, objects, unaccounted
 from h5ml.ingest.hdf5.draft import Draft, Reading, user_attr_name
-from h5ml.ingest.hdf5.inventory import Inventory, plain_value, take_inventory
+from h5ml.ingest.hdf5.inventory import Inventory, Unstorable, plain_value, take_inventory
 from h5ml.ingest.hdf5.labeling import LabelOptions, complete_labels
 from h5ml.ingest.hdf5.matlab import char_strings, matlab_order
 from h5ml.ingest.hdf5.names import file_split, read_list_file
@@ -151,7 +151,7 @@ def _metadata(inventories: list[Inventory], left_out: list[LeftOut]) -> dict[str
     for inv in inventories:
         stem = Path(inv.source).name.split(".", 1)[0]
         for key, value in inv.nodes["/"].attrs.items():
-            if inv.kind == "fuel" and key == "split":
+            if (inv.kind == "fuel" and key == "split") or isinstance(value, Unstorable):
                 continue
             if not key.strip():
                 left_out.append(LeftOut(source=inv.source, path=f"/@{key}", reason="an attribute without a name"))
@@ -266,7 +266,14 @@ def propose_plan(
         _scalars(reading, metadata, left_out)
     plan = Plan(sources=kinds, splits=splits, metadata=metadata, left_out=left_out, confirm=confirm)
     plan = complete_labels(plan, inventories, readings, by_split, labels or LabelOptions(), id_feature)
-    bookkeeping = [
+    unstorable = [
+        LeftOut(source=inv.source, path=f"{p}@{k}", reason=v.reason)
+        for inv in inventories
+        for p, node in inv.nodes.items()
+        for k, v in node.attrs.items()
+        if isinstance(v, Unstorable)
+    ]
+    bookkeeping = unstorable + [
         LeftOut(source=inv.source, path=f"**@{name}", reason=BOOKKEEPING_ATTRS[name])
         for inv in inventories
         for name in dict.fromkeys(k.rsplit("@", 1)[1] for k in objects(inv) if "@" in k)

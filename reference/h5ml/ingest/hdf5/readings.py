@@ -37,7 +37,7 @@ from h5ml.ingest.hdf5.draft import Draft, Reading, feature_role, kept_attrs
 from h5ml.ingest.hdf5.fuel import fuel_drafts
 from h5ml.ingest.hdf5.inventory import Inventory, Node, value_kind
 from h5ml.ingest.hdf5.labels import is_class_names_name
-from h5ml.ingest.hdf5.matlab import MATLAB_GROUPS
+from h5ml.ingest.hdf5.matlab import MATLAB_GROUPS, cell_classes
 from h5ml.ingest.hdf5.names import array_split, id_like, is_split_name
 from h5ml.ingest.hdf5.plan import Feature, NamedBy, Part
 from h5ml.ingest.hdf5.records import SINGLE_FEATURE, member_feature, record_features
@@ -70,6 +70,11 @@ def _rows_feature(inv: Inventory, node: Node, name: str, reading: Reading, axis:
             reading.leave(
                 node.path, f"a cell array of shape {shape}: only a vector of cells holds one value per sample"
             )
+            return None
+        held = cell_classes(inv.source, node.path)
+        if held != {"char"}:
+            shown = sorted(str(c) for c in held)
+            reading.leave(node.path, f"a cell array whose cells hold {shown}: h5ml reads cells of strings")
             return None
         encoding, dtype, sample_shape = "string", None, []
     elif kind == "string":
@@ -173,6 +178,14 @@ def _rows_draft(inv: Inventory, nodes: list[Node], draft: Draft, reading: Readin
     axes = _sample_axis(inv, nodes, reading, draft.name)
     built: dict[str, tuple[Feature, int, Node]] = {}
     for node in nodes:
+        if node.shape is None:
+            reading.leave(node.path, "a null dataspace: it holds no value")
+            continue
+        if node.unwritten:
+            reading.confirm.append(
+                f"{inv.source}:{node.path} has storage that was never written (its rows there read as the fill "
+                "value): is the file complete? Confirm to convert the fill values as data"
+            )
         if not node.shape or _one_matlab_string(inv, node):
             reading.scalars[node.path] = node
             continue

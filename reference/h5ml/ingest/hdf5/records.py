@@ -23,7 +23,7 @@ import numpy as np
 
 from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS, matches
 from h5ml.ingest.hdf5.draft import Draft, Reading, feature_role, user_attr_name
-from h5ml.ingest.hdf5.inventory import Inventory, Node, value_kind
+from h5ml.ingest.hdf5.inventory import Inventory, Node, Unstorable, value_kind
 from h5ml.ingest.hdf5.plan import Feature, Part
 from h5ml.ingest.naming import natural_key
 
@@ -77,6 +77,9 @@ def member_feature(
         Gets the reason when the datasets cannot make a feature.
     """
     target = pattern if member is None else f"{pattern}/{member}"
+    if any(n.shape is None for n in nodes):
+        reading.leave(target, "null dataspaces (no value) in some records")
+        return None
     dtypes = {n.dtype for n in nodes if n.dtype is not None}
     kinds = {value_kind(d) for d in dtypes}
     shapes = [tuple(n.shape or ()) for n in nodes]
@@ -116,7 +119,8 @@ def member_feature(
     keys = Counter(k for n in nodes for k in n.attrs if k not in BOOKKEEPING_ATTRS)
     for key, count in keys.items():
         values = [n.attrs.get(key) for n in nodes]
-        if count == len(nodes) and all(v == values[0] for v in values) and key.strip():
+        kept = not isinstance(values[0], Unstorable) and key.strip()
+        if count == len(nodes) and kept and all(v == values[0] for v in values):
             attrs[user_attr_name(key)] = values[0]
         else:
             reading.leave(

@@ -60,14 +60,25 @@ def read_rows(f: h5py.File, part: Part, a: int, b: int, where: str) -> list[Any]
     axis = _hdf5_axis(part, dataset.ndim)
     index = tuple(slice(a, b) if i == axis else slice(None) for i in range(dataset.ndim))
     if h5py.check_string_dtype(dataset.dtype) is not None:
-        return [str(v) for v in dataset.asstr()[index]]
-    block = dataset[index]
+        strings = np.asarray(dataset.asstr()[index], dtype=object)
+        if part.transpose:
+            strings = strings.transpose()
+        strings = np.moveaxis(strings, part.sample_axis, 0)
+        if strings.ndim != 1:
+            raise ValueError(f"strings of shape {dataset.shape}: a string feature takes one string per sample")
+        return [str(v) for v in strings]
+    block = np.asarray(dataset[index])
     if part.transpose:
-        block = np.moveaxis(np.asarray(block).transpose(), part.sample_axis, 0)
+        block = block.transpose()
+    if part.sample_axis:
+        block = np.moveaxis(block, part.sample_axis, 0)
     if part.matlab_class == "char":
         return char_strings(block)
     if part.matlab_class == "cell":
-        return [str(v) if not isinstance(v, str) else v for v in cell_values(f, block, where)]
+        values = cell_values(f, block, where)
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError("a cell that holds numbers, not a string: h5ml reads cell arrays of strings")
+        return values
     if h5py.check_vlen_dtype(dataset.dtype) is not None:
         rows = [np.asarray(v) for v in block]
         if part.shapes is not None:
