@@ -10,6 +10,8 @@ The messages name the plan's split, feature and part, and what to edit.
 
 from __future__ import annotations
 
+import numpy as np
+
 from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.coverage import matches, unaccounted
 from h5ml.ingest.hdf5.inventory import Inventory, take_inventory, value_kind
@@ -74,6 +76,11 @@ def _check_kind(feature: Feature, inventories: dict[str, Inventory], where: str)
         for node in nodes:
             if node.dtype is None:
                 continue
+            if part.matlab_class != (node.matlab_class if inv.kind == "matlab" else None) and part.kind == "rows":
+                raise IngestError(
+                    f"{where}: the part says matlab_class {part.matlab_class!r}, but {part.source}:{node.path} is "
+                    f"{node.matlab_class!r}; give the variable's own class (or none for a plain HDF5 dataset)"
+                )
             kind = value_kind(node.dtype)
             if feature.encoding == "string":
                 if part.matlab_class in ("cell", "char"):
@@ -98,8 +105,27 @@ def _check_split(split: Split, inventories: dict[str, Inventory]) -> None:
     if problem is not None:
         raise IngestError(f"plan split {split.name!r}: {problem}; rename it in the plan")
     seen: set[str] = set()
+    kinds_of_split = {p.kind for f in split.features for p in f.parts if p.kind != "ids"}
+    if len(kinds_of_split) > 1:
+        raise IngestError(
+            f"plan split {split.name!r} mixes rows parts and records parts: its samples are either rows or records; "
+            "put them in two splits, or read both the same way"
+        )
     for feature in split.features:
         where = f"plan split {split.name!r}, feature {feature.name!r}"
+        if any(p.kind == "ids" for p in feature.parts) and kinds_of_split != {"records"}:
+            raise IngestError(f"{where}: an ids part gives record ids, and this split reads no records; remove it")
+        if feature.dtype is not None:
+            try:
+                dtype = np.dtype(feature.dtype)
+            except TypeError:
+                raise IngestError(
+                    f"{where}: dtype {feature.dtype!r} is not a numpy dtype (such as '<f4', '|u1')"
+                ) from None
+            if dtype.kind not in "biuf":
+                raise IngestError(
+                    f"{where}: dtype {feature.dtype!r} holds no numbers; give an integer, float or bool dtype"
+                )
         problem = name_problem("feature", feature.name)
         if problem is not None:
             raise IngestError(f"{where}: {problem}; rename it in the plan")
@@ -161,13 +187,15 @@ def split_disagreements(plan: Plan) -> list[str]:
     return out
 
 
-def check_plan(plan: Plan) -> dict[str, Inventory]:
+def check_plan(plan: Plan, walked: dict[str, Inventory] | None = None) -> dict[str, Inventory]:
     """Check a plan against its sources; return the walked sources by path.
 
     Parameters
     ----------
     plan
         A plan, proposed or read from ``--plan-file``.
+    walked
+        The sources already walked (by the proposal), by path; the others are walked now.
 
     Returns
     -------
@@ -189,7 +217,7 @@ def check_plan(plan: Plan) -> dict[str, Inventory]:
             '`h5ml convert SOURCES... --plan --format json -o plan.json`, edit it, empty its "confirm" list, and '
             "convert with --plan-file plan.json"
         )
-    inventories = {src.path: take_inventory(src.path) for src in plan.sources}
+    inventories = {src.path: (walked or {}).get(src.path) or take_inventory(src.path) for src in plan.sources}
     if not plan.splits:
         raise IngestError("the plan has no split; nothing to convert")
     names = [s.name for s in plan.splits]

@@ -16,6 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.hdf5.check import check_plan
 from h5ml.ingest.hdf5.labeling import LabelOptions
@@ -34,9 +37,38 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def _paths(sources: Sources) -> list[str | os.PathLike[str]]:
-    if isinstance(sources, (str, os.PathLike)):
-        return [sources]
-    return list(sources)
+    """The sources as a list of paths (one path, or a sequence of them); anything else is a ParameterError."""
+    items = [sources] if isinstance(sources, (str, os.PathLike)) else sources
+    if isinstance(sources, (bytes, Mapping)) or not isinstance(items, (list, tuple)):
+        raise parameter_error("sources", f"give a path or a list of paths, got {type(sources).__name__}", "SOURCES")
+    if not all(isinstance(p, (str, os.PathLike)) for p in items):
+        raise parameter_error(
+            "sources", f"every source must be a path (str or os.PathLike), got {list(items)!r}", "SOURCES"
+        )
+    return list(items)
+
+
+def _check_names(split_name: Any, label: Any, id_feature: Any) -> None:
+    for name, value in (("split_name", split_name), ("label", label), ("id_feature", id_feature)):
+        if value is not None and not isinstance(value, str):
+            raise parameter_error(name, f"{name} must be a str, got {value!r}")
+
+
+def _given_plan(plan: Any) -> Plan:
+    """A plan given to :func:`convert_hdf5`: a Plan, the path of a plan file, or the plan's JSON document as a dict."""
+    if isinstance(plan, Plan):
+        return plan
+    if isinstance(plan, (str, os.PathLike)):
+        return load_plan(plan)
+    if isinstance(plan, Mapping):
+        try:
+            return Plan.model_validate(dict(plan))
+        except ValidationError as exc:
+            wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:5])
+            raise IngestError(f"plan: not a valid h5ml conversion plan: {wrong}") from None
+    raise parameter_error(
+        "plan", f"give a Plan, the path of a plan file or its JSON document as a dict, got {type(plan).__name__}"
+    )
 
 
 def _labels(
@@ -106,12 +138,9 @@ def plan_hdf5(
         For a ``label`` that names no feature, class names without one label
         feature, or ``split_name`` for a file with splits of its own.
     """
-    plan, _ = propose_plan(
-        _paths(sources),
-        split_name=split_name,
-        labels=_labels(label, class_names, class_names_file),
-        id_feature=id_feature,
-    )
+    _check_names(split_name, label, id_feature)
+    labels = _labels(label, class_names, class_names_file)
+    plan, _ = propose_plan(_paths(sources), split_name=split_name, labels=labels, id_feature=id_feature)
     return plan
 
 
@@ -127,7 +156,7 @@ def convert_hdf5(
     sources: Sources,
     output: str | os.PathLike[str],
     *,
-    plan: Plan | str | os.PathLike[str] | None = None,
+    plan: Plan | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     split_name: str | None = None,
     label: str | None = None,
     class_names: Sequence[str] | None = None,
@@ -156,8 +185,8 @@ def convert_hdf5(
     output
         The h5ml file to write.
     plan
-        A :class:`~h5ml.ingest.hdf5.plan.Plan` or the path of a plan file
-        (``--plan-file``), converted exactly as written. ``sources`` must
+        A :class:`~h5ml.ingest.hdf5.plan.Plan`, the path of a plan file
+        (``--plan-file``) or its JSON document as a dict, converted exactly as written. ``sources`` must
         then be the plan's sources, or empty.
     {shared_parameters}
 
@@ -179,6 +208,7 @@ def convert_hdf5(
     """
     options = ConvertOptions.pick(locals())
     given = _paths(sources) if sources not in (None, "") else []
+    _check_names(split_name, label, id_feature)
     if plan is not None:
         for name, value in (
             ("split_name", split_name),
@@ -188,18 +218,18 @@ def convert_hdf5(
         ):
             if value is not None:
                 raise parameter_error(name, f"{name} is decided by the plan given; edit the plan instead")
-        chosen = plan if isinstance(plan, Plan) else load_plan(plan)
+        chosen = _given_plan(plan)
         listed = {os.path.realpath(s.path) for s in chosen.sources}
         extra = [os.fspath(p) for p in given if os.path.realpath(os.fspath(p)) not in listed]
         if extra:
             raise parameter_error(
                 "sources", f"{extra} are not sources of the plan; give the plan's sources or none", "SOURCES"
             )
+        inventories = check_plan(chosen)
     else:
-        chosen, _ = propose_plan(
-            given, split_name=split_name, labels=_labels(label, class_names, class_names_file), id_feature=id_feature
-        )
-    inventories = check_plan(chosen)
+        labels = _labels(label, class_names, class_names_file)
+        chosen, walked = propose_plan(given, split_name=split_name, labels=labels, id_feature=id_feature)
+        inventories = check_plan(chosen, {inv.source: inv for inv in walked})
     out = check_output(output, options.overwrite, [Path(s.path) for s in chosen.sources])
     names = [s.path for s in chosen.sources]
     where = names[0] if len(names) == 1 else json.dumps(names)

@@ -25,6 +25,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.draft import Draft, Reading
 from h5ml.ingest.hdf5.inventory import Inventory
 from h5ml.ingest.hdf5.labels import class_names_file, is_class_names_name, one_hot_codes
@@ -80,7 +81,15 @@ def _string_vector(source: str, path: str, matlab: bool) -> list[str]:
     with h5py.File(source, "r") as f:
         dataset = f[path]
         if h5py.check_string_dtype(dataset.dtype) is not None:
-            return [str(v) for v in np.asarray(dataset.asstr()[()]).ravel()]
+            try:
+                return [str(v) for v in np.asarray(dataset.asstr()[()]).ravel()]
+            except UnicodeDecodeError as exc:
+                raise IngestError(
+                    f"{source}:{path}: the class names are not UTF-8 (or ASCII) text ({exc.reason} at byte "
+                    f"{exc.start}); give them with class_names=[...] (--class-names) or fix the file",
+                    path=source,
+                    hdf5_path=path,
+                ) from None
         values = np.asarray(dataset[()])
         cls = _matlab_class(dataset) if matlab else None
         if cls == "cell":

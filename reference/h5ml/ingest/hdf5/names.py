@@ -144,11 +144,18 @@ def read_list_file(path: Path) -> list[Path]:
             continue
         given = Path(entry)
         candidates = [given] if given.is_absolute() else [path.parent / given, path.parent / given.name]
+        candidates = list(dict.fromkeys(candidates))
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
+            folders = [c for c in candidates if c.is_dir()]
+            what = (
+                f"the directory {folders[0]}, not a file"
+                if folders
+                else "no file at " + " nor ".join(map(str, candidates))
+            )
             raise IngestError(
-                f"{path}: line {number} names {entry!r}, which is neither {candidates[0]} nor "
-                f"{path.parent / given.name}; fix the line or put the file beside the list",
+                f"{path}: line {number} names {entry!r}: {what}; list one HDF5 file per line, or put the file beside "
+                "the list",
                 path=str(path),
             )
         out.append(found)

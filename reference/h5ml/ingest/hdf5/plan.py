@@ -125,7 +125,9 @@ class Feature(BaseModel):
     class_names_from: str | None = Field(
         default=None, description="Where class_names were found (shown, not read again)."
     )
-    attrs: dict[str, Any] = Field(default_factory=dict, description="User attributes kept from the source (§4.7).")
+    attrs: dict[str, str | int | float | list[str] | list[int]] = Field(
+        default_factory=dict, description="User attributes kept from the source (§4.7): text, numbers, lists of them."
+    )
 
 
 class Split(BaseModel):

@@ -69,12 +69,19 @@ def expand_sources(sources: Sequence[str | os.PathLike[str]]) -> list[SourceFile
             out += [SourceFile(path=os.fspath(p), split=split, listed_in=os.fspath(path)) for p in read_list_file(path)]
         else:
             out.append(SourceFile(path=os.fspath(path), split=file_split(path)[0]))
-    seen: dict[str, str] = {}
+    seen: dict[tuple[int, int], str] = {}
     for item in out:
-        key = os.path.realpath(item.path)
+        try:
+            stat = os.stat(item.path)
+        except OSError:
+            continue  # a missing file: the walk says so
+        key = (stat.st_dev, stat.st_ino)  # the same file by any path: symbolic or hard link
         if key in seen:
             raise parameter_error(
-                "sources", f"{item.path} is given twice (as {seen[key]!r}); give each file once", "SOURCES"
+                "sources",
+                f"{item.path} is given twice (it is the file {seen[key]!r}, by a link or the same path); give each "
+                "file once",
+                "SOURCES",
             )
         seen[key] = item.path
     return out

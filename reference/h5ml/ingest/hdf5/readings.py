@@ -41,7 +41,7 @@ from h5ml.ingest.hdf5.matlab import MATLAB_GROUPS, cell_classes
 from h5ml.ingest.hdf5.names import array_split, id_like, is_split_name
 from h5ml.ingest.hdf5.plan import Feature, NamedBy, Part
 from h5ml.ingest.hdf5.records import SINGLE_FEATURE, member_feature, record_features
-from h5ml.ingest.naming import standard_split_name
+from h5ml.ingest.naming import SPLIT_SUFFIXES, standard_split_name
 
 __all__ = ["read_source"]
 
@@ -111,15 +111,21 @@ def _sample_axis(inv: Inventory, nodes: list[Node], reading: Reading, split: str
     """Each array's sample axis: 0 in HDF5 files; in a MAT-file the axis of the one length all arrays share."""
     if inv.kind != "matlab":
         return {n.path: 0 for n in nodes}
-    shapes = {n.path: tuple(reversed(n.shape or ())) for n in nodes if n.shape}
+    shapes = {n.path: tuple(reversed(n.shape or ())) for n in nodes if n.shape and not n.attrs.get("MATLAB_empty")}
     numeric = [s for p, s in shapes.items() if inv.nodes[p].matlab_class not in ("char", "cell")] or list(
         shapes.values()
     )
     common = set(numeric[0]) if numeric else set()
     for s in numeric[1:]:
         common &= set(s)
-    if len(nodes) == 1:
-        common = {numeric[0][0]} if numeric and numeric[0] else set()
+    if len(numeric) == 1:
+        long = [s for s in numeric[0] if s != 1]
+        if len(long) > 1:
+            reading.confirm.append(
+                f"{inv.source}: the one MATLAB variable of split {split!r} has shape {numeric[0]} (MATLAB order): "
+                "which axis indexes the samples? The plan takes the first; set sample_axis in the plan"
+            )
+        common = {numeric[0][0]} if numeric[0] else set()
     candidates = sorted(common - {1}) or sorted(common)
     axes: dict[str, int] = {}
     if len(candidates) != 1:
@@ -356,16 +362,36 @@ def read_source(inv: Inventory, split: str | None, named_by: NamedBy) -> Reading
                     f"{inv.source}:{c.path} is not in a split group ({[g.name for g in split_groups]}): confirm it "
                     "is left out, or map it in the plan"
                 )
+        _inner_splits(inv, reading, split)
         return reading
     named = {c.path: array_split(c.name) for c in members}
     if any(v is not None for v in named.values()):
         _prefixed(inv, members, named, reading, split)
+        _inner_splits(inv, reading, split)
         return reading
     default = split or "train"
     draft = Draft(default, split, named_by if split else "default", "rows", inv.source)
     _container(inv, "/", draft, reading)
     reading.drafts.append(draft)
     return reading
+
+
+def _inner_splits(inv: Inventory, reading: Reading, split: str | None) -> None:
+    """Ask when the splits named inside a file collide (``/valid`` and ``/validation``) or contradict its name."""
+    by_name: dict[str, list[str]] = {}
+    for draft in reading.drafts:
+        by_name.setdefault(draft.name, []).append(draft.source_split or draft.name)
+    for name, given in by_name.items():
+        if len(given) > 1:
+            reading.confirm.append(
+                f"{inv.source}: {sorted(given)} all name split {name!r}; the plan joins them: confirm they are one split"
+            )
+    inner = sorted(by_name)
+    if split is not None and inner != [split]:
+        reading.confirm.append(
+            f"{inv.source}: the file's name says split {split!r}, but inside it names {inner}: which is right? The "
+            "plan follows the names inside; rename the splits in the plan if the file's name is right"
+        )
 
 
 def _prefixed(
@@ -381,7 +407,8 @@ def _prefixed(
             by_split.setdefault(got[0], []).append((c, got[1]))
     for name, items in by_split.items():
         token = items[0][0].name
-        draft = drafts[name] = Draft(name, name, "array name", "rows", inv.source)
+        raw = next((w for w in token.split("_") if w.lower() in SPLIT_SUFFIXES), name)
+        draft = drafts[name] = Draft(name, raw.lower(), "array name", "rows", inv.source)
         groups = [(c, f) for c, f in items if c.kind == "group"]
         datasets = [(c, f) for c, f in items if c.kind == "dataset"]
         if groups and not datasets:

@@ -154,10 +154,13 @@ def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
             try:
                 value = read_record(source_file(part.source, spec.cache_bytes), part, location)
             except KeyError as exc:
+                missing = exc.args[0] if str(exc.args[0]).startswith("/") else _expected(part, item.sample_id)
                 raise DecodeError(
                     where,
-                    f"sample {item.sample_id!r} of split {item.split!r} has no {name!r}: {exc.args[0]} does not exist",
+                    f"sample {item.sample_id!r} of split {item.split!r} has no {name!r}: {missing} does not exist",
                 ) from None
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise DecodeError(where, f"the value of {name!r} cannot be read ({exc})") from None
         else:
             value, where = _rows_value(run, int(location), spec.cache_bytes)
         try:
