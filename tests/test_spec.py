@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from h5ml import spec
@@ -94,3 +95,27 @@ def test_one_rule_for_seeds_and_gzip_levels(tmp_path: Path) -> None:
         h5ml.Writer(tmp_path / "l.h5", compression="gzip", compression_opts=True)
     with pytest.raises(h5ml.ParameterError, match="level"):
         ConvertOptions(compression="gzip", level=True)
+
+
+@pytest.mark.parametrize("char", sorted(spec.WHITESPACE))
+def test_every_listed_whitespace_is_refused_at_either_end_of_a_name(char: str) -> None:
+    """§5.1.1 (1.1): the 25 White_Space code points of the text, no more, no fewer, at the start and the end."""
+    assert not spec.is_valid_name(f"{char}x") and not spec.is_valid_name(f"x{char}")
+    assert spec.is_valid_name(f"a{char}b")  # inside a name, whitespace is an ordinary character
+
+
+@pytest.mark.parametrize("char", ["\x1c", "\x1d", "\x1e", "\x1f", "\u180e", "\u200b", "\ufeff"])
+def test_code_points_that_are_not_white_space_are_ordinary_in_names(char: str) -> None:
+    """§5.1.1 (1.1): Python's str.isspace counts U+001C-U+001F; the spec's list does not, nor U+180E, U+200B, U+FEFF."""
+    assert spec.is_valid_name(f"{char}x") and spec.is_valid_name(f"x{char}")
+    assert len(spec.WHITESPACE) == 25 and all(ord(c) < 0x3001 for c in spec.WHITESPACE)
+
+
+@pytest.mark.parametrize("names", [["org.example:sparse-coo"], ["sparse"], ["a", "b"]])
+def test_writer_lists_no_extension_it_does_not_implement(tmp_path: Path, names: list[str]) -> None:
+    """§1.5.1: a writer lists no extension name, of either form, that it does not implement (this one implements none)."""
+    import h5ml
+
+    with pytest.raises(h5ml.MetadataError, match=r"extension\(s\) this writer does not implement"):
+        h5ml.write(tmp_path / "x.h5", {"train": {"x": np.zeros((2, 2))}}, metadata={"must_understand": names})
+    assert not (tmp_path / "x.h5").exists()

@@ -46,6 +46,7 @@ __all__ = [
     "STANDARD_SPLITS",
     "STATS_ATTRS",
     "TARGET_CHUNK_BYTES",
+    "WHITESPACE",
     "is_gzip_level",
     "is_shuffle_seed",
     "is_valid_name",
@@ -123,9 +124,28 @@ SPLIT_ALIASES: Final = {"valid": "validation", "val": "validation", "dev": "vali
 #: §5.4 names starting with this prefix are reserved for the specification.
 RESERVED_PREFIX: Final = "_"
 
+#: §5.1.1 (1.1) the whitespace characters of the naming rule: the 25 code points with the
+#: Unicode property White_Space (Unicode 15.1), listed so that every implementation uses the same
+#: set (Python's ``str.isspace`` adds U+001C-U+001F, which are not White_Space).
+WHITESPACE: Final = frozenset(
+    chr(c)
+    for c in (
+        *range(0x0009, 0x000E),
+        0x0020,
+        0x0085,
+        0x00A0,
+        0x1680,
+        *range(0x2000, 0x200B),
+        0x2028,
+        0x2029,
+        0x202F,
+        0x205F,
+        0x3000,
+    )
+)
 #: §5.1.1 a split or feature name: non-empty, no "/", no leading ".", "_" or
-#: whitespace, no trailing whitespace, at most 255 UTF-8 bytes (checked separately).
-NAME_PATTERN: Final = re.compile(r"^[^/._\s][^/]*$")
+#: whitespace (:data:`WHITESPACE`); the trailing whitespace and the 255 UTF-8 bytes are checked separately.
+NAME_PATTERN: Final = re.compile("^[^/._" + "".join(f"\\U{ord(c):08x}" for c in sorted(WHITESPACE)) + "][^/]*$")
 
 #: §6 encodings and the HDF5 object kind that holds each.
 ENCODINGS: Final = {
@@ -250,7 +270,7 @@ def is_valid_name(name: str) -> bool:
         cannot store it) and no lone surrogate, and encodes to at most 255
         bytes of UTF-8.
     """
-    if not isinstance(name, str) or "\x00" in name or not NAME_PATTERN.match(name) or name != name.strip():
+    if not isinstance(name, str) or "\x00" in name or not NAME_PATTERN.match(name) or name[-1] in WHITESPACE:
         return False
     try:
         return len(name.encode("utf-8")) <= 255
