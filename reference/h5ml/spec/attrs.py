@@ -69,6 +69,8 @@ _PROFILE_KINDS: Final = frozenset("biufSOU")
 
 
 def _to_python(value: Any) -> Any:
+    if isinstance(value, h5py.Empty):  # a null dataspace holds no value: JSON null (§4.6, §4.7)
+        return None
     if isinstance(value, np.ndarray):
         if value.shape == ():
             return _to_python(value[()])
@@ -83,7 +85,7 @@ def _to_python(value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return float(value)
-    # opaque and compound values (numpy void), complex numbers, object references, null dataspaces (h5py Empty)
+    # opaque and compound values (numpy void), complex numbers, object references
     raise TypeError(f"a value of type {type(value).__name__} is outside the storage profile (§3.2)")
 
 
@@ -101,9 +103,10 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
 
     Returns
     -------
-    str, int, float, bool or list
+    str, int, float, bool, list or None
         Strings as ``str`` (never bytes), numpy scalars as Python numbers, arrays
-        as lists (of ``str`` for string arrays).
+        as lists (of ``str`` for string arrays); ``None`` for an attribute with a
+        null dataspace (HDF5 ``H5S_NULL``), which holds no value (§4.6).
 
     Raises
     ------
@@ -113,8 +116,7 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
         If a string attribute holds bytes that are not UTF-8.
     TypeError
         If the value is of a type outside the storage profile (§3.2): opaque
-        or compound (numpy void), complex, an object reference, a null
-        dataspace.
+        or compound (numpy void), complex, an object reference.
     """
     if name not in obj.attrs:
         if default is MISSING:
@@ -172,7 +174,8 @@ def to_json_value(value: Any) -> Any:
     -------
     JSON-compatible value
         bytes -> str, numpy scalars -> numbers (NaN, +inf, -inf -> the strings
-        "NaN", "Infinity", "-Infinity"), arrays -> (nested) lists; a non-UTF-8 byte
+        "NaN", "Infinity", "-Infinity"), arrays -> (nested) lists, a null
+        dataspace -> None (JSON null); a non-UTF-8 byte
         string is kept as the Python ``bytes`` object so that the schema rejects it.
     """
     try:
