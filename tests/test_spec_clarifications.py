@@ -293,3 +293,18 @@ def test_null_dataspace_user_attribute_is_reported_and_maps_to_null(tmp_path: Pa
     assert json.loads(out)["metadata"]["acme:empty"] is None
     code, out, _ = _run_cli("dump", str(FIXTURES / "valid-user-attribute-null-dataspace.h5"), "--format", "json")
     assert code == 0 and json.loads(out)["metadata"]["acme:empty"] is None
+
+
+def test_reader_refuses_a_defined_attribute_with_a_null_dataspace(tmp_path: Path) -> None:
+    """§3.7: a defined attribute without a value is not read as absent (a null logical_dtype would silently turn
+    booleans into uint8): the reader refuses it, naming the attribute, while user attributes map to None."""
+    path = tmp_path / "b.h5"
+    h5ml.write(path, {"train": {"flag": np.array([True, False])}}, metadata={"name": "b"})
+    with h5py.File(path, "r+") as f:
+        f["train/flag"].attrs["role"] = h5py.Empty(h5py.string_dtype())
+        f["train/flag"].attrs["acme:void"] = h5py.Empty("i4")
+    with h5ml.open(path) as ds:
+        feature = ds["train"]["flag"]
+        assert feature.attrs["acme:void"] is None and feature.attrs["role"] is None
+        with pytest.raises(h5ml.H5MLError, match="role"):
+            _ = feature.role

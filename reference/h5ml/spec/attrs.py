@@ -69,8 +69,6 @@ _PROFILE_KINDS: Final = frozenset("biufSOU")
 
 
 def _to_python(value: Any) -> Any:
-    if isinstance(value, h5py.Empty):  # a null dataspace holds no value: JSON null (§4.6, §4.7)
-        return None
     if isinstance(value, np.ndarray):
         if value.shape == ():
             return _to_python(value[()])
@@ -85,7 +83,7 @@ def _to_python(value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return float(value)
-    # opaque and compound values (numpy void), complex numbers, object references
+    # opaque and compound values (numpy void), complex numbers, object references, null dataspaces (h5py Empty)
     raise TypeError(f"a value of type {type(value).__name__} is outside the storage profile (§3.2)")
 
 
@@ -103,10 +101,9 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
 
     Returns
     -------
-    str, int, float, bool, list or None
+    str, int, float, bool or list
         Strings as ``str`` (never bytes), numpy scalars as Python numbers, arrays
-        as lists (of ``str`` for string arrays); ``None`` for an attribute with a
-        null dataspace (HDF5 ``H5S_NULL``), which holds no value (§4.6).
+        as lists (of ``str`` for string arrays).
 
     Raises
     ------
@@ -116,7 +113,9 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
         If a string attribute holds bytes that are not UTF-8.
     TypeError
         If the value is of a type outside the storage profile (§3.2): opaque
-        or compound (numpy void), complex, an object reference.
+        or compound (numpy void), complex, an object reference, a null
+        dataspace (which holds no value: a defined attribute read on its own
+        is refused, §3.7; :func:`to_json_value` maps the whole set, §4.6).
     """
     if name not in obj.attrs:
         if default is MISSING:
@@ -178,6 +177,8 @@ def to_json_value(value: Any) -> Any:
         dataspace -> None (JSON null); a non-UTF-8 byte
         string is kept as the Python ``bytes`` object so that the schema rejects it.
     """
+    if isinstance(value, h5py.Empty):  # a null dataspace holds no value: JSON null (§4.6, §4.7)
+        return None
     try:
         return _json_floats(_to_python(value))
     except UnicodeDecodeError:
