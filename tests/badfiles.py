@@ -658,7 +658,7 @@ def _cases() -> Iterable[Case]:
     yield Case("E150", "/train/image", _edit(_rechunk((8, 2, 3))))
     yield Case("E160", "/train/image", _edit(_changed_value), deep=True)
     yield Case("E161", "/train/image", _edit(_set("/train/image", "fingerprint", "md5:0123")))
-    yield Case("W200", "/train/image", _edit(_rechunk((6, 4, 3))))
+    yield Case("W200", "/train/image", _edit(_rechunk((3, 4, 3))))  # 6 samples in 2 chunks (§7.2: c0 < n)
     yield Case("W201", "/train/image", _edit(_rechunk((8, 512, 512), shape=(6, 512, 512))))
     yield Case("W202", "/train/image", _edit(_delete("/train/image", "fingerprint")))
     yield Case("W203", "/", _edit(_delete("/", "license")))

@@ -318,9 +318,19 @@ def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
         ((2, 4096, 2048), (2, 128, 2048), {"E150"}),
         ((6, 1536, 1024), (8, 1536, 1024), {"W201"}),
         ((6, 1536, 1024), (1, 1536, 1024), set()),
-        ((6, 8192), (6, 8192), {"W200"}),
+        ((12, 8192), (6, 8192), {"W200"}),
+        ((6, 8192), (6, 8192), set()),  # §7.2: one chunk holds every row, no W200
     ],
-    ids=["zero-extent", "slab-axis-2", "not-a-slab", "slab-of-two-rows", "big-chunk", "one-row-6-MiB", "six-rows"],
+    ids=[
+        "zero-extent",
+        "slab-axis-2",
+        "not-a-slab",
+        "slab-of-two-rows",
+        "big-chunk",
+        "one-row-6-MiB",
+        "six-rows",
+        "six-rows-one-chunk",
+    ],
 )
 def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], expected: set[str]) -> None:
     """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule."""

@@ -40,6 +40,7 @@ class HType:
     cset: int = h5t.CSET_UTF8
     length: int = 0
     nullterm: bool = False
+    spacepad: bool = False
     precision: int = 0
     offset: int = 0
     subshape: tuple[int, ...] = ()
@@ -48,6 +49,17 @@ class HType:
     def is_string(self) -> bool:
         """Whether values of this type are strings."""
         return self.kind in ("vlen-str", "fixed-str")
+
+    def unpad(self, raw: bytes) -> bytes:
+        """The bytes of one stored string without the padding its datatype declares (SPEC §3.4).
+
+        NUL bytes are removed from the end of NULLTERM and NULLPAD strings,
+        spaces (0x20) from the end of SPACEPAD strings; variable-length strings
+        are returned unchanged.
+        """
+        if self.kind != "fixed-str":
+            return raw
+        return raw.rstrip(b" ") if self.spacepad else raw.rstrip(b"\x00")
 
     def tid(self) -> h5t.TypeID:
         """A new HDF5 type id for this datatype."""
@@ -63,7 +75,10 @@ class HType:
             tid = h5t.C_S1.copy()
             tid.set_size(self.length)
             tid.set_cset(self.cset)
-            tid.set_strpad(h5t.STR_NULLTERM if self.nullterm else h5t.STR_NULLPAD)
+            if self.spacepad:
+                tid.set_strpad(h5t.STR_SPACEPAD)
+            else:
+                tid.set_strpad(h5t.STR_NULLTERM if self.nullterm else h5t.STR_NULLPAD)
             return tid
         if self.kind == "custom-int":
             tid = h5t.py_create(self.np_dtype).copy()
@@ -85,6 +100,8 @@ class HType:
             for leaf in flatten(leaves):
                 if len(leaf) > self.length:
                     raise RecipeError(f"{leaf!r} does not fit a fixed-length string of {self.length} bytes")
+            if self.spacepad:  # HDF5 SPACEPAD: the stored bytes are padded with U+0020
+                leaves = nested_map(leaves, lambda leaf: leaf.ljust(self.length, b" "))
             arr = np.array(leaves, dtype=self.np_dtype)
         elif self.kind == "vlen-str":
             leaves = string_leaves(value)
@@ -120,7 +137,7 @@ def _flatten_rows(value: Any) -> list[Any]:
     return [row for item in value for row in _flatten_rows(item)] if isinstance(value, list) else [value]
 
 
-_STRING_TYPE = re.compile(r"^(vlen)-(utf8|ascii)$|^fixed-(utf8|ascii)(-nullterm)?:([1-9][0-9]*)$")
+_STRING_TYPE = re.compile(r"^(vlen)-(utf8|ascii)$|^fixed-(utf8|ascii)(-nullterm|-spacepad)?:([1-9][0-9]*)$")
 
 
 def parse_type(spec: Any) -> HType:
@@ -133,7 +150,16 @@ def parse_type(spec: Any) -> HType:
                 return HType("vlen-str", np.dtype(object), spec, cset=cset)
             cset = h5t.CSET_UTF8 if m.group(3) == "utf8" else h5t.CSET_ASCII
             length = int(m.group(5))
-            return HType("fixed-str", np.dtype(f"S{length}"), spec, cset=cset, length=length, nullterm=bool(m.group(4)))
+            pad = m.group(4) or ""
+            return HType(
+                "fixed-str",
+                np.dtype(f"S{length}"),
+                spec,
+                cset=cset,
+                length=length,
+                nullterm=pad == "-nullterm",
+                spacepad=pad == "-spacepad",
+            )
         if spec == "bool-enum":
             return HType("bool-enum", np.dtype(bool), spec)
         if spec == "ref":

@@ -174,7 +174,7 @@ class FeatureExpander:
         count = int(values["count"]) if isinstance(values, dict) else len(values)
         arr = htype.buffer(values, (count,))
         raw = [bytes(v) for v in arr.tolist()]
-        stored = [r.rstrip(b"\x00") if htype.kind == "fixed-str" else r for r in raw]
+        stored = [htype.unpad(r) for r in raw]
         return arr, stored
 
     def _texts(self, stored: list[bytes], htype: HType) -> list[str] | None:

@@ -43,9 +43,8 @@ class Unmappable(Exception):
 
 
 def stored_text(raw: bytes, htype: HType) -> str:
-    """The text a reader returns for one stored string: trailing NULs of fixed-length strings removed (§3.4)."""
-    if htype.kind == "fixed-str":
-        raw = raw.rstrip(b"\x00")
+    """The text a reader returns for one stored string: the declared padding of fixed-length strings removed (§3.4)."""
+    raw = htype.unpad(raw)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

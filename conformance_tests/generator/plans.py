@@ -118,9 +118,12 @@ def parse_attr(name: str, spec: Any) -> AttrPlan:
 
 
 def attr_json(attr: AttrPlan) -> Any:
-    """The §4.6 JSON form of an attribute's value; raises :class:`Unmappable` when there is none."""
+    """The §4.6 JSON form of an attribute's value (``None``, JSON null, for a null dataspace).
+
+    Raises :class:`Unmappable` when there is none.
+    """
     if attr.shape is None:
-        raise Unmappable("a null dataspace")
+        return None
     htype = attr.htype
     if htype.is_string:
         buf = htype.buffer(attr.value, attr.shape)

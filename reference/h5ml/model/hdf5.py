@@ -95,6 +95,8 @@ def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
 
     Attribute names that are not UTF-8 are left out: no attribute of the
     specification has such a name, and readers ignore user attributes (§4.7).
+    An attribute with a null dataspace, which holds no value, is None (JSON
+    null, §4.6): a user attribute may have one (§3.7).
 
     Raises
     ------
@@ -110,7 +112,15 @@ def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
             raise
         raise damaged_file(filename, where, "listing its attributes", exc) from exc
     names = [text for text in (_utf8_name(n) for n in raw) if text is not None]
-    return {name: read_attribute(obj, name, filename, where) for name in names}
+    return {name: None if _is_null(obj, name) else read_attribute(obj, name, filename, where) for name in names}
+
+
+def _is_null(obj: Any, name: str) -> bool:
+    """Whether attribute ``name`` has a null dataspace (HDF5 ``H5S_NULL``): no value, exposed as None (§4.6, §4.7)."""
+    try:
+        return obj.attrs.get_id(name).shape is None
+    except LIBRARY_ERRORS:  # read_attribute then reports the damage in words
+        return False
 
 
 def _utf8_name(raw: bytes | str) -> str | None:

@@ -154,7 +154,15 @@ class RootMetadata(BaseModel):
 
     @property
     def created_at(self) -> datetime.datetime:
-        """``created`` as a timezone-aware UTC datetime (fractions beyond microseconds are cut)."""
+        """``created`` as a timezone-aware UTC datetime (fractions beyond microseconds are cut).
+
+        A ``datetime`` has no second 60: a leap second (``23:59:60``, §4.2)
+        comes back as ``23:59:59.999999``, the last instant it can hold before
+        the next day, whatever fraction follows the 60.
+        """
+        if self.created[17:19] == "60":  # the schema admits 60 only in 23:59:60
+            stamp = datetime.datetime.strptime(self.created[:17] + "59", "%Y-%m-%dT%H:%M:%S")
+            return stamp.replace(microsecond=999_999, tzinfo=datetime.UTC)
         stamp = datetime.datetime.strptime(self.created[:19], "%Y-%m-%dT%H:%M:%S")
         fraction = self.created[20:-1] if self.created[19] == "." else ""
         micro = int((fraction + "000000")[:6])

@@ -114,7 +114,8 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
     TypeError
         If the value is of a type outside the storage profile (§3.2): opaque
         or compound (numpy void), complex, an object reference, a null
-        dataspace.
+        dataspace (which holds no value: a defined attribute read on its own
+        is refused, §3.7; :func:`to_json_value` maps the whole set, §4.6).
     """
     if name not in obj.attrs:
         if default is MISSING:
@@ -172,9 +173,12 @@ def to_json_value(value: Any) -> Any:
     -------
     JSON-compatible value
         bytes -> str, numpy scalars -> numbers (NaN, +inf, -inf -> the strings
-        "NaN", "Infinity", "-Infinity"), arrays -> (nested) lists; a non-UTF-8 byte
+        "NaN", "Infinity", "-Infinity"), arrays -> (nested) lists, a null
+        dataspace -> None (JSON null); a non-UTF-8 byte
         string is kept as the Python ``bytes`` object so that the schema rejects it.
     """
+    if isinstance(value, h5py.Empty):  # a null dataspace holds no value: JSON null (§4.6, §4.7)
+        return None
     try:
         return _json_floats(_to_python(value))
     except UnicodeDecodeError:

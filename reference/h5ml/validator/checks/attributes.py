@@ -147,9 +147,9 @@ def read_value(obj: Any, name: str) -> Any:
 
 
 def check_attributes(
-    obj: Any, path: str, known: Collection[str], singles: Collection[str]
+    obj: Any, path: str, known: Collection[str], singles: Collection[str], *, type_code: str = "E117"
 ) -> Generator[Issue, None, dict[str, Any]]:
-    """I300 for unknown attributes, E116 for non-scalar single values (§1.4, §3.7).
+    """I300 for unknown attributes, E116 for non-scalar single values, a type error for null ones (§1.4, §3.7).
 
     Parameters
     ----------
@@ -161,11 +161,17 @@ def check_attributes(
         The attribute names h5ml defines on this object.
     singles
         The known names that hold a single value (stored in a scalar dataspace).
+    type_code
+        The code of a defined attribute with the wrong type or value on this
+        object: ``"E117"`` on splits and features, ``"E107"`` on the root.
 
     Yields
     ------
     Issue
-        I300 per unknown attribute, E116 per single value of another shape.
+        I300 per unknown attribute (whatever its dataspace, a null one
+        included: §4.7), E116 per single value of another shape, and
+        ``type_code`` as well for a single value with a null dataspace, which
+        holds no value of any type (§3.7).
 
     Returns
     -------
@@ -190,6 +196,13 @@ def check_attributes(
                 f"attribute {name!r} of {path} holds a single value but is stored with shape "
                 f"{shape if shape is not None else 'null'}; store it in a scalar dataspace",
             )
+            if shape is None:
+                yield Issue.of(
+                    type_code,
+                    path,
+                    f"attribute {name!r} of {path} has a null dataspace and so no value; an attribute h5ml "
+                    "defines must hold a value of its type (§3.7): write its value or delete the attribute",
+                )
             continue
         values[name] = read_value(obj, name)
     return values

@@ -85,7 +85,8 @@ def check_chunks(dset: h5py.Dataset, path: str, *, rows_are_samples: bool) -> It
     ------
     Issue
         E150 when chunks do not hold whole rows (nor a one-row slab of a large
-        row), W200 for a sample count per chunk that is not a power of two,
+        row), W200 for a sample count per chunk that is not a power of two
+        when the dataset has more rows than one chunk holds,
         W201 for chunks outside [MIN_CHUNK_BYTES, MAX_CHUNK_BYTES].
     """
     chunks = dset.chunks
@@ -106,7 +107,8 @@ def check_chunks(dset: h5py.Dataset, path: str, *, rows_are_samples: bool) -> It
             f"(r, {whole}), or for rows over {spec.LARGE_SAMPLE_BYTES} bytes a one-row slab (§7.1.1); "
             "rewrite it with h5ml.write",
         )
-    if rows_are_samples and not _is_power_of_two(chunks[0]):
+    # §7.2: one chunk along the first axis that holds every row (c0 >= n) needs no power of two
+    if rows_are_samples and chunks[0] < shape[0] and not _is_power_of_two(chunks[0]):
         yield Issue.of(
             "W200",
             path,

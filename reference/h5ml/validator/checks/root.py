@@ -104,7 +104,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             "what this validator does not know is reported as info; upgrade h5ml for a full check",
         )
     singles = [a for a in spec.ROOT_ATTRS if a not in spec.ROOT_ARRAY_ATTRS]
-    values = yield from check_attributes(f, "/", spec.ROOT_ATTRS, singles)
+    values = yield from check_attributes(f, "/", spec.ROOT_ATTRS, singles, type_code="E107")
     handled = {"format", "format_version", "complete", "fingerprint"}
     handled.update(a for a in spec.ROOT_ATTRS if a in f.attrs and a not in values)  # non-scalar: E116
     for name, issue in _check_arrays(f):
