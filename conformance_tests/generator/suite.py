@@ -98,7 +98,9 @@ def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> 
         entry["format_version"] = case["format_version"]
     if case.get("related"):
         entry["related"] = case["related"]
-    entry["issues"] = [{**issue, "level": _LEVEL_OF_SEVERITY[_SEVERITY_OF_LETTER[issue["code"][0]]]} for issue in issues]
+    entry["issues"] = [
+        {**issue, "level": _LEVEL_OF_SEVERITY[_SEVERITY_OF_LETTER[issue["code"][0]]]} for issue in issues
+    ]
     for key in ("allowed", "absent"):
         if case.get(key):
             entry[key] = case[key]
