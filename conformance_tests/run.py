@@ -21,14 +21,24 @@ command prints on standard output with what the case expects:
   ``expected/<case>.json``, numbers compared by value; for a "refuse" case, a
   non-zero exit status.
 
-It prints one line per case (``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``) and a
-summary, and exits 0 when every case passed, 1 when any failed, 2 when any
-could not be run (the command was not found, timed out, died from a signal or
-printed no JSON) or on a usage error.
+Validators are judged by level (``--level errors|warnings|info``, default
+``info``: every level; CONTRACT.md §8, ``levels.py``): ``errors`` checks every
+expected error, no other error, ``valid``, ``readable``, ``format_version``,
+the exit status and the report format; ``warnings`` adds the expected
+warnings; ``info`` the expected infos.
+
+It prints one line per case (``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``; a
+validator's failure names the first level that failed) and a summary (for
+validators, the passes per level), and exits 0 when every case passed at the
+level asked, 1 when any failed, 2 when any could not be run (the command was
+not found, timed out, died from a signal or printed no JSON) or on a usage
+error.
 
 Only the standard library is needed; ``jsonschema``, when installed, checks
 reports against the full report schema (otherwise a built-in structural check
-is used). See README.md for the options and for declaring optional features.
+is used). CONTRACT.md is the normative contract this runner applies (how the
+command is called, what it prints, exit codes, modes, batches, time limits,
+optional features, levels); README.md explains the options.
 """
 
 from __future__ import annotations
