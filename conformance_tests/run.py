@@ -66,7 +66,7 @@ from typing import Any
 # repository root, or the parent of a copy of the suite (a folder named conformance_tests holding __init__.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance_tests.levels import LEVELS, compare_report, expected_exit_status, first_failure
+from conformance_tests.levels import ERRORS, LEVELS, compare_report, expected_exit_status, first_failure
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = HERE / "manifest.json"
@@ -373,7 +373,7 @@ class Suite:
                     if entry.get("path") != str(copy):
                         general.append(f"path is {entry.get('path')!r}, not the path given ({copy})")
                     levels = compare_report(case, entry, self.registry)
-            levels[LEVELS[0]] = general + levels.get(LEVELS[0], [])
+            levels[ERRORS] = general + levels.get(ERRORS, [])
             failed, reasons = first_failure(levels, self.args.level)
             outcomes.append(Outcome(case["id"], FAIL if failed else PASS, reasons, failed))
         return outcomes
