@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,58 @@ def test_a_naive_validator_fails_every_level(tmp_path: Path, name: str, body: st
         assert all(re.match(r"level (errors|warnings|info): ", r) for c in failed for r in c["reasons"])
     errors_failed = _statuses(runs["errors"], "FAIL")
     assert errors_failed <= _statuses(runs["warnings"], "FAIL") <= _statuses(runs["info"], "FAIL")
+
+
+#: The errors oracle, plus an info the case forbids (``absent``) and a warning beside E100 (``exclusive``).
+FORBIDDEN_EXTRAS = (
+    "EXTRA = {'e131-encoding-unknown.h5': issue('I301', '/train/x'), 'e100-empty.h5': issue('W203', '/')}\n"
+    "_report = report\n"
+    "def report(files, status):\n"
+    "    for entry in files:\n"
+    "        if os.path.basename(entry['path']) in EXTRA:\n"
+    "            entry['issues'].append(EXTRA[os.path.basename(entry['path'])])\n"
+    "    _report(files, status)\n"
+)
+
+
+def test_forbidden_codes_count_at_the_level_of_their_severity(tmp_path: Path) -> None:
+    """An ``absent`` info and a warning beside E100 in an ``exclusive`` case pass ``--level errors`` and fail the
+    level of their own severity (CONTRACT.md §8.2), with the reason named."""
+    oracle = ERRORS_ORACLE % str(SUITE / "manifest.json")
+    body = oracle.replace("unreadable = any(", FORBIDDEN_EXTRAS + "unreadable = any(")
+    command = _fake(tmp_path, "forbidden_extras", body)
+    runs = _run_levels(tmp_path, command, ["--case", "e131-encoding-unknown", "--case", "e100-empty"], timeout=60)
+    assert runs["errors"]["rc"] == 0, runs["errors"]["stdout"]
+    assert {c["id"]: c["failed_level"] for c in runs["warnings"]["cases"]} == {
+        "e131-encoding-unknown": None,
+        "e100-empty": "warnings",
+    }
+    assert "FAIL  e100-empty: level warnings: must report E100 alone, also reports W203" in runs["info"]["stdout"]
+    assert "FAIL  e131-encoding-unknown: level info: reports I301, which the case forbids" in runs["info"]["stdout"]
+
+
+def test_a_manifest_of_format_1_0_is_judged_by_the_codes_severity(tmp_path: Path) -> None:
+    """A manifest of format 1.0 (no ``validator_levels``, no issue ``level``) still follows the schema, and
+    run.py levels its issues by their code's letter: the errors oracle passes ``errors`` and fails ``warnings``
+    on a case that expects a warning. An unknown level is a usage error (exit 2)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    cases = [c for c in MANIFEST["cases"] if c["id"] in ("w203-no-license", "e150-chunk-splits-sample")]
+    old = {k: v for k, v in MANIFEST.items() if k != "validator_levels"}
+    old["manifest_version"] = "1.0"
+    old["cases"] = [{**c, "issues": [{"code": i["code"], "path": i["path"]} for i in c["issues"]]} for c in cases]
+    schema = json.loads((SUITE.parent / "schema" / "h5ml-manifest-1.0.schema.json").read_text(encoding="utf-8"))
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(old)) == []
+    (tmp_path / "fixtures").mkdir()
+    for case in cases:
+        shutil.copyfile(SUITE / case["file"], tmp_path / case["file"])
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps(old), encoding="utf-8")
+    command = _fake(tmp_path, "errors_oracle", ERRORS_ORACLE % str(SUITE / "manifest.json"))
+    runs = _run_levels(tmp_path, command, ["--manifest", str(manifest)], timeout=60)
+    assert runs["errors"]["rc"] == 0, runs["errors"]["stdout"]
+    assert {c["id"]: c["failed_level"] for c in runs["warnings"]["cases"]} == {
+        "e150-chunk-splits-sample": None,
+        "w203-no-license": "warnings",
+    }
+    wrong = _runner("validator", ["--level", "all"], command, tmp_path / "wrong.json", timeout=60)
+    assert wrong["rc"] == 2 and "--level: invalid choice: 'all'" in wrong["stderr"], wrong["stderr"]
