@@ -49,7 +49,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -61,16 +60,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The validator levels are judged by the module conformance_tests.levels beside this script. Run as a program,
+# The report format and the validator levels are judged by the modules conformance_tests.report_format and
+# conformance_tests.levels beside this script. Run as a program,
 # the script puts the folder above the suite first on the module search path (as generate.py does): the
 # repository root, or the parent of a copy of the suite (a folder named conformance_tests holding __init__.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from conformance_tests.levels import ERRORS, LEVELS, compare_report, expected_exit_status, first_failure
+from conformance_tests.report_format import report_problems, schema_checker
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = HERE / "manifest.json"
-REPORT_SCHEMA = HERE.parent / "schema" / "h5ml-report-1.0.schema.json"
 
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 #: How much of a command's standard error a failure message quotes.
@@ -174,68 +174,6 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# --------------------------------------------------------------------------- the report format (SPEC §9.3)
-
-
-def _schema_checker() -> Any:
-    """A ``jsonschema`` validator for the report schema, or None when jsonschema or the schema is unavailable."""
-    try:
-        import jsonschema
-    except ImportError:
-        return None
-    if not REPORT_SCHEMA.is_file():
-        return None
-    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
-
-
-_CODE = re.compile(r"^[EWI][0-9]{3}$")
-_SEVERITY = {"E": "error", "W": "warning", "I": "info"}
-
-
-def report_problems(report: Any, checker: Any) -> list[str]:
-    """Where ``report`` breaks the report format of SPEC §9.3 (with jsonschema when available)."""
-    if checker is not None:
-        return [
-            f"report breaks the report schema at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"
-            for e in sorted(checker.iter_errors(report), key=lambda e: list(map(str, e.absolute_path)))
-        ][:5]
-    problems: list[str] = []
-    if not isinstance(report, dict):
-        return ["the report is not a JSON object"]
-    if report.get("report_version") != "1.0":
-        problems.append("report_version is not '1.0'")
-    tool = report.get("tool")
-    if not (isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("version"), str)):
-        problems.append("tool must hold the strings name and version")
-    files = report.get("files")
-    if not isinstance(files, list):
-        return [*problems, "files is not an array"]
-    for i, entry in enumerate(files):
-        if not isinstance(entry, dict):
-            problems.append(f"files[{i}] is not an object")
-            continue
-        for key, kinds in (("path", str), ("readable", bool), ("valid", bool), ("issues", list)):
-            if not isinstance(entry.get(key), kinds):
-                problems.append(f"files[{i}].{key} is missing or of the wrong type")
-        if "format_version" not in entry or not isinstance(entry["format_version"], (str, type(None))):
-            problems.append(f"files[{i}].format_version must be a string or null")
-        for j, issue in enumerate(entry.get("issues") or []):
-            where = f"files[{i}].issues[{j}]"
-            keys = {"code", "name", "severity", "path", "message", "clause"}
-            if not isinstance(issue, dict) or set(issue) != keys or not all(isinstance(v, str) for v in issue.values()):
-                problems.append(f"{where} must have exactly the string members {sorted(keys)}")
-                continue
-            if not _CODE.match(issue["code"]) or _SEVERITY[issue["code"][0]] != issue["severity"]:
-                problems.append(f"{where}: code {issue['code']!r} and severity {issue['severity']!r} disagree")
-            if not issue["path"].startswith("/"):
-                problems.append(f"{where}: path {issue['path']!r} is not absolute")
-    return problems
-
-
-# --------------------------------------------------------------------------- validator cases
-
-
 # --------------------------------------------------------------------------- reader cases
 
 
@@ -292,7 +230,7 @@ class Suite:
                 file=sys.stderr,
             )
             raise SystemExit(2)
-        self.checker = _schema_checker() if args.kind == "validator" else None
+        self.checker = schema_checker() if args.kind == "validator" else None
 
     def select(self) -> tuple[list[dict[str, Any]], list[Outcome]]:
         """The cases to run and the outcomes of those skipped (with the reason)."""
@@ -431,7 +369,8 @@ def run_suite(args: argparse.Namespace) -> int:
                 results[outcome.case] = outcome
             flush()
     counts = {status: sum(1 for o in results.values() if o.status == status) for status in (PASS, FAIL, ERROR, SKIP)}
-    label = f"{args.kind} ({args.mode}, level {args.level})" if args.kind == "validator" else "reader"
+    unchecked = ", exit status not checked" if args.no_exit_status else ""
+    label = f"{args.kind} ({args.mode}, level {args.level}{unchecked})" if args.kind == "validator" else "reader"
     print(
         f"{label}: {len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, "
         f"{counts[ERROR]} errors, {counts[SKIP]} skipped"
@@ -446,7 +385,15 @@ def run_suite(args: argparse.Namespace) -> int:
                 {
                     "kind": args.kind,
                     "mode": args.mode,
-                    **({"level": args.level, "passed_per_level": passed_per_level} if args.kind == "validator" else {}),
+                    **(
+                        {
+                            "level": args.level,
+                            "exit_status_checked": not args.no_exit_status,
+                            "passed_per_level": passed_per_level,
+                        }
+                        if args.kind == "validator"
+                        else {}
+                    ),
                     "command": args.command,
                     "counts": counts,
                     "cases": [
