@@ -21,14 +21,24 @@ command prints on standard output with what the case expects:
   ``expected/<case>.json``, numbers compared by value; for a "refuse" case, a
   non-zero exit status.
 
-It prints one line per case (``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``) and a
-summary, and exits 0 when every case passed, 1 when any failed, 2 when any
-could not be run (the command was not found, timed out, died from a signal or
-printed no JSON) or on a usage error.
+Validators are judged by level (``--level errors|warnings|info``, default
+``info``: every level; CONTRACT.md §8, ``levels.py``): ``errors`` checks every
+expected error, no other error, ``valid``, ``readable``, ``format_version``,
+the exit status and the report format; ``warnings`` adds the expected
+warnings; ``info`` the expected infos.
+
+It prints one line per case (``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``; a
+validator's failure names the first level that failed) and a summary (for
+validators, the passes per level), and exits 0 when every case passed at the
+level asked, 1 when any failed, 2 when any could not be run (the command was
+not found, timed out, died from a signal or printed no JSON) or on a usage
+error.
 
 Only the standard library is needed; ``jsonschema``, when installed, checks
 reports against the full report schema (otherwise a built-in structural check
-is used). See README.md for the options and for declaring optional features.
+is used). CONTRACT.md is the normative contract this runner applies (how the
+command is called, what it prints, exit codes, modes, batches, time limits,
+optional features, levels); README.md explains the options.
 """
 
 from __future__ import annotations
@@ -39,21 +49,28 @@ import fnmatch
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The report format and the validator levels are judged by the modules conformance_tests.report_format and
+# conformance_tests.levels beside this script. Run as a program,
+# the script puts the folder above the suite first on the module search path (as generate.py does): the
+# repository root, or the parent of a copy of the suite (a folder named conformance_tests holding __init__.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from conformance_tests.levels import ERRORS, LEVELS, compare_report, expected_exit_status, first_failure
+from conformance_tests.report_format import report_problems, schema_checker
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = HERE / "manifest.json"
-REPORT_SCHEMA = HERE.parent / "schema" / "h5ml-report-1.0.schema.json"
 
 PASS, FAIL, ERROR, SKIP = "PASS", "FAIL", "ERROR", "SKIP"
 #: How much of a command's standard error a failure message quotes.
@@ -62,11 +79,17 @@ _STDERR_TAIL = 400
 
 @dataclass
 class Outcome:
-    """The result of one case: status, case id, and the reasons of a failure or an error."""
+    """The result of one case: status, case id, the reasons of a failure or an error, and the level that failed.
+
+    ``level`` is the first validator level (CONTRACT.md §8) the case failed, None when it passed every level
+    checked, was skipped, could not run, or is a reader case; each reason of a validator case starts with
+    ``level NAME: ``.
+    """
 
     case: str
     status: str
     reasons: list[str] = field(default_factory=list)
+    level: str | None = None
 
     def line(self) -> str:
         """One line of output: ``STATUS id`` and, for anything but a pass, the first reason."""
@@ -151,127 +174,6 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# --------------------------------------------------------------------------- the report format (SPEC §9.3)
-
-
-def _schema_checker() -> Any:
-    """A ``jsonschema`` validator for the report schema, or None when jsonschema or the schema is unavailable."""
-    try:
-        import jsonschema
-    except ImportError:
-        return None
-    if not REPORT_SCHEMA.is_file():
-        return None
-    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
-
-
-_CODE = re.compile(r"^[EWI][0-9]{3}$")
-_SEVERITY = {"E": "error", "W": "warning", "I": "info"}
-
-
-def report_problems(report: Any, checker: Any) -> list[str]:
-    """Where ``report`` breaks the report format of SPEC §9.3 (with jsonschema when available)."""
-    if checker is not None:
-        return [
-            f"report breaks the report schema at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"
-            for e in sorted(checker.iter_errors(report), key=lambda e: list(map(str, e.absolute_path)))
-        ][:5]
-    problems: list[str] = []
-    if not isinstance(report, dict):
-        return ["the report is not a JSON object"]
-    if report.get("report_version") != "1.0":
-        problems.append("report_version is not '1.0'")
-    tool = report.get("tool")
-    if not (isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("version"), str)):
-        problems.append("tool must hold the strings name and version")
-    files = report.get("files")
-    if not isinstance(files, list):
-        return [*problems, "files is not an array"]
-    for i, entry in enumerate(files):
-        if not isinstance(entry, dict):
-            problems.append(f"files[{i}] is not an object")
-            continue
-        for key, kinds in (("path", str), ("readable", bool), ("valid", bool), ("issues", list)):
-            if not isinstance(entry.get(key), kinds):
-                problems.append(f"files[{i}].{key} is missing or of the wrong type")
-        if "format_version" not in entry or not isinstance(entry["format_version"], (str, type(None))):
-            problems.append(f"files[{i}].format_version must be a string or null")
-        for j, issue in enumerate(entry.get("issues") or []):
-            where = f"files[{i}].issues[{j}]"
-            keys = {"code", "name", "severity", "path", "message", "clause"}
-            if not isinstance(issue, dict) or set(issue) != keys or not all(isinstance(v, str) for v in issue.values()):
-                problems.append(f"{where} must have exactly the string members {sorted(keys)}")
-                continue
-            if not _CODE.match(issue["code"]) or _SEVERITY[issue["code"][0]] != issue["severity"]:
-                problems.append(f"{where}: code {issue['code']!r} and severity {issue['severity']!r} disagree")
-            if not issue["path"].startswith("/"):
-                problems.append(f"{where}: path {issue['path']!r} is not absolute")
-    return problems
-
-
-# --------------------------------------------------------------------------- validator cases
-
-
-def _paths(expected: Any) -> list[str] | None:
-    """The HDF5 paths an expected issue accepts (None: any path)."""
-    if expected is None:
-        return None
-    return [expected] if isinstance(expected, str) else list(expected)
-
-
-def compare_report(case: dict[str, Any], entry: dict[str, Any], registry: dict[str, Any]) -> list[str]:
-    """Every way a report's entry for one file departs from what the case expects."""
-    reasons: list[str] = []
-    issues = [i for i in entry.get("issues", []) if isinstance(i, dict)]
-    for issue in issues:
-        known = registry.get(str(issue.get("code")))
-        if known is None:
-            reasons.append(f"reports {issue.get('code')}, which is not in the registry of SPEC §9.2")
-            continue
-        for key in ("name", "severity", "clause"):
-            if issue.get(key) != known[key]:
-                reasons.append(f"issue {issue['code']} has {key} {issue.get(key)!r}, the registry says {known[key]!r}")
-    expected = sorted(case.get("issues", []), key=lambda e: len(_paths(e.get("path")) or ["", "", "", "", ""]))
-    pool = list(issues)
-    for want in expected:
-        accepted = _paths(want.get("path"))
-        match = next(
-            (i for i in pool if i.get("code") == want["code"] and (accepted is None or i.get("path") in accepted)),
-            None,
-        )
-        if match is None:
-            where = "" if accepted is None else f" at {' or '.join(accepted)}"
-            found = sorted({f"{i.get('code')} {i.get('path')}" for i in issues if i.get("code") == want["code"]})
-            reasons.append(f"missing {want['code']}{where}" + (f" (found {', '.join(found)})" if found else ""))
-        else:
-            pool.remove(match)
-    codes = {str(i.get("code")) for i in issues}
-    permitted = {e["code"] for e in case.get("issues", [])} | set(case.get("allowed", []))
-    extra_errors = sorted(c for c in codes if isinstance(c, str) and c.startswith("E") and c not in permitted)
-    if extra_errors:
-        paths = sorted({f"{i['code']} {i.get('path')}" for i in issues if i.get("code") in extra_errors})
-        reasons.append(f"reports errors the file does not have: {', '.join(paths)}")
-    for code in case.get("absent", []):
-        if code in codes:
-            reasons.append(f"reports {code}, which the case forbids")
-    if case.get("exclusive"):
-        others = sorted(c for c in codes if c not in permitted and c not in extra_errors)
-        if others:
-            reasons.append(f"must report {', '.join(sorted(permitted))} alone, also reports {', '.join(others)}")
-    for key in ("valid", "readable", "format_version"):
-        if key in case and entry.get(key) != case[key]:
-            reasons.append(f"{key} is {json.dumps(entry.get(key))}, expected {json.dumps(case[key])}")
-    return reasons
-
-
-def expected_exit_status(cases: Sequence[dict[str, Any]]) -> int:
-    """SPEC §9.3.2: 2 when any file is unreadable, else 1 when any is not valid, else 0."""
-    if any(not c["readable"] for c in cases):
-        return 2
-    return 1 if any(not c["valid"] for c in cases) else 0
-
-
 # --------------------------------------------------------------------------- reader cases
 
 
@@ -328,7 +230,7 @@ class Suite:
                 file=sys.stderr,
             )
             raise SystemExit(2)
-        self.checker = _schema_checker() if args.kind == "validator" else None
+        self.checker = schema_checker() if args.kind == "validator" else None
 
     def select(self) -> tuple[list[dict[str, Any]], list[Outcome]]:
         """The cases to run and the outcomes of those skipped (with the reason)."""
@@ -397,18 +299,21 @@ class Suite:
                 common.append(f"exit status {run.returncode}, SPEC §9.3.2 asks for {want}")
         outcomes = []
         for i, (case, copy) in enumerate(zip(cases, copies, strict=True)):
-            reasons = list(common)
+            levels: dict[str, list[str]] = {}
+            general = list(common)  # checks that are not about one issue code belong to the level errors
             if sha256(copy) != case["sha256"]:
-                reasons.append("the validator modified the file it checked (SPEC §9.1.1)")
+                general.append("the validator modified the file it checked (SPEC §9.1.1)")
             if files is not None:
                 entry = files[i]
                 if not isinstance(entry, dict):
-                    reasons.append(f"files[{i}] is not an object")
+                    general.append(f"files[{i}] is not an object")
                 else:
                     if entry.get("path") != str(copy):
-                        reasons.append(f"path is {entry.get('path')!r}, not the path given ({copy})")
-                    reasons += compare_report(case, entry, self.registry)
-            outcomes.append(Outcome(case["id"], FAIL if reasons else PASS, reasons))
+                        general.append(f"path is {entry.get('path')!r}, not the path given ({copy})")
+                    levels = compare_report(case, entry, self.registry)
+            levels[ERRORS] = general + levels.get(ERRORS, [])
+            failed, reasons = first_failure(levels, self.args.level)
+            outcomes.append(Outcome(case["id"], FAIL if failed else PASS, reasons, failed))
         return outcomes
 
     def _judge_reader(self, case: dict[str, Any], run: Run) -> Outcome:
@@ -464,20 +369,37 @@ def run_suite(args: argparse.Namespace) -> int:
                 results[outcome.case] = outcome
             flush()
     counts = {status: sum(1 for o in results.values() if o.status == status) for status in (PASS, FAIL, ERROR, SKIP)}
-    label = f"{args.kind} ({args.mode})" if args.kind == "validator" else "reader"
+    unchecked = ", exit status not checked" if args.no_exit_status else ""
+    label = f"{args.kind} ({args.mode}, level {args.level}{unchecked})" if args.kind == "validator" else "reader"
     print(
         f"{label}: {len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, "
         f"{counts[ERROR]} errors, {counts[SKIP]} skipped"
     )
+    passed_per_level = _passed_per_level(results.values(), args.level) if args.kind == "validator" else {}
+    if passed_per_level:
+        ran = counts[PASS] + counts[FAIL] + counts[ERROR]
+        print("levels: " + ", ".join(f"{level} {n}/{ran} passed" for level, n in passed_per_level.items()))
     if args.results:
         args.results.write_text(
             json.dumps(
                 {
                     "kind": args.kind,
                     "mode": args.mode,
+                    **(
+                        {
+                            "level": args.level,
+                            "exit_status_checked": not args.no_exit_status,
+                            "passed_per_level": passed_per_level,
+                        }
+                        if args.kind == "validator"
+                        else {}
+                    ),
                     "command": args.command,
                     "counts": counts,
-                    "cases": [{"id": o.case, "status": o.status, "reasons": o.reasons} for o in results.values()],
+                    "cases": [
+                        {"id": o.case, "status": o.status, "failed_level": o.level, "reasons": o.reasons}
+                        for o in results.values()
+                    ],
                 },
                 indent=1,
                 ensure_ascii=False,
@@ -488,6 +410,20 @@ def run_suite(args: argparse.Namespace) -> int:
     if counts[ERROR]:
         return 2
     return 1 if counts[FAIL] else 0
+
+
+def _passed_per_level(outcomes: Iterable[Outcome], up_to: str) -> dict[str, int]:
+    """How many cases that ran pass each level up to ``up_to``: a case that failed at a level passed those before it."""
+    checked = LEVELS[: LEVELS.index(up_to) + 1]
+    passed = dict.fromkeys(checked, 0)
+    for outcome in outcomes:
+        if outcome.status not in (PASS, FAIL):
+            continue
+        for level in checked:
+            if outcome.level == level:
+                break
+            passed[level] += 1
+    return passed
 
 
 def _print(outcome: Outcome, verbose: bool) -> None:
@@ -516,6 +452,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=("deep", "shallow"),
         default="deep",
         help="the validation the command does (SPEC §9.1); default: deep",
+    )
+    parser.add_argument(
+        "--level",
+        choices=LEVELS,
+        default=LEVELS[-1],
+        help="validator: the conformance level checked (CONTRACT.md §8): errors (every expected error, no other "
+        "error), warnings (and every expected warning) or info (and every expected info: the whole case); "
+        "default: info",
     )
     parser.add_argument(
         "--feature",
