@@ -176,7 +176,8 @@ def test_a_validator_reporting_every_error_and_nothing_else_passes_errors_on_the
     command = _fake(tmp_path, "errors_oracle", ERRORS_ORACLE % str(SUITE / "manifest.json"))
     runs = _run_levels(tmp_path, command, ["--batch", "60", "--feature", "filter-32000"], timeout=300)
     warned, informed = _with_warnings_or_infos("warnings"), _with_warnings_or_infos("info")
-    assert len(warned | informed) == 28  # the cases that failed such a validator before the levels
+    # 28 cases of the 1.0 suite failed such a validator before the levels; 1.1's cases add more warnings and infos
+    assert len(warned | informed) >= 28 and warned and informed - warned
     assert runs["errors"]["rc"] == 0, runs["errors"]["stdout"][-3000:]
     assert _statuses(runs["errors"], "FAIL") == set()
     assert _statuses(runs["warnings"], "FAIL") == warned
