@@ -1,6 +1,8 @@
 """The SPEC 1.1 decisions of issue 13, on real files: space-padded strings (§3.4, §8.2.2), real-valued
 statistics and sample_rate (§6.1, §6.7), a leap second in ``created`` (§4.2), W200 and one chunk for the
-whole dataset (§7.2), null-dataspace attributes (§3.7, §4.6, §4.7).
+whole dataset (§7.2), null-dataspace attributes (§3.7, §4.6, §4.7), compact layout (§7.4), ``media_type`` on
+bytes features only (§6.1), an empty or whitespace-only description (§4.2, W204), core filters in
+``required_filters`` (§3.5).
 
 Each test builds its file with the reference writer and changes one thing with h5py, or reads the
 conformance fixture of the decision, and checks the validator, the reader and ``h5ml dump`` together.
@@ -308,3 +310,139 @@ def test_reader_refuses_a_defined_attribute_with_a_null_dataspace(tmp_path: Path
         assert feature.attrs["acme:void"] is None and feature.attrs["role"] is None
         with pytest.raises(h5ml.H5MLError, match="role"):
             _ = feature.role
+
+
+# --------------------------------------------------------------------------- §7.4: compact layout
+
+
+def _make_compact(f: h5py.File, hdf5_path: str) -> None:
+    """Rewrite one dataset in HDF5 compact layout (``dcpl.set_layout(h5d.COMPACT)``), same values and attributes."""
+    old = f[hdf5_path]
+    data, attrs = old[()], {k: old.attrs[k] for k in old.attrs}
+    tid = old.id.get_type()
+    del f[hdf5_path]
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5d.COMPACT)
+    parent, name = hdf5_path.rsplit("/", 1)
+    h5d.create(f[parent or "/"].id, name.encode(), tid, h5s.create_simple(data.shape), dcpl=dcpl)
+    f[hdf5_path][...] = data
+    for key, value in attrs.items():
+        f[hdf5_path].attrs[key] = value
+
+
+def test_compact_fixture_is_valid_without_chunk_issues() -> None:
+    """§7.4: the fixture really is compact; compact feature datasets are valid with no issue at all and decode."""
+    path = FIXTURES / "valid-compact-layout.h5"
+    with h5py.File(path) as f:
+        for name in ("train/x", "train/text", "train/clip/values", "train/clip/offsets", "train/label/codes"):
+            assert f[name].id.get_create_plist().get_layout() == h5d.COMPACT, name
+    report = validate(path, deep=True)
+    assert report.valid and not report.issues, [str(i) for i in report.issues]
+    with h5ml.open(path) as ds:
+        np.testing.assert_array_equal(ds["train"]["x"][:], np.arange(15, dtype=np.float32).reshape(3, 5) * 0.5)
+        assert list(ds["train"]["text"][:]) == ["a", "bb", "ccc"]
+        assert [list(s) for s in ds["train"]["clip"][:]] == [[1, 2], [], [3]]
+
+
+def test_compact_feature_datasets_get_no_chunk_rules(tmp_path: Path) -> None:
+    """§7.4: a writer-made file whose datasets are rewritten compact stays valid (deep: its fingerprints hold), with
+    no E150, W200 or W201, while the same data chunked (5, 3) of 6 rows is W200."""
+    path = tmp_path / "c.h5"
+    data = {"x": np.arange(18, dtype=np.float32).reshape(6, 3), "words": ["a", "b", "c", "d", "e", "f"]}
+    h5ml.write(path, {"train": data}, metadata={"name": "c", "license": "CC0-1.0", "description": "d"})
+    with h5py.File(path, "r+") as f:
+        _make_compact(f, "/train/x")
+        _make_compact(f, "/train/words")
+        assert f["train/x"].id.get_create_plist().get_layout() == h5d.COMPACT
+    report = validate(path, deep=True)
+    assert report.valid and not {"E150", "W200", "W201"} & set(report.codes), [str(i) for i in report.issues]
+    with h5ml.open(path) as ds:
+        np.testing.assert_array_equal(ds["train"]["x"][:], data["x"])
+        assert list(ds["train"]["words"][:]) == data["words"]
+    with h5py.File(path, "r+") as f:  # the chunk rules still apply once the dataset is chunked
+        attrs = {k: f["train/x"].attrs[k] for k in f["train/x"].attrs}
+        del f["train/x"]
+        f["train"].create_dataset("x", data=data["x"], chunks=(5, 3), maxshape=(None, 3))
+        for key, value in attrs.items():
+            f["train/x"].attrs[key] = value
+    assert ("W200", "/train/x") in _codes_at(validate(path))
+
+
+# --------------------------------------------------------------------------- §6.1: media_type on bytes only
+
+
+@pytest.mark.parametrize("feature", ["audio", "caption", "flag", "id", "label", "x"])
+def test_media_type_on_a_feature_that_is_not_bytes_is_e117(tmp_path: Path, feature: str) -> None:
+    """§6.1: `media_type` on a ragged, string, boolean, dense or categorical feature is E117 at that feature; on
+    the bytes feature of the same file it is valid."""
+    path = tmp_path / "m.h5"
+    shutil.copy(FIXTURES / "valid-appendix-b.h5", path)
+    assert validate(path).valid
+    with h5py.File(path, "r+") as f:
+        assert f["train/photo"].attrs["media_type"] == "image/png"
+        f[f"train/{feature}"].attrs["media_type"] = "image/png"
+    report = validate(path)
+    assert not report.valid
+    assert {(i.code, i.path) for i in report.issues if i.code.startswith("E")} == {("E117", f"/train/{feature}")}
+    assert any("bytes features only" in i.message for i in report.issues if i.code == "E117")
+    fixture = validate(FIXTURES / "e117-media-type-on-dense.h5")
+    assert not fixture.valid and ("E117", "/train/x") in _codes_at(fixture)
+
+
+# --------------------------------------------------------------------------- §4.2: W204 for a blank description
+
+
+@pytest.mark.parametrize(
+    ("description", "warned"),
+    [
+        ("", True),
+        (" ", True),
+        (" \t\r\n", True),
+        ("\u00a0\u3000\u2028", True),  # White_Space code points of §5.1.1
+        ("\x1c\x1d", False),  # U+001C-U+001F are not in §5.1.1's list: text, however odd
+        ("\u200b", False),  # ZERO WIDTH SPACE is not White_Space
+        (" a ", False),
+    ],
+    ids=["empty", "space", "ascii-whitespace", "unicode-whitespace", "info-separators", "zero-width-space", "text"],
+)
+def test_blank_description_is_w204_and_never_an_error(tmp_path: Path, description: str, warned: bool) -> None:
+    """§4.2: an empty or whitespace-only description is reported as W204 (a warning: the file stays valid)."""
+    path = _strings_file(tmp_path / "d.h5", ["a"])
+    with h5py.File(path, "r+") as f:
+        f.attrs["description"] = description
+    report = validate(path, deep=True)
+    assert report.valid, [str(i) for i in report.issues]
+    assert {c for c in report.codes if c.startswith("E")} == set()
+    assert (("W204", "/") in _codes_at(report)) is warned
+    with h5ml.open(path) as ds:
+        assert ds.metadata.description == description  # the reader returns it as stored
+
+
+def test_blank_description_fixtures_are_w204() -> None:
+    for name in ("w204-description-empty", "w204-description-whitespace", "w204-no-description"):
+        report = validate(FIXTURES / f"{name}.h5", deep=True)
+        assert report.valid and [(i.code, i.path) for i in report.issues] == [("W204", "/")], name
+
+
+# --------------------------------------------------------------------------- §3.5: core filters in required_filters
+
+
+@pytest.mark.parametrize("listed", [[1], [1, 2, 3], [2, 32000]])
+def test_core_filters_in_required_filters_are_allowed(tmp_path: Path, listed: list[int]) -> None:
+    """§3.5: `required_filters` may list a core filter; the entry declares nothing: valid, no issue but I303 (the writer
+    did not shuffle), and the reader opens the file (and still refuses the file for a listed filter it cannot decode, when there is one)."""
+    path = tmp_path / "r.h5"
+    x = np.arange(64, dtype=np.float32).reshape(16, 4)
+    h5ml.write(
+        path, {"train": {"x": x}}, metadata={"name": "r", "license": "CC0-1.0", "description": "d"}, compression="gzip"
+    )
+    with h5py.File(path, "r+") as f:
+        f.attrs["required_filters"] = np.array(listed, dtype=np.int64)
+        assert f["train/x"].compression == "gzip"
+    report = validate(path, deep=True)
+    assert report.valid and _codes_at(report) == {("I303", "/train")}, [str(i) for i in report.issues]  # unshuffled
+    if h5py.h5z.filter_avail(32000) or 32000 not in listed:
+        with h5ml.open(path) as ds:
+            np.testing.assert_array_equal(ds["train"]["x"][:], x)
+    fixture = validate(FIXTURES / "valid-required-filters-core.h5", deep=True)
+    assert fixture.valid and not fixture.issues

@@ -54,7 +54,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         MINOR), I300/E116 per attribute, E108 (required attribute missing),
         E106 (marker missing or an integer other than 1), E107 (schema, a
         marker that is not an integer), E105 (unknown extension), W203 (no
-        license), W204 (no description), W202/E161 (file fingerprint).
+        license), W204 (no description, or an empty or whitespace-only one), W202/E161 (file fingerprint).
 
     Returns
     -------
@@ -165,10 +165,23 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         )
     if "description" not in f.attrs:
         yield Issue.of("W204", "/", "the file has no description: add the root attribute 'description'")
+    elif _is_blank(values.get("description")):
+        # §4.2 (1.1): an empty or whitespace-only description is no description; a warning, never an error
+        yield Issue.of(
+            "W204",
+            "/",
+            "the root attribute 'description' is empty or only whitespace: write what the data is, how it was "
+            "collected and its known limits",
+        )
     yield from check_fingerprint_attr(
         "/", values, "file", "'h5ml.write' writes it, §8.3 says how to compute it", present="fingerprint" in f.attrs
     )
     return True
+
+
+def _is_blank(value: Any) -> bool:
+    """True for a string that is empty or holds only the whitespace of §5.1.1 (:data:`spec.WHITESPACE`)."""
+    return isinstance(value, str) and all(c in spec.WHITESPACE for c in value)
 
 
 def _check_marker(f: h5py.File, value: Any) -> Iterator[Issue]:
