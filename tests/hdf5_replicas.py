@@ -44,9 +44,11 @@ import h5py
 import numpy as np
 
 __all__ = [
+    "FUEL_SPLIT_DTYPE",
     "ani",
     "catvnoncat",
     "fuel",
+    "fuel_split_table",
     "matlab",
     "mnist3d_points",
     "mnist3d_vectors",
@@ -222,32 +224,39 @@ def matlab(path: Path, n: int = 10, classes: tuple[str, ...] = ("cat", "dog", "b
     return {"X": x, "y": y[:, 0].astype(np.int64), "classes": list(classes)}
 
 
+#: The columns of Fuel's root attribute ``split`` (``H5PYDataset.create_split_array``).
+FUEL_SPLIT_DTYPE = np.dtype(
+    [
+        ("split", "S10"),
+        ("source", "S10"),
+        ("start", "<i8"),
+        ("stop", "<i8"),
+        ("indices", h5py.ref_dtype),
+        ("available", "?"),
+        ("comment", "S1"),
+    ]
+)
+
+
+def fuel_split_table(rows: list[tuple[str, str, int, int]], indices: Any = None) -> np.ndarray:
+    """Fuel's ``split`` attribute for ``(split, source, start, stop)`` rows; ``indices`` a reference for every row."""
+    ref = h5py.Reference() if indices is None else indices
+    table = [(s.encode(), src.encode(), a, b, ref, True, b".") for s, src, a, b in rows]
+    return np.array(table, dtype=FUEL_SPLIT_DTYPE)
+
+
 def fuel(path: Path, counts: tuple[int, int] = (8, 4)) -> dict[str, dict[str, np.ndarray]]:
     """Fuel's H5PYDataset: ``features`` and ``targets`` over all splits, the root attribute ``split``."""
     rng = _rng(9)
     n = sum(counts)
     features = rng.integers(0, 256, (n, 4), dtype=np.uint8)
     targets = rng.integers(0, 3, (n, 1)).astype(np.uint8)
-    dtype = np.dtype(
-        [
-            ("split", "S5"),
-            ("source", "S8"),
-            ("start", "<i8"),
-            ("stop", "<i8"),
-            ("indices", h5py.ref_dtype),
-            ("available", "?"),
-            ("comment", "S1"),
-        ]
-    )
-    rows = []
     edges = {"train": (0, counts[0]), "test": (counts[0], n)}
-    for split, (a, b) in edges.items():
-        for source in ("features", "targets"):
-            rows.append((split.encode(), source.encode(), a, b, h5py.Reference(), True, b"."))
+    rows = [(split, source, a, b) for split, (a, b) in edges.items() for source in ("features", "targets")]
     with h5py.File(path, "w") as f:
         f["features"] = features
         f["targets"] = targets
-        f.attrs["split"] = np.array(rows, dtype=dtype)
+        f.attrs["split"] = fuel_split_table(rows)
     return {s: {"features": features[a:b], "targets": targets[a:b, 0]} for s, (a, b) in edges.items()}
 
 

@@ -59,11 +59,9 @@ def test_matlab_cell_of_numbers_is_not_stored_as_text(tmp_path: Path) -> None:
 
 def test_fuel_split_given_twice_is_asked_about(tmp_path: Path) -> None:
     path = tmp_path / "dup.hdf5"
-    dtype = np.dtype([("split", "S10"), ("source", "S8"), ("start", "<i8"), ("stop", "<i8"), ("available", "?")])
-    rows = [(b"train", b"features", 0, 5, True), (b"train", b"features", 5, 10, True)]
     with h5py.File(path, "w") as f:
         f["features"] = np.arange(10, dtype=np.uint8)
-        f.attrs["split"] = np.array(rows, dtype)
+        f.attrs["split"] = replicas.fuel_split_table([("train", "features", 0, 5), ("train", "features", 5, 10)])
     plan = plan_hdf5(path)
     assert _confirms(plan, "gives split 'train' of source 'features' twice (rows 0:5 and 5:10")
     assert [(p.start, p.stop) for p in plan.splits[0].features[0].parts] == [(0, 5), (5, 10)]

@@ -232,14 +232,13 @@ def test_fuel_vlen_features_are_ragged_with_shapes(tmp_path: Path) -> None:
     path = tmp_path / "vlen.hdf5"
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 255, (2, 1 + i, 2 + i % 2), dtype=np.uint8) for i in range(5)]
-    dtype = np.dtype([("split", "S5"), ("source", "S8"), ("start", "<i8"), ("stop", "<i8"), ("available", "?")])
     with h5py.File(path, "w") as f:
         d = f.create_dataset("features", (5,), dtype=h5py.vlen_dtype(np.uint8))
         for i, im in enumerate(images):
             d[i] = im.ravel()
         f["features_shapes"] = np.array([im.shape for im in images])
         f["features_shape_labels"] = np.array([b"channel", b"height", b"width"])
-        f.attrs["split"] = np.array([(b"train", b"features", 0, 3, True), (b"test", b"features", 3, 5, True)], dtype)
+        f.attrs["split"] = replicas.fuel_split_table([("train", "features", 0, 3), ("test", "features", 3, 5)])
     convert_hdf5(path, tmp_path / "o.h5")
     with h5ml.open(tmp_path / "o.h5") as ds:
         assert ds["train"]["features"].encoding == "ragged"
@@ -322,21 +321,10 @@ def test_external_storage_and_virtual_datasets_in_a_source_are_refused(tmp_path:
 def test_fuel_split_given_by_indices_is_refused_not_read_as_empty(tmp_path: Path) -> None:
     """Was: a Fuel split of row indices (start = stop = 0, indices = a reference) became an empty split, exit 0."""
     path = tmp_path / "idx.hdf5"
-    dtype = np.dtype(
-        [
-            ("split", "S5"),
-            ("source", "S8"),
-            ("start", "<i8"),
-            ("stop", "<i8"),
-            ("indices", h5py.ref_dtype),
-            ("available", "?"),
-            ("comment", "S1"),
-        ]
-    )
     with h5py.File(path, "w") as f:
         f["features"] = np.arange(20, dtype=np.uint8).reshape(10, 2)
         f["train_idx"] = np.arange(0, 10, 2)
-        f.attrs["split"] = np.array([(b"train", b"features", 0, 0, f["train_idx"].ref, True, b".")], dtype)
+        f.attrs["split"] = replicas.fuel_split_table([("train", "features", 0, 0)], indices=f["train_idx"].ref)
     with pytest.raises(
         h5ml.IngestError, match=r"as a list of row indices \(the 'indices' column\), which h5ml does not read"
     ):

@@ -35,8 +35,7 @@ class Draft:
     num_samples: int = 0
     #: 1-D string datasets of another length than the samples: class-name candidates (path -> length).
     names_candidates: dict[str, int] = field(default_factory=dict)
-    #: records: the first record pattern, and the ids the patterns matched.
-    pattern: str | None = None
+    #: records of one dataset per sample: the ids the features' patterns matched.
     ids: set[str] = field(default_factory=set)
 
 

@@ -26,7 +26,7 @@ import h5py
 import numpy as np
 
 from h5ml.errors import IngestError
-from h5ml.ingest.hdf5.draft import Draft, Reading
+from h5ml.ingest.hdf5.draft import Draft
 from h5ml.ingest.hdf5.inventory import Inventory
 from h5ml.ingest.hdf5.labels import class_names_file, is_class_names_name, one_hot_codes
 from h5ml.ingest.hdf5.matlab import cell_values, char_strings, matlab_order
@@ -225,7 +225,6 @@ def _label(
 def complete_labels(
     plan: Plan,
     inventories: list[Inventory],
-    readings: list[Reading],
     by_split: dict[str, list[Draft]],
     options: LabelOptions,
     id_feature: str | None,
@@ -238,7 +237,6 @@ def complete_labels(
         If ``options.label`` names no feature, or class names are given and
         no single label feature takes them.
     """
-    del readings
     targets = {f.name for s in plan.splits for f in s.features if f.role == "target"}
     if options.label is not None:
         every = {f.name for s in plan.splits for f in s.features}

@@ -272,7 +272,7 @@ def propose_plan(
     for reading in readings:
         _scalars(reading, metadata, left_out)
     plan = Plan(sources=kinds, splits=splits, metadata=metadata, left_out=left_out, confirm=confirm)
-    plan = complete_labels(plan, inventories, readings, by_split, labels or LabelOptions(), id_feature)
+    plan = complete_labels(plan, inventories, by_split, labels or LabelOptions(), id_feature)
     unstorable = [
         LeftOut(source=inv.source, path=f"{p}@{k}", reason=v.reason)
         for inv in inventories

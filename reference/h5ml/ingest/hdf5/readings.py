@@ -253,7 +253,6 @@ def _dataset_records(
     feature = member_feature(inv, pattern, None, nodes, name, reading)
     if feature is not None:
         draft.features[name] = feature
-    draft.pattern = draft.pattern or pattern
     draft.ids = draft.ids | {n.name for n in nodes}
     draft.num_samples = len(draft.ids)
 
@@ -366,7 +365,7 @@ def read_source(inv: Inventory, split: str | None, named_by: NamedBy) -> Reading
         return reading
     named = {c.path: array_split(c.name) for c in members}
     if any(v is not None for v in named.values()):
-        _prefixed(inv, members, named, reading, split)
+        _prefixed(inv, members, named, reading)
         _inner_splits(inv, reading, split)
         return reading
     default = split or "train"
@@ -394,9 +393,7 @@ def _inner_splits(inv: Inventory, reading: Reading, split: str | None) -> None:
         )
 
 
-def _prefixed(
-    inv: Inventory, members: list[Node], named: dict[str, tuple[str, str] | None], reading: Reading, split: str | None
-) -> None:
+def _prefixed(inv: Inventory, members: list[Node], named: dict[str, tuple[str, str] | None], reading: Reading) -> None:
     """Root members named ``x_train``, ``train_set_x`` (datasets) or ``train_data`` (groups of samples)."""
     drafts: dict[str, Draft] = {}
     unnamed = [c for c in members if named[c.path] is None]
@@ -435,4 +432,3 @@ def _prefixed(
         reading.confirm.append(
             f"{inv.source}:{c.path} names no split while {sorted(by_split)} do: which split is it in? Map it in the plan"
         )
-    del split

@@ -140,7 +140,7 @@ def member_feature(
 def record_features(inv: Inventory, pattern: str, records: list[Node], draft: Draft, reading: Reading) -> None:
     """Fill ``draft`` with the features of groups-per-sample records: member datasets, then record attributes."""
     n = len(records)
-    draft.kind, draft.pattern, draft.num_samples = "records", pattern, n
+    draft.kind, draft.num_samples = "records", n
     members = Counter(c.name for r in records for c in inv.children(r.path) if c.kind == "dataset")
     for name, count in members.items():
         target = f"{pattern}/{name}"
