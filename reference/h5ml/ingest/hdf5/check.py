@@ -26,6 +26,20 @@ __all__ = ["check_plan", "feature_count", "split_disagreements"]
 def feature_count(feature: Feature, inventories: dict[str, Inventory], where: str) -> int:
     """The samples a feature's parts give: rows for rows parts, matched records for records and ids parts.
 
+    Parameters
+    ----------
+    feature
+        A plan feature.
+    inventories
+        The walked sources, by path.
+    where
+        ``plan split ..., feature ...``, for messages.
+
+    Returns
+    -------
+    int
+        The samples (§5.3): the rows its rows parts cover, or the record ids its records parts match.
+
     Raises
     ------
     h5ml.IngestError
@@ -168,6 +182,16 @@ def split_disagreements(plan: Plan) -> list[str]:
     A feature means one thing in every split: ``y`` categorical with class
     names ``["non-cat", "cat"]`` in train and ``["cat", "non-cat"]`` in test
     would give code 0 two meanings in one file (§5.2).
+
+    Parameters
+    ----------
+    plan
+        A proposed or edited plan.
+
+    Returns
+    -------
+    list of str
+        One sentence per disagreement, in split order; empty when every feature agrees.
     """
     seen: dict[str, tuple[str, Feature]] = {}
     out: list[str] = []

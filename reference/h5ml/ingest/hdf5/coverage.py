@@ -66,12 +66,35 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 def matches(pattern: str, key: str) -> bool:
-    """Whether an object key (``/a/b`` or ``/a/b@attr``) matches a plan pattern (``*`` one level, ``**`` any)."""
+    """Whether an object key (``/a/b`` or ``/a/b@attr``) matches a plan pattern (``*`` one level, ``**`` any).
+
+    Parameters
+    ----------
+    pattern
+        A plan path: ``*`` matches one level, ``**`` any number, ``@name`` an attribute.
+    key
+        An object key of :func:`objects`.
+
+    Returns
+    -------
+    bool
+    """
     return _regex(pattern).match(key) is not None
 
 
 def objects(inventory: Inventory) -> list[str]:
-    """The keys of every dataset and every attribute of a source, in walk order (``/x``, ``/x@units``, ``/@name``)."""
+    """The keys of every dataset and every attribute of a source, in walk order (``/x``, ``/x@units``, ``/@name``).
+
+    Parameters
+    ----------
+    inventory
+        A walked source.
+
+    Returns
+    -------
+    list of str
+        ``/path`` for each dataset, ``/path@name`` for each attribute (``/@name`` at the root).
+    """
     keys: list[str] = []
     for path, node in inventory.nodes.items():
         if node.kind == "dataset":

@@ -55,7 +55,18 @@ class Reading:
 
 
 def feature_role(name: str) -> Literal["input", "target", "metadata"] | None:
-    """The role of a conventional feature name (``x`` input, ``label`` target, ...; :data:`h5ml.ingest.features.ROLE_NAMES`)."""
+    """The role of a conventional feature name (``x`` input, ``label`` target, ...; :data:`h5ml.ingest.features.ROLE_NAMES`).
+
+    Parameters
+    ----------
+    name
+        A feature name, compared without case.
+
+    Returns
+    -------
+    str or None
+        ``"input"``, ``"target"``, ``"metadata"`` (§6.1), or None for other names.
+    """
     role = ROLE_NAMES.get(name.lower())
     return role  # type: ignore[return-value]
 
@@ -77,7 +88,18 @@ def user_attr_name(name: str, level: str = "feature") -> str:
 
 
 def kept_attrs(node: Node) -> dict[str, Any]:
-    """A dataset's attributes as its feature's user attributes: bookkeeping left out, h5ml's names prefixed."""
+    """A dataset's attributes as its feature's user attributes: bookkeeping left out, h5ml's names prefixed.
+
+    Parameters
+    ----------
+    node
+        A source dataset.
+
+    Returns
+    -------
+    dict
+        User attribute name (§4.7; ``source:<name>`` for a name §6.1 defines) -> plain value.
+    """
     return {
         user_attr_name(k): v
         for k, v in node.attrs.items()

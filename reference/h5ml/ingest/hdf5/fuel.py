@@ -26,7 +26,15 @@ __all__ = ["fuel_drafts"]
 
 
 def fuel_drafts(inv: Inventory, reading: Reading) -> None:
-    """Fill ``reading`` with one draft per split of a Fuel file's ``split`` table."""
+    """Fill ``reading`` with one draft per split of a Fuel file's ``split`` table.
+
+    Parameters
+    ----------
+    inv
+        A walked Fuel file (``inv.fuel_splits`` holds its table).
+    reading
+        Gets the drafts, what is left out and what to confirm.
+    """
     reading.leave("/@split", "Fuel's split table: read to make the splits")
     drafts: dict[str, Draft] = {}
     counts: dict[str, dict[str, int]] = {}

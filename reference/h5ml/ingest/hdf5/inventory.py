@@ -133,6 +133,15 @@ class Inventory:
 def check_source(source: str | os.PathLike[str]) -> Path:
     """The source's path, after refusing a missing file, a folder, or a file without the HDF5 signature.
 
+    Parameters
+    ----------
+    source
+        The path given.
+
+    Returns
+    -------
+    pathlib.Path
+
     Raises
     ------
     FileNotFoundError
@@ -157,6 +166,16 @@ def check_source(source: str | os.PathLike[str]) -> Path:
 def open_source(source: Path) -> h5py.File:
     """The source opened read-only.
 
+    Parameters
+    ----------
+    source
+        A checked source (:func:`check_source`).
+
+    Returns
+    -------
+    h5py.File
+        Open read-only; the caller closes it.
+
     Raises
     ------
     h5ml.IngestError
@@ -169,7 +188,18 @@ def open_source(source: Path) -> h5py.File:
 
 
 def value_kind(dtype: np.dtype[Any]) -> str | None:
-    """``"string"``, ``"numeric"`` (booleans, integers, floats), ``"vlen"`` (variable-length numbers), ``"reference"``, or None."""
+    """``"string"``, ``"numeric"`` (booleans, integers, floats), ``"vlen"`` (variable-length numbers), ``"reference"``, or None.
+
+    Parameters
+    ----------
+    dtype
+        A dataset's numpy dtype.
+
+    Returns
+    -------
+    str or None
+        None for types h5ml does not store (compound, enum of other bases, opaque, ...; §3.2).
+    """
     if h5py.check_string_dtype(dtype) is not None:
         return "string"
     if dtype.kind in "biuf":
@@ -196,6 +226,15 @@ def plain_value(value: Any) -> Any:
     mean nothing outside their file). A null dataspace (``h5py.Empty``) and
     bytes that are not UTF-8 become :class:`Unstorable`: they are left out
     with that reason, never stored as something else.
+
+    Parameters
+    ----------
+    value
+        What h5py returns for an attribute.
+
+    Returns
+    -------
+    str, int, float, list, or Unstorable
     """
     if isinstance(value, h5py.Empty):
         return Unstorable("a null dataspace (no value)")

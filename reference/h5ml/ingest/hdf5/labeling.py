@@ -231,6 +231,24 @@ def complete_labels(
 ) -> Plan:
     """The plan with its labels completed and record ids added (see the module docstring).
 
+    Parameters
+    ----------
+    plan
+        The joined plan.
+    inventories
+        Its walked sources.
+    by_split
+        Split name -> the drafts it was joined from (their class-name candidates).
+    options
+        The user's label, class names or class-names file.
+    id_feature
+        The string feature of record ids, or None.
+
+    Returns
+    -------
+    Plan
+        With squeeze, one-hot and class names set, ids added, questions in ``confirm``.
+
     Raises
     ------
     h5ml.errors.ParameterError

@@ -25,7 +25,17 @@ _CLASS_NAMES_RE: Final = re.compile(r"^(list_)?(class|classes|category|categorie
 
 
 def is_class_names_name(name: str) -> bool:
-    """Whether a dataset name says "class names": ``list_classes``, ``classes``, ``category_names``, ``label_names``."""
+    """Whether a dataset name says "class names": ``list_classes``, ``classes``, ``category_names``, ``label_names``.
+
+    Parameters
+    ----------
+    name
+        A dataset's name.
+
+    Returns
+    -------
+    bool
+    """
     return bool(_CLASS_NAMES_RE.match(name)) and name.lower() not in ("label", "labels", "class", "category")
 
 

@@ -30,7 +30,18 @@ MATLAB_GROUPS: Final = ("/#refs#", "/#subsystem#")
 
 
 def matlab_order(array: np.ndarray) -> np.ndarray:
-    """A MATLAB variable's values in MATLAB's axis order (the HDF5 axes reversed); a view, no copy."""
+    """A MATLAB variable's values in MATLAB's axis order (the HDF5 axes reversed); a view, no copy.
+
+    Parameters
+    ----------
+    array
+        Values as HDF5 stores them, shape ``(d_k, ..., d_1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(d_1, ..., d_k)``, MATLAB's size.
+    """
     return np.asarray(array).transpose()
 
 
@@ -59,7 +70,20 @@ def char_strings(codes: np.ndarray) -> list[str]:
 
 
 def decode_matlab(value: np.ndarray, matlab_class: str | None) -> Any:
-    """One value of a MATLAB variable (MATLAB order) as h5ml stores it: chars -> str, logical -> bool, else as is."""
+    """One value of a MATLAB variable (MATLAB order) as h5ml stores it: chars -> str, logical -> bool, else as is.
+
+    Parameters
+    ----------
+    value
+        The values, in MATLAB order.
+    matlab_class
+        The variable's ``MATLAB_class``.
+
+    Returns
+    -------
+    str, list of str, numpy.ndarray
+        A string (or one per row) for ``char``, bool values for ``logical``, else ``value``.
+    """
     if matlab_class == "char":
         strings = char_strings(value)
         return strings[0] if len(strings) == 1 else strings
@@ -123,6 +147,20 @@ def cell_classes(source: str, path: str, limit: int = 256) -> set[str | None]:
     """The MATLAB classes of the values the first ``limit`` cells of a cell array point to (``{"char"}``: strings).
 
     A reference that does not point to a dataset of this file counts as None.
+
+    Parameters
+    ----------
+    source
+        The MAT-file.
+    path
+        The cell array's HDF5 path.
+    limit
+        Cells looked at, at most.
+
+    Returns
+    -------
+    set
+        The ``MATLAB_class`` values met (str), None for a reference to no dataset.
     """
     out: set[str | None] = set()
     with h5py.File(source, "r") as f:

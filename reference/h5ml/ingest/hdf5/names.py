@@ -41,7 +41,17 @@ def _split_of(token: str) -> str | None:
 
 
 def is_split_name(name: str) -> bool:
-    """Whether a group or file-name token names a split (``train``, ``valid``, ``Test``; any case)."""
+    """Whether a group or file-name token names a split (``train``, ``valid``, ``Test``; any case).
+
+    Parameters
+    ----------
+    name
+        A group name or a word of a file name.
+
+    Returns
+    -------
+    bool
+    """
     return name.lower() in SPLIT_SUFFIXES
 
 
@@ -108,6 +118,16 @@ def id_like(names: Iterable[str]) -> bool:
     ``["0", "1", "17"]``, ``["gdb11_s01", "gdb11_s02"]`` and
     ``["mol-3", "mol-12"]`` are ids; ``["data", "target"]`` and ``["cats",
     "dogs"]`` are not.
+
+    Parameters
+    ----------
+    names
+        Group or dataset names.
+
+    Returns
+    -------
+    bool
+        False for no names.
     """
     skeletons = set()
     count = 0

@@ -52,6 +52,16 @@ _LIST_SUFFIXES = (".txt", ".lst")
 def expand_sources(sources: Sequence[str | os.PathLike[str]]) -> list[SourceFile]:
     """The source files: HDF5 files as given, the files that shard lists name (each with the list's split).
 
+    Parameters
+    ----------
+    sources
+        HDF5 files and ``.txt``/``.lst`` shard lists, in order.
+
+    Returns
+    -------
+    list of SourceFile
+        In order, each with the split its name (or its list's) gives.
+
     Raises
     ------
     h5ml.errors.ParameterError

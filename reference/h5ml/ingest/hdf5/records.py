@@ -34,7 +34,20 @@ SINGLE_FEATURE: Final = "data"
 
 
 def record_ids(inv: Inventory, pattern: str) -> dict[str, str]:
-    """Record id -> HDF5 path of every object ``pattern`` matches, in natural order of the ids (``2`` before ``10``)."""
+    """Record id -> HDF5 path of every object ``pattern`` matches, in natural order of the ids (``2`` before ``10``).
+
+    Parameters
+    ----------
+    inv
+        The source.
+    pattern
+        A record pattern, ``*`` for each level that varies.
+
+    Returns
+    -------
+    dict
+        Record id (the matched levels joined by ``/``) -> HDF5 path.
+    """
     fixed = pattern.split("/")
     found: dict[str, str] = {}
     for path in inv.nodes:
@@ -138,7 +151,21 @@ def member_feature(
 
 
 def record_features(inv: Inventory, pattern: str, records: list[Node], draft: Draft, reading: Reading) -> None:
-    """Fill ``draft`` with the features of groups-per-sample records: member datasets, then record attributes."""
+    """Fill ``draft`` with the features of groups-per-sample records: member datasets, then record attributes.
+
+    Parameters
+    ----------
+    inv
+        The source.
+    pattern
+        The record pattern (``/*``, ``/*/*``).
+    records
+        The groups it matches.
+    draft
+        Gets the features and the sample count.
+    reading
+        Gets what is left out and what to confirm.
+    """
     n = len(records)
     draft.kind, draft.num_samples = "records", n
     members = Counter(c.name for r in records for c in inv.children(r.path) if c.kind == "dataset")

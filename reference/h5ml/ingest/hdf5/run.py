@@ -129,6 +129,18 @@ def _rows_value(run: _FeatureRun, row: int, cache_bytes: int) -> tuple[Any, str]
 def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
     """The values of one sample: each feature read where its parts say, finished (squeeze, one-hot), checked.
 
+    Parameters
+    ----------
+    spec
+        The run's parts, per split and feature.
+    item
+        One sample: its split, id (row number or record id) and the location of each feature.
+
+    Returns
+    -------
+    dict
+        Feature -> value as :meth:`h5ml.Writer.append_sample` takes it.
+
     Raises
     ------
     h5ml.ingest.DecodeError

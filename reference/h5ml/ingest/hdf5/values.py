@@ -24,7 +24,19 @@ __all__ = ["finish_value", "part_rows", "read_record", "read_rows"]
 
 
 def part_rows(part: Part, node_shape: tuple[int, ...]) -> tuple[int, int]:
-    """``(start, stop)`` of a rows part in its dataset (the sample axis counted in the part's axis order)."""
+    """``(start, stop)`` of a rows part in its dataset (the sample axis counted in the part's axis order).
+
+    Parameters
+    ----------
+    part
+        A rows part.
+    node_shape
+        Its dataset's HDF5 shape.
+
+    Returns
+    -------
+    tuple of int
+    """
     shape = tuple(reversed(node_shape)) if part.transpose else node_shape
     n = shape[part.sample_axis] if shape else 0
     start = 0 if part.start is None else part.start
@@ -91,6 +103,19 @@ def read_rows(f: h5py.File, part: Part, a: int, b: int, where: str) -> list[Any]
 def read_record(f: h5py.File, part: Part, record: str) -> Any:
     """The value of one record (its HDF5 path ``record``) for a records part.
 
+    Parameters
+    ----------
+    f
+        The open source.
+    part
+        A records part.
+    record
+        The record's HDF5 path.
+
+    Returns
+    -------
+    str, number, or numpy.ndarray
+
     Raises
     ------
     KeyError
@@ -117,6 +142,19 @@ def read_record(f: h5py.File, part: Part, record: str) -> Any:
 
 def finish_value(feature: Feature, value: Any, where: str) -> Any:
     """A sample's value after the feature's ``squeeze`` and ``one_hot``.
+
+    Parameters
+    ----------
+    feature
+        The plan feature.
+    value
+        The value as read.
+    where
+        ``file:/path[row]``, for messages.
+
+    Returns
+    -------
+    numpy.ndarray, numpy.int64, or the value as given
 
     Raises
     ------
