@@ -46,42 +46,47 @@ ROOT = HERE.parent
 
 #: Requirements on validators that run.py checks for every case it runs, whatever the case cites.
 RUNNER_CHECKS = {
-    "§9.1.1": "run.py fails a case whose report holds an error the file does not have, misses an expected one, "
-    "or whose fixture changed during validation (SHA-256 before and after)",
-    "§9.3": "run.py checks every report against schema/h5ml-report-1.0.schema.json and the registry of §9.2",
-    "§9.3.2": "run.py checks the exit status of every validator run (2 unreadable, 1 invalid, 0 valid)",
+    "§9.1.1-R3": "run.py fails a case whose report holds an error the file does not have",
+    "§9.1.1-R4": "run.py fails a case whose fixture changed during validation (SHA-256 before and after)",
+    "§9.3-R1": "run.py checks every report against schema/h5ml-report-1.0.schema.json and the registry of §9.2",
+    "§9.3.2-R1": "run.py checks the exit status of every validator run (2 unreadable, 1 invalid, 0 valid)",
 }
 
 _HEADING = re.compile(r"^#{2,4}\s+(?:(§[0-9]+(?:\.[0-9]+)*)|Appendix ([A-Z]))\b")
 _INLINE = re.compile(r"^(§[0-9]+(?:\.[0-9]+)+)\s")
-_TAG = re.compile(r"(?<!`)\[(file|writer|reader|validator)\](?!`)")
+_TAG = re.compile(r"(?<!`)\[(file|writer|reader|validator)(?: (§[0-9]+(?:\.[0-9]+)*-[RS][0-9]+))?\](?!`)")
 _REQUIREMENT = re.compile(r"\b(?:MUST|REQUIRED|SHALL)\b")
 _RECOMMENDATION = re.compile(r"\b(?:SHOULD|RECOMMENDED)\b")
 _CODE = re.compile(r"\b([EWI][0-9]{3})\b")
+_CITED_ID = re.compile(r"§[0-9]+(?:\.[0-9]+)*-[RS][0-9]+(?![0-9])")
 _SENTENCE = re.compile(r"(?<=[.:;])\s+(?=[A-Z§`(])")
 
 
 @dataclass
 class Requirement:
-    """One tagged requirement of SPEC.md."""
+    """One tagged requirement or recommendation of SPEC.md."""
 
+    rid: str
     clause: str
-    number: int
+    kind: str
     tags: tuple[str, ...]
     text: str
     codes: tuple[str, ...]
+    cases: list[str] = field(default_factory=list)
+    code_refs: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
     covered_by: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 
     @property
     def ident(self) -> str:
-        """A stable name: the clause and the requirement's rank in it."""
-        return f"{self.clause}#{self.number}"
+        """The requirement's id as SPEC.md writes it (``§6.3-R2``), or its clause when it has none."""
+        return self.rid or f"{self.clause}-?"
 
     @property
     def covered(self) -> bool:
         """Whether nothing is missing."""
-        return not self.missing and bool(self.covered_by)
+        return not self.missing
 
 
 def paragraphs(spec_text: str) -> Iterator[tuple[str, str]]:
@@ -118,36 +123,42 @@ def paragraphs(spec_text: str) -> Iterator[tuple[str, str]]:
 
 
 def requirements(spec_text: str) -> tuple[list[Requirement], list[Requirement]]:
-    """The tagged requirements and recommendations of SPEC.md, in document order."""
+    """The tagged requirements and recommendations of SPEC.md, in document order, with their ids (SPEC §1.7)."""
     musts: list[Requirement] = []
     shoulds: list[Requirement] = []
-    counters: dict[str, int] = {}
     for clause, text in paragraphs(spec_text):
         start = 0
-        pending_tags: list[str] = []
-        pieces: list[tuple[str, list[str]]] = []
         for m in _TAG.finditer(text):
-            between = text[start : m.start()]
-            if between.strip():
-                pieces.append((between, [m.group(1)]))
-            elif pieces:
-                pieces[-1][1].append(m.group(1))  # "[file] [validator]": one more tag for the same sentence
-            else:
-                pending_tags.append(m.group(1))
+            segment, tag, rid = text[start : m.start()], m.group(1), m.group(2) or ""
             start = m.end()
-        for segment, tags in pieces:
             sentences = _SENTENCE.split(segment.strip())
             normative = next((i for i, s in enumerate(sentences) if _REQUIREMENT.search(s)), None)
-            if normative is None:
-                advice = next((i for i, s in enumerate(sentences) if _RECOMMENDATION.search(s)), None)
-                if advice is not None:
-                    body = " ".join(sentences[advice:])
-                    shoulds.append(Requirement(clause, 0, tuple(tags), body, tuple(_CODE.findall(body))))
+            if normative is not None:
+                body = " ".join(sentences[normative:])
+                musts.append(Requirement(rid, clause, "R", (tag,), body, tuple(_CODE.findall(body))))
                 continue
-            body = " ".join(sentences[normative:])
-            counters[clause] = counters.get(clause, 0) + 1
-            musts.append(Requirement(clause, counters[clause], tuple(tags), body, tuple(_CODE.findall(body))))
+            advice = next((i for i, s in enumerate(sentences) if _RECOMMENDATION.search(s)), None)
+            if advice is not None:
+                body = " ".join(sentences[advice:])
+                shoulds.append(Requirement(rid, clause, "S", (tag,), body, tuple(_CODE.findall(body))))
     return musts, shoulds
+
+
+def id_problems(reqs: Sequence[Requirement]) -> list[str]:
+    """What is wrong with the ids themselves: missing, of another clause or kind, or given twice."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for req in reqs:
+        if not req.rid:
+            problems.append(f"{req.clause}: a {'requirement' if req.kind == 'R' else 'recommendation'} has no id: {req.text[:70]}")
+            continue
+        clause, _, rest = req.rid.partition("-")
+        if clause != req.clause or rest[0] != req.kind:
+            problems.append(f"{req.rid} stands in {req.clause} as a {'requirement' if req.kind == 'R' else 'recommendation'} (ids are {req.clause}-{req.kind}<n>)")
+        if req.rid in seen:
+            problems.append(f"{req.rid} is given twice")
+        seen.add(req.rid)
+    return problems
 
 
 def clauses_of(spec_text: str) -> set[str]:
@@ -163,21 +174,58 @@ def clauses_of(spec_text: str) -> set[str]:
     return found
 
 
-def _clause_pattern(clause: str) -> re.Pattern[str]:
-    """A regex that finds ``clause`` in text, but not a sub-clause of it (§4.4 not in §4.4.1)."""
-    return re.compile(re.escape(clause) + r"(?![0-9]|\.[0-9])")
+def id_pattern(rid: str) -> re.Pattern[str]:
+    """A regex that finds the requirement id ``rid`` in text, but not a longer one (§6.3-R2 not in §6.3-R21)."""
+    return re.compile(re.escape(rid) + r"(?![0-9])")
 
 
-def project_tests(tests_dir: Path, clause: str) -> list[str]:
-    """``tests/<file>::<test>`` for every test function whose source (decorators included) cites ``clause``.
+@dataclass
+class Sources:
+    """The Python files in which requirement ids are looked for: the implementation and the tests."""
 
-    A file that cites the clause only outside its test functions (in a module
-    docstring or a helper) is listed as ``tests/<file>``.
+    code: dict[str, str]
+    tests: dict[str, str]
+
+    @classmethod
+    def read(cls, code_dirs: Sequence[Path], tests_dir: Path) -> Sources:
+        """Every ``*.py`` under ``code_dirs`` and every ``test_*.py`` under ``tests_dir``, by path from the root."""
+        code = {
+            _relative(path): path.read_text(encoding="utf-8")
+            for folder in code_dirs
+            for path in sorted(folder.rglob("*.py"))
+        }
+        tests = {_relative(path): path.read_text(encoding="utf-8") for path in sorted(tests_dir.rglob("test_*.py"))}
+        return cls(code, tests)
+
+
+def _relative(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def code_citations(sources: Sources, rid: str) -> list[str]:
+    """``path:line`` of every line of the implementation that names ``rid`` (a comment or a docstring)."""
+    pattern = id_pattern(rid)
+    return [
+        f"{path}:{number}"
+        for path, source in sources.code.items()
+        if pattern.search(source)
+        for number, line in enumerate(source.splitlines(), start=1)
+        if pattern.search(line)
+    ]
+
+
+def test_citations(sources: Sources, rid: str) -> list[str]:
+    """``<file>::<test>`` for every test function whose source (decorators included) names ``rid``.
+
+    A file that names the id only outside its test functions (in a module
+    docstring or a helper) is listed as the file alone.
     """
-    pattern = _clause_pattern(clause)
+    pattern = id_pattern(rid)
     found: list[str] = []
-    for path in sorted(tests_dir.glob("test_*.py")):
-        source = path.read_text(encoding="utf-8")
+    for path, source in sources.tests.items():
         if not pattern.search(source):
             continue
         lines = source.splitlines()
@@ -185,66 +233,60 @@ def project_tests(tests_dir: Path, clause: str) -> list[str]:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                body = "\n".join(lines[first - 1 : node.end_lineno])
-                if pattern.search(body):
-                    hits.append((first, f"tests/{path.name}::{node.name}"))
-        found += [label for _, label in sorted(hits)] or [f"tests/{path.name}"]
+                if pattern.search("\n".join(lines[first - 1 : node.end_lineno])):
+                    hits.append((first, f"{path}::{node.name}"))
+        found += [label for _, label in sorted(hits)] or [path]
     return found
 
 
-def cite(case: dict[str, Any], clause: str) -> bool:
-    """Whether a case cites ``clause`` as its clause or a related one."""
-    return case["clause"] == clause or clause in case.get("related", [])
+def _brief(items: Sequence[str], limit: int = 3) -> str:
+    return ", ".join(items[:limit]) + (f" (+{len(items) - limit})" if len(items) > limit else "")
 
 
-def assess(musts: Sequence[Requirement], cases: Sequence[dict[str, Any]], tests_dir: Path) -> None:
-    """Fill in ``covered_by`` and ``missing`` of every requirement."""
-    for req in musts:
-        citing = [c for c in cases if cite(c, req.clause)]
-        for tag in req.tags:
-            if tag == "file":
-                errors = [code for code in dict.fromkeys(req.codes) if code.startswith("E")]
-                invalid = [c for c in citing if not c["valid"]]
-                if not invalid:
-                    req.missing.append(f"no invalid case cites {req.clause}")
-                for code in errors:
-                    expecting = [
-                        c["id"]
-                        for c in citing
-                        if code in {i["code"] for i in c.get("issues", [])} or code in c.get("allowed", [])
-                    ]
-                    if expecting:
-                        req.covered_by.append(
-                            f"{code}: {', '.join(expecting[:3])}" + (" ..." if len(expecting) > 3 else "")
-                        )
-                    else:
-                        req.missing.append(f"no case citing {req.clause} expects {code}")
-                if invalid and not errors:
-                    req.covered_by.append(", ".join(c["id"] for c in invalid[:3]))
-            elif tag == "validator":
-                if citing:
-                    req.covered_by.append(
-                        "cases " + ", ".join(c["id"] for c in citing[:3]) + (" ..." if len(citing) > 3 else "")
-                    )
-                if req.clause in RUNNER_CHECKS:
-                    req.covered_by.append(f"runner: {RUNNER_CHECKS[req.clause]}")
-                if not citing and req.clause not in RUNNER_CHECKS:
-                    req.missing.append(f"no case cites {req.clause}")
-            else:
-                tests = project_tests(tests_dir, req.clause)
-                readers = [
-                    c["id"]
-                    for c in cases
-                    if "reader" in c and (cite(c, req.clause) or c["reader"].get("clause") == req.clause)
-                ]
-                if tag == "reader" and readers:
-                    req.covered_by.append("reader cases " + ", ".join(readers[:3]))
-                if tests:
-                    req.covered_by.append(
-                        "tests " + ", ".join(tests[:4]) + (f" (+{len(tests) - 4})" if len(tests) > 4 else "")
-                    )
-                if not tests and not (tag == "reader" and readers):
-                    req.missing.append(f"no test under tests/ cites {req.clause}")
+def assess(reqs: Sequence[Requirement], cases: Sequence[dict[str, Any]], sources: Sources) -> None:
+    """Fill in the citations, ``covered_by`` and ``missing`` of every requirement (``kind`` "R").
+
+    A requirement is covered when a conformance case names its id (in the
+    case's ``requirements``), a line of the implementation names it, and a test
+    names it; and, by its class:
+
+    - ``[file]``: an invalid case names it, and for every error code the
+      requirement gives, a case naming it expects that code (or allows it, for
+      a code no HDF5 library can make required, such as E109);
+    - ``[reader]``: a case naming it has a reader expectation;
+    - ``[validator]``: a case names it, or the runner checks it on every case
+      (:data:`RUNNER_CHECKS`).
+    """
+    for req in reqs:
+        citing = [c for c in cases if req.rid and req.rid in c.get("requirements", [])]
+        req.cases = [c["id"] for c in citing]
+        req.code_refs = code_citations(sources, req.rid) if req.rid else []
+        req.tests = test_citations(sources, req.rid) if req.rid else []
+        tag = req.tags[0]
+        if req.rid in RUNNER_CHECKS:
+            req.covered_by.append(f"runner: {RUNNER_CHECKS[req.rid]}")
+        elif not citing:
+            req.missing.append("no conformance case names it")
+        if tag == "file" and citing:
+            if not any(not c["valid"] for c in citing):
+                req.missing.append("no invalid case names it")
+            for code in dict.fromkeys(c for c in req.codes if c.startswith("E")):
+                if not any(
+                    code in {i["code"] for i in c.get("issues", [])} or code in c.get("allowed", []) for c in citing
+                ):
+                    req.missing.append(f"no case naming it expects {code}")
+        if tag == "reader" and citing and not any("reader" in c for c in citing):
+            req.missing.append("no case naming it has a reader expectation")
+        if citing:
+            req.covered_by.append(f"cases {_brief(req.cases)}")
+        if req.code_refs:
+            req.covered_by.append(f"code {_brief(req.code_refs)}")
+        else:
+            req.missing.append("no line under reference/ or adapters/ names it")
+        if req.tests:
+            req.covered_by.append(f"tests {_brief(req.tests)}")
+        else:
+            req.missing.append("no test under tests/ names it")
 
 
 def code_coverage(
@@ -265,35 +307,50 @@ def code_coverage(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
-    parser = argparse.ArgumentParser(description="Check that the conformance suite covers every MUST of SPEC.md.")
+    parser = argparse.ArgumentParser(description="Check that every requirement of SPEC.md is cited and covered.")
     parser.add_argument("--spec", type=Path, default=ROOT / "SPEC.md", help="the specification (default: ../SPEC.md)")
     parser.add_argument("--manifest", type=Path, default=HERE / "manifest.json", help="the manifest")
     parser.add_argument("--tests", type=Path, default=ROOT / "tests", help="the project's tests (default: ../tests)")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        help="a folder of the implementation (repeatable; default: ../reference/h5ml and ../adapters)",
+    )
     parser.add_argument("--failed", action="store_true", help="list only what is not covered")
+    parser.add_argument("--verbose", action="store_true", help="list the citations of every requirement")
     args = parser.parse_args(argv)
     spec_text = args.spec.read_text(encoding="utf-8")
     manifest = json.loads(args.manifest.read_text(encoding="utf-8"))
     cases = manifest["cases"]
     musts, shoulds = requirements(spec_text)
-    assess(musts, cases, args.tests)
+    sources = Sources.read(args.code or [ROOT / "reference" / "h5ml", ROOT / "adapters"], args.tests)
+    assess(musts, cases, sources)
     problems = 0
+    for problem in id_problems([*musts, *shoulds]):
+        print(f"MISS {problem}")
+        problems += 1
+    print(f"{'id':<12} {'class':<10} {'cases':>5} {'code':>5} {'tests':>5}  requirement")
+    for req in musts:
+        if args.failed and req.covered:
+            continue
+        status = "" if req.covered else "  MISS"
+        print(
+            f"{req.ident:<12} {req.tags[0]:<10} {len(req.cases):>5} {len(req.code_refs):>5} {len(req.tests):>5}  "
+            f"{req.text[:70]}{status}"
+        )
+        for item in req.covered_by if args.verbose else []:
+            print(f"{'':<13}covered by {item}")
+        for item in req.missing:
+            print(f"{'':<13}missing: {item}")
     by_class: dict[str, list[Requirement]] = {}
     for req in musts:
-        by_class.setdefault("/".join(req.tags), []).append(req)
-    for tags in sorted(by_class):
-        reqs = by_class[tags]
-        done = sum(1 for r in reqs if r.covered)
-        print(f"[{tags}] requirements: {done}/{len(reqs)} covered")
-        for req in reqs:
-            if args.failed and req.covered:
-                continue
-            status = "ok  " if req.covered else "MISS"
-            print(f"  {status} {req.ident:<9} {req.text[:100]}")
-            for item in req.covered_by if not args.failed else []:
-                print(f"         covered by {item}")
-            for item in req.missing:
-                print(f"         missing: {item}")
-        problems += len(reqs) - done
+        by_class.setdefault(req.tags[0], []).append(req)
+    for tag in sorted(by_class):
+        done = sum(1 for r in by_class[tag] if r.covered)
+        print(f"[{tag}] requirements: {done}/{len(by_class[tag])} covered")
+    problems += sum(1 for r in musts if not r.covered)
+    known_ids = {r.rid for r in [*musts, *shoulds] if r.rid}
     known = clauses_of(spec_text)
     for case in cases:
         for clause in [
@@ -303,6 +360,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]:
             if clause not in known:
                 print(f"MISS case {case['id']} cites {clause}, which SPEC.md does not define")
+                problems += 1
+        for rid in case.get("requirements", []):
+            if rid not in known_ids:
+                print(f"MISS case {case['id']} names {rid}, which SPEC.md does not define")
+                problems += 1
+    for path, source in [*sources.code.items(), *sources.tests.items()]:
+        for rid in dict.fromkeys(_CITED_ID.findall(source)):
+            if rid not in known_ids:
+                print(f"MISS {path} names {rid}, which SPEC.md does not define")
                 problems += 1
     expecting, allowed_only, missing = code_coverage(manifest["registry"], cases)
     print(
@@ -322,9 +388,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"[file] recommendations with a warning code: {len(file_shoulds) - len(untested)}/{len(file_shoulds)} exercised"
     )
     for req in untested:
-        print(f"  note {req.clause}: {req.text[:90]}")
+        print(f"  note {req.ident}: {req.text[:90]}")
     covered = sum(1 for r in musts if r.covered)
-    print(f"{'FAILED' if problems else 'OK'}: {covered}/{len(musts)} requirements covered, {len(cases)} cases")
+    print(
+        f"{'FAILED' if problems else 'OK'}: {covered}/{len(musts)} requirements covered "
+        f"(each named by a case, the code and a test), {len(shoulds)} recommendations, {len(cases)} cases"
+    )
     return 1 if problems else 0
 
 

@@ -69,6 +69,7 @@ VALIDATOR_LEVELS = [
 _LEVEL_OF_SEVERITY = {level["severity"]: level["name"] for level in VALIDATOR_LEVELS}
 _SEVERITY_OF_LETTER = {"E": "error", "W": "warning", "I": "info"}
 _CLAUSE = re.compile(r"^§(?:[1-9][0-9]*|[A-Z])(?:\.[1-9][0-9]*)*$")
+_REQUIREMENT_ID = re.compile(r"^§[1-9][0-9]*(?:\.[1-9][0-9]*)*-[RS][1-9][0-9]*$")
 
 
 def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> dict[str, Any]:
@@ -98,6 +99,11 @@ def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> 
         entry["format_version"] = case["format_version"]
     if case.get("related"):
         entry["related"] = case["related"]
+    if case.get("requirements"):
+        bad = [rid for rid in case["requirements"] if not _REQUIREMENT_ID.match(rid)]
+        if bad:
+            raise RecipeError(f"{case['id']}: requirement ids {bad} are malformed (SPEC §1.7: §<clause>-R<n>)")
+        entry["requirements"] = case["requirements"]
     entry["issues"] = [
         {**issue, "level": _LEVEL_OF_SEVERITY[_SEVERITY_OF_LETTER[issue["code"][0]]]} for issue in issues
     ]
