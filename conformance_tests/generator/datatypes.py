@@ -28,7 +28,8 @@ class HType:
     """An HDF5 datatype a recipe names, with the numpy dtype of its memory buffer.
 
     ``kind`` is one of ``num`` (integer or IEEE float in either byte order),
-    ``bool-enum`` (h5py's boolean), ``vlen-str``, ``fixed-str``, ``custom-int``
+    ``bool-enum`` (h5py's boolean, or with ``unsigned`` the same members over
+    uint8, SPEC §3.3.1), ``vlen-str``, ``fixed-str``, ``custom-int``
     (an integer with fewer bits of precision than its size), ``array``,
     ``vlen-seq``, ``ref`` (object reference) and ``h5py`` (compound, enum and
     opaque types, built by h5py from their numpy dtype).
@@ -44,6 +45,7 @@ class HType:
     precision: int = 0
     offset: int = 0
     subshape: tuple[int, ...] = ()
+    unsigned: bool = False
 
     @property
     def is_string(self) -> bool:
@@ -63,6 +65,11 @@ class HType:
 
     def tid(self) -> h5t.TypeID:
         """A new HDF5 type id for this datatype."""
+        if self.kind == "bool-enum" and self.unsigned:
+            tid = h5t.enum_create(h5t.STD_U8LE)
+            tid.enum_insert(b"FALSE", 0)
+            tid.enum_insert(b"TRUE", 1)
+            return tid
         if self.kind in ("num", "bool-enum"):
             return h5t.py_create(self.np_dtype).copy()
         if self.kind == "vlen-str":
@@ -160,8 +167,8 @@ def parse_type(spec: Any) -> HType:
                 nullterm=pad == "-nullterm",
                 spacepad=pad == "-spacepad",
             )
-        if spec == "bool-enum":
-            return HType("bool-enum", np.dtype(bool), spec)
+        if spec in ("bool-enum", "bool-enum-u8"):
+            return HType("bool-enum", np.dtype(bool), spec, unsigned=spec == "bool-enum-u8")
         if spec == "ref":
             return HType("ref", h5py.ref_dtype, spec)
         try:

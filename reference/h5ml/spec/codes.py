@@ -203,8 +203,16 @@ _TABLE: Final = [
         "data_unreadable",
         _E,
         "§3.5",
-        "Sample data cannot be read: a corrupt chunk, a checksum failure, data never written, or more data declared than the file holds.",
+        "Sample data cannot be read: a corrupt chunk, a checksum failure, or more data declared than the file holds.",
         deep=True,
+    ),
+    Code(
+        "E146",
+        "data_not_written",
+        _E,
+        "§3.5",
+        "A feature dataset has storage that was never written: a chunk within its extent is not allocated, or a "
+        "contiguous dataset has no storage.",
     ),
     # -- chunks ------------------------------------------------------------
     Code("E150", "chunk_splits_sample", _E, "§7.1", "A chunk does not span whole samples in the axes after the first."),
@@ -273,6 +281,13 @@ _TABLE: Final = [
         _I,
         "§7.6",
         "A split records no shuffle seed: its samples may be stored in source order.",
+    ),
+    Code(
+        "I304",
+        "newer_encoding_minor",
+        _I,
+        "§6.1",
+        "A feature's encoding_version has a newer MINOR than this validator implements; it is read as the known one.",
     ),
 ]
 

@@ -7,9 +7,12 @@ a wrong number of samples, is never read), to check what the structure cannot
 show (offsets, codes, booleans, shapes, UTF-8) and to recompute each feature's
 fingerprint (§8.2) and then the file's (§8.3).
 
-Resource limits (§10.4): data that was never written (HDF5 would return fill
-values for it, however large the declared shape) is reported as E145 before
-anything is read; data is read in batches of about :data:`_BATCH_BYTES`
+Resource limits (§10.4): a feature with data that was never written (HDF5
+would return fill values for it, however large the declared shape) is E146,
+found by the metadata checks (:mod:`~h5ml.validator.checks.encodings`), and is
+never queued here, so deep and shallow validation agree on it; uncompressed
+data declared larger than the file is reported as E145 before anything is
+read; data is read in batches of about :data:`_BATCH_BYTES`
 aligned on chunks, and a single row, sample or chunk larger than
 :data:`_MAX_READ_BYTES` is not read at all (the feature's fingerprint is then
 not recomputed). A read the HDF5 library fails gives E145 for that feature;
@@ -119,8 +122,8 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
     Yields
     ------
     Issue
-        E145 when data of the feature was never written (nothing is read
-        then), the data issues of its encoding, E145 when the library cannot
+        E145 when uncompressed data of the feature is declared larger than
+        the file (nothing is read then), the data issues of its encoding, E145 when the library cannot
         read or decode its data, E160 when its stored fingerprint differs from
         its data's.
     """
@@ -143,8 +146,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
         yield Issue.of(
             "E145",
             path,
-            f"sample data cannot be read: {text}; HDF5 would return fill values in their place, so the file "
-            "was not written completely: write it again",
+            f"sample data cannot be read: {text}; restore the file from a good copy",
         )
     if readable and not missing:
         try:

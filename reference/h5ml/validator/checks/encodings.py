@@ -1,4 +1,4 @@
-"""The structure of each encoding: E117, E122, E133, E134, I300, I301 and its datasets' chunk rules (§6).
+"""The structure of each encoding: E117, E122, E133, E134, E146, I300, I301 and its datasets' chunk rules (§6).
 
 :func:`check_encoding` runs the checks of a feature's encoding: the type and
 rank of each dataset, the members of a group encoding, the number of entries
@@ -10,7 +10,9 @@ are recorded in :attr:`CheckedFeature.members <h5ml.validator.checks.state.Check
 A feature with a wrong number of samples, or whose components disagree on it,
 is not sound: its data is not read. Only the ``class_names`` of categorical
 features are read (E134), in bounded blocks and only when every declared name
-was written (§10.4); no sample data is.
+was written (§10.4); no sample data is. Every dataset of the feature must have
+all its storage written (E146, §3.5), which the chunk index shows without
+reading data.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
 from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import CheckedFeature, FileState
-from h5ml.validator.checks.storage import NUMERIC, classify, unwritten_storage
+from h5ml.validator.checks.state import CheckedFeature, FileState, address
+from h5ml.validator.checks.storage import NUMERIC, classify, unallocated_storage, unwritten_storage
 
 __all__ = ["check_encoding"]
 
@@ -71,7 +73,33 @@ def check_encoding(state: FileState, feature: CheckedFeature, n: int | None) -> 
         "ragged": _check_ragged,
         "bytes": _check_bytes,
     }
-    return (yield from checks[feature.encoding](state, feature, n))
+    ok = yield from checks[feature.encoding](state, feature, n)
+    written = yield from _check_written(state, feature)
+    return ok and written
+
+
+def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue, None, bool]:
+    """E146 for each dataset of the feature whose storage was never written (§3.5); returns whether none is.
+
+    Shallow and deep validation report it alike: only the chunk index and the storage size are consulted
+    (:func:`~h5ml.validator.checks.storage.unallocated_storage`), and a feature with such a dataset is never
+    read, so deep validation adds no E145 for the same cause.
+    """
+    ok = True
+    for dset in feature.members.values():
+        if address(dset) in state.external or dset.shape is None:
+            continue  # external or virtual data (E111, E112) is never examined; a null dataspace is E133
+        missing = unallocated_storage(dset)
+        if missing is None:
+            continue
+        ok = False
+        yield Issue.of(
+            "E146",
+            dset.name,
+            f"{state.path}: {missing}; HDF5 would return fill values in their place, so the file was not "
+            "written completely: write it again (or shrink the dataset to the rows that were written)",
+        )
+    return ok
 
 
 # --------------------------------------------------------------------------- shared checks of one dataset
@@ -247,15 +275,8 @@ def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dat
     Reads the K names in blocks of :data:`_NAMES_BLOCK`, and only when every declared name was written (§10.4).
     """
     path = dset.name
-    missing = unwritten_storage(dset, state.file_size)
-    if missing is not None:
-        yield Issue.of(
-            "E134",
-            path,
-            f"the class names cannot be read: {missing}; HDF5 would return an empty string for every unwritten "
-            "name: write every class name",
-        )
-        return False
+    if unwritten_storage(dset, state.file_size) is not None:
+        return False  # never written: E146 (§3.5), not E134; or larger than the file: not read (§10.4)
     names: list[str] = []
     for start in range(0, dset.shape[0], _NAMES_BLOCK):
         try:

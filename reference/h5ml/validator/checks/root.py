@@ -76,6 +76,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     if isinstance(fv, str):
         state.format_version = fv  # §9.3: the report gives the stored string, whatever its form
     if fv is MISSING or not is_version(fv):
+        # SPEC §9.1.2-R2: without a MAJOR.MINOR the rules to check against are unknown: E103 alone
         found = _found(fv)
         yield Issue.of(
             "E103",
@@ -148,7 +149,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         yield Issue.of("E107", "/", problem.message)
     must = values.get("must_understand")
     if isinstance(must, list):
-        unknown = [m for m in must if isinstance(m, str) and m not in spec.KNOWN_EXTENSIONS]
+        # SPEC §9.2.1-R1: E105 names each unknown non-empty name once; an empty or repeated name is E107 only
+        unknown = list(dict.fromkeys(m for m in must if isinstance(m, str) and m and m not in spec.KNOWN_EXTENSIONS))
         if unknown:
             yield Issue.of(
                 "E105",

@@ -1,4 +1,4 @@
-"""The splits and their features: E116, E117, E120-E123, E130-E133, E161, W202, W207, I300, I301, I303 (§5, §6.1).
+"""The splits and their features: E116, E117, E120-E123, E130-E133, E161, W202, W207, I300, I301, I303, I304 (§5, §6.1).
 
 :func:`check_splits` walks the members of the root group by name (each a
 split, or a reserved name), then the members of each split (each a feature):
@@ -16,7 +16,7 @@ metadata check. Only hard links are walked: other links were reported by
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import h5py
 
@@ -38,6 +38,9 @@ from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState, address, text
 
 __all__ = ["check_splits"]
+
+#: §1.4.1: the feature attributes whose string values a newer MINOR may extend (I300 there, E117 otherwise).
+_OPEN_VALUES: Final = frozenset({"role", "logical_dtype", "media_type"})
 
 
 def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
@@ -165,17 +168,20 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
 
 
 def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, encoding: Any) -> Iterator[Issue]:
-    """E117 (or I300 for a role of a newer MINOR) for the feature attributes of §6.1, §6.6, §6.7."""
+    """E117 (or I300 for a value of a newer MINOR) for the feature attributes of §6.1, §6.6, §6.7."""
+    ignored: set[str] = set()
     for name, (rule, expected) in FEATURE_ATTR_RULES.items():
         if name not in values or rule(values[name]):
             continue
         value = values[name]
-        if name == "role" and state.newer_minor and isinstance(value, str):
+        if name in _OPEN_VALUES and state.newer_minor and isinstance(value, str):
+            # SPEC §1.4.1-R3: a string value this version does not define, in a newer-MINOR file, is I300 and ignored
+            ignored.add(name)
             yield Issue.of(
                 "I300",
                 path,
-                f"role {value!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; the file's newer "
-                f"version {state.format_version} may define it: readers ignore it",
+                f"{name} {value!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; the file's newer "
+                f"version {state.format_version} may define it: readers ignore the attribute",
             )
             continue
         yield Issue.of("E117", path, f"attribute {name!r} of {path} is {value!r}; it must be {expected}")
@@ -187,7 +193,7 @@ def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, en
         "media_type": ("bytes",),
     }
     for name, encodings in allowed.items():
-        if name in values and encoding not in encodings:
+        if name in values and name not in ignored and encoding not in encodings:
             yield Issue.of(
                 "E117",
                 path,
@@ -243,6 +249,15 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     if not usable:
         state.all_fingerprints_computed = False
         return
+    if spec.parse_version(version)[1] > spec.parse_version(spec.ENCODING_VERSION)[1]:
+        # SPEC §6.1-S1: a newer encoding MINOR is I304; the feature is checked and read as the MINOR known here
+        yield Issue.of(
+            "I304",
+            path,
+            f"feature {path} has encoding_version {version!r}, newer than {spec.ENCODING_VERSION!r}: it is "
+            f"checked as {encoding} {spec.ENCODING_VERSION}, and what that version does not define is ignored; "
+            "upgrade h5ml for a full check",
+        )
     fp = values.get("fingerprint")
     feature = CheckedFeature(
         split=split,

@@ -1,4 +1,4 @@
-"""Links and the storage profile of every object: E110-E115, W205, W206, W208 (§3.2-§3.6, §10.1, §10.4).
+"""Links and the storage profile of every object: E110-E115, W205, W206, W208; storage never written (§3.2-§3.6, §10.1, §10.4).
 
 :func:`check_links` walks every group breadth first, by name, without ever
 following an external or soft link; it reports those links and records on the
@@ -10,9 +10,10 @@ is also reachable under a reserved alias is reported under its split or
 feature name. :func:`check_storage` then checks the datatype of every
 attribute and dataset so recorded, and the storage of every dataset: external
 raw storage, virtual layout, filters. :func:`classify` sorts a datatype into
-the storage profile, for the encoding checks too; :func:`unwritten_storage`
-tells whether a dataset's declared data was ever written, for the checks that
-read data.
+the storage profile, for the encoding checks too; :func:`unallocated_storage`
+tells whether a dataset's declared data was ever written (E146, from the chunk
+index and the storage size alone), and :func:`unwritten_storage` also whether
+it is larger than the file can hold, for the checks that read data (E145).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, address, hdf5_path, text
 
-__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
+__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unallocated_storage", "unwritten_storage"]
 
 #: §3.2 (exponent bits, mantissa bits) of the IEEE binary16/32/64 formats, by size in bytes.
 _IEEE_FLOATS: Final = {2: (5, 10), 4: (8, 23), 8: (11, 52)}
@@ -73,9 +74,11 @@ def classify(tid: Any) -> tuple[str, str]:
     if cls == h5t.ENUM:
         base = tid.get_super()
         members = tuple((tid.get_member_name(i), tid.get_member_value(i)) for i in range(tid.get_nmembers()))
-        if base.get_size() == 1 and base.get_sign() != h5t.SGN_NONE and members == spec.BOOL_ENUM_MEMBERS:
-            return "bool_enum", "an HDF5 enum boolean (h5py's default for numpy bool)"
-        return "forbidden", "an enum other than the boolean FALSE = 0, TRUE = 1 over int8"
+        # SPEC §3.3.1-R1: over int8 or uint8, FALSE = 0 and TRUE = 1 in either order; any other enum is E113
+        if base.get_size() == 1 and sorted(members) == sorted(spec.BOOL_ENUM_MEMBERS):
+            signed = "int8, h5py's default for numpy bool" if base.get_sign() != h5t.SGN_NONE else "uint8"
+            return "bool_enum", f"an HDF5 enum boolean (over {signed})"
+        return "forbidden", "an enum other than the boolean FALSE = 0, TRUE = 1 over an 8-bit integer"
     names = {
         h5t.COMPOUND: "a compound type",
         h5t.OPAQUE: "an opaque type",
@@ -209,8 +212,86 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
             yield damaged(exc, path, "reading")
 
 
+def unallocated_storage(dset: h5py.Dataset) -> str | None:
+    """Tell whether part of a dataset's declared data was never written to the file (§3.5, E146).
+
+    A chunked dataset must have every chunk within its current extent
+    allocated, and a contiguous dataset with at least one element must have
+    its storage allocated; HDF5 would return the fill value for anything
+    else. Only the chunk index and the storage size are consulted, never the
+    data. The time this takes is bounded by the file, not by the declared
+    shape (§10.4): HDF5 counts the chunks that are in the index (each takes
+    room in the file), and the first missing chunk is located only when at
+    most :data:`_LOCATE_CHUNKS` chunks were written.
+
+    Parameters
+    ----------
+    dset
+        A dataset of rank >= 1 that is neither external nor virtual.
+
+    Returns
+    -------
+    str or None
+        None when every declared value is stored (or nothing is declared;
+        compact data lives in the object header); otherwise what is missing:
+        chunks never written (how many, and the first one when located) or a
+        contiguous block never allocated.
+    """
+    shape = dset.shape
+    if not shape or math.prod(shape) == 0:
+        return None
+    layout = dset.id.get_create_plist().get_layout()
+    if layout == h5d.CHUNKED:
+        grid = tuple(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
+        expected = math.prod(grid)
+        # SPEC §3.5-R5: every chunk within the current extent is allocated; the index holds no chunk outside it
+        written = int(dset.id.get_num_chunks())
+        if written >= expected:
+            return None
+        first = _first_missing_chunk(dset, grid, written)
+        where = "" if first is None else f" (the first missing one starts at element {first})"
+        return (
+            f"{dset.name} declares shape {shape} in {expected} chunks of {dset.chunks} but only {written} "
+            f"were ever written{where}"
+        )
+    if layout != h5d.COMPACT and int(dset.id.get_storage_size()) == 0:
+        # SPEC §3.5-R5: a contiguous dataset with at least one element has its storage allocated
+        return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
+    return None
+
+
+#: The most written chunks :func:`unallocated_storage` walks to name the first missing one (a time bound, §10.4).
+_LOCATE_CHUNKS: Final = 1 << 16
+
+
+def _first_missing_chunk(dset: h5py.Dataset, grid: tuple[int, ...], written: int) -> tuple[int, ...] | None:
+    """The element offset of the first chunk, in C order of the chunk grid, that is not in the index.
+
+    With ``written`` chunks in the index, one of the first ``written + 1`` grid
+    positions is missing, so at most that many positions are looked at.
+    """
+    if written > _LOCATE_CHUNKS:
+        return None
+    stored: set[tuple[int, ...]] = set()
+    dset.id.chunk_iter(lambda info: stored.add(tuple(info.chunk_offset)))
+    for i in range(written + 1):
+        offset = tuple(int(k) * c for k, c in zip(_unravel(i, grid), dset.chunks, strict=True))
+        if offset not in stored:
+            return offset
+    return None  # pragma: no cover - the pigeonhole above always finds one
+
+
+def _unravel(i: int, grid: tuple[int, ...]) -> tuple[int, ...]:
+    """The chunk-grid coordinates of the ``i``-th chunk in C order (last axis fastest)."""
+    coords = []
+    for extent in reversed(grid):
+        i, k = divmod(i, extent)
+        coords.append(k)
+    return tuple(reversed(coords))
+
+
 def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
-    """Tell whether the data a dataset declares is missing from the file (§10.4).
+    """Tell whether the data a dataset declares is missing from the file (§3.5, §10.4).
 
     HDF5 returns the fill value for data that was never written, so a small
     file can declare a dataset of any size: reading it would take as long, and
@@ -228,29 +309,18 @@ def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
     -------
     str or None
         None when every declared value is stored (or nothing is declared);
-        otherwise what is missing: chunks never written, a contiguous block
-        never allocated, or more stored bytes than an uncompressed dataset can
-        have in a file of ``file_size`` bytes.
+        otherwise what is missing: what :func:`unallocated_storage` says (E146),
+        or more stored bytes than an uncompressed dataset can have in a file of
+        ``file_size`` bytes (E145).
     """
-    shape = dset.shape
-    if not shape or math.prod(shape) == 0:
+    missing = unallocated_storage(dset)
+    if missing is not None:
+        return missing
+    if not dset.shape or math.prod(dset.shape) == 0:
         return None
     plist = dset.id.get_create_plist()
-    layout = plist.get_layout()
-    if layout == h5d.COMPACT:
-        return None
     stored = int(dset.id.get_storage_size())
-    if layout == h5d.CHUNKED:
-        expected = math.prod(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
-        written = int(dset.id.get_num_chunks())
-        if written < expected:
-            return (
-                f"{dset.name} declares shape {shape} in {expected} chunks of {dset.chunks} but only {written} "
-                "were ever written"
-            )
-    elif stored == 0:
-        return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
-    if plist.get_nfilters() == 0 and stored > file_size:
+    if plist.get_layout() != h5d.COMPACT and plist.get_nfilters() == 0 and stored > file_size:
         return (
             f"{dset.name} declares {stored} bytes of uncompressed data but the file holds only {file_size} bytes: "
             "it is truncated or damaged"
