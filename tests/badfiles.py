@@ -573,7 +573,8 @@ def _changed_value(f: h5py.File) -> None:
 
 def _rechunk(chunks: tuple[int, ...], shape: tuple[int, ...] = (6, 4, 3)) -> Callable[[h5py.File], None]:
     def mutate(f: h5py.File) -> None:
-        data = f["train/image"][...] if f["train/image"].shape == shape else None
+        # another shape: zeros, written, since storage never written is E146 (§3.5.1)
+        data = f["train/image"][...] if f["train/image"].shape == shape else np.zeros(shape, np.float32)
         replace_dataset(
             f, "train/image", shape=shape, dtype=np.float32, data=data, chunks=chunks, maxshape=(None, *shape[1:])
         )
@@ -587,6 +588,13 @@ def _rechunk_with(**options: Any) -> Callable[[h5py.File], None]:
         replace_dataset(f, "train/image", data=data, chunks=(8, 4, 3), maxshape=(None, 4, 3), **options)
 
     return mutate
+
+
+def _unwritten_chunk(f: h5py.File) -> None:
+    """§3.5.1: the train image again in chunks of 4 rows, of which only the first was written."""
+    data = f["train/image"][...]
+    dset = replace_dataset(f, "train/image", shape=data.shape, dtype=data.dtype, chunks=(4, *data.shape[1:]))
+    dset[:4] = data[:4]
 
 
 def _big_contiguous(f: h5py.File) -> None:
@@ -655,6 +663,7 @@ def _cases() -> Iterable[Case]:
     yield Case("E143", "/train/volume/shapes", _content(_shapes_mismatch), deep=True)
     yield Case("E144", "/train/text", _content(_bad_utf8), deep=True)
     yield Case("E145", "/train/image", _gzip_garbage, deep=True)
+    yield Case("E146", "/train/image", _edit(_unwritten_chunk))
     yield Case("E150", "/train/image", _edit(_rechunk((8, 2, 3))))
     yield Case("E160", "/train/image", _edit(_changed_value), deep=True)
     yield Case("E161", "/train/image", _edit(_set("/train/image", "fingerprint", "md5:0123")))
@@ -667,11 +676,12 @@ def _cases() -> Iterable[Case]:
     yield Case("W206", "/train/text", _edit(_strings(h5py.string_dtype("ascii"))))
     yield Case("W207", "/valid", _edit(_copy_split("valid")))
     yield Case("W208", "/train/flag", _edit(_bool_enum))
-    yield Case("W209", "/train/image", _edit(_big_contiguous))
+    yield Case("W209", "/train/image", _edit(_big_contiguous), also=e({"E146"}))  # never written: E146 (§3.5.1)
     yield Case("I300", "/", _edit(_set("/", "my_note", "made by hand")))
     yield Case("I301", "/_h5ml", _edit(_reserved_group))
     yield Case("I302", "/", _edit(_set("/", "format_version", "1.1")))
     yield Case("I303", "/train", _edit(_delete("/train", "shuffle_seed")))
+    yield Case("I304", "/train/image", _edit(_set("/train/image", "encoding_version", "1.4")))
 
 
 #: One case per registry code except E101 (a time limit or a crash, tested with the sandbox).

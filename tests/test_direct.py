@@ -22,6 +22,7 @@ import pytest
 
 import h5ml
 from _files import Bytes, Dense, Ragged, write_file
+from h5ml.errors import InvalidFileError
 from h5ml.reader import ReadEvent
 from h5ml.reader import direct as direct_module
 from h5ml.reader.direct import direct_rows, open_file_map
@@ -149,8 +150,9 @@ def test_a_batch_of_one_chunk_is_one_read(tmp_path: Path, compression: str | Non
             assert (stats.direct_copies, stats.hdf5_reads) == ((1, 0) if mapped else (0, 1))
 
 
-def test_unallocated_chunks_fall_back_and_read_fill_values(tmp_path: Path) -> None:
-    """§7.3: chunks never written are not in the file: h5py reads them (fill value), the map is never used."""
+def test_unallocated_chunks_are_refused_not_read_as_fill_values(tmp_path: Path) -> None:
+    """SPEC §3.5-S2 (1.1): chunks never written are not in the file: the reader refuses the feature (E146)
+    instead of returning HDF5's fill value as samples; the fully written features of the file still read."""
     path = tmp_path / "f.h5"
     src = _write(path, True)
 
@@ -166,15 +168,13 @@ def test_unallocated_chunks_fall_back_and_read_fill_values(tmp_path: Path) -> No
 
     with h5py.File(path, "r+") as f:
         rewrite(f)
-    want = np.full(N, -7, dtype=np.int64)
-    want[0:8] = src["i"][0:8]
-    want[24:32] = src["i"][24:32]
-    with h5ml.open(path) as ds, ds.read_stats.record() as reads:
-        feat = ds["train"]["i"]
-        assert np.array_equal(feat[:], want)
-        assert np.array_equal(feat[[30, 9, 0, 49]], want[[30, 9, 0, 49]])
-        assert feat[40] == -7
-    assert reads and _via(reads, "/train/i") == {"hdf5"}
+    with h5ml.open(path) as ds:
+        with pytest.raises(InvalidFileError, match=r"/train/i declares shape .* but only 2 were ever written") as err:
+            ds["train"]["i"][0]
+        assert "E146" in str(err.value) and "(the first missing one starts at element (8,))" in str(err.value)
+        assert err.value.hdf5_path == "/train/i"
+        other = next(name for name in src if name != "i")
+        assert np.array_equal(ds["train"][other][:], src[other])
 
 
 def test_storage_that_is_not_plain_bytes_in_the_file_is_refused(tmp_path: Path) -> None:

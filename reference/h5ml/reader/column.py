@@ -17,7 +17,8 @@ such dataset, by the cheapest path its storage allows:
 Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
 This module also holds the checks a column needs before it reads: the
 filters this HDF5 build can decode (§3.5), the numeric datatypes of the
-storage profile (§3.2), and the stored size a large read is compared with
+storage profile (§3.2), storage that was never written, refused before the
+first read (§3.5.1), and the stored size a large read is compared with
 before its buffer is allocated (§10.4).
 """
 
@@ -35,6 +36,7 @@ import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import EncodingError, InvalidFileError, UnsupportedFilterError
+from h5ml.model.allocation import unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
@@ -169,6 +171,7 @@ class Column:
         "_one_shape",
         "_origin",
         "_stored",
+        "_written",
         "check_row_nbytes",
         "chunk_rows",
         "compiled_sample",
@@ -251,6 +254,8 @@ class Column:
         )
         self._fast: DirectRows | None = None
         self._fast_built = False
+        #: Whether every chunk (or the contiguous block) was found allocated: checked before the first read (§3.5.1).
+        self._written = False
 
     def fast_rows(self) -> DirectRows | None:
         """The memory-mapped reader of this unfiltered dataset (:mod:`h5ml.reader.direct`), built on first use; or None.
@@ -263,6 +268,30 @@ class Column:
                 self._fast = direct_rows(self.node, self.dtype, self.maps(), self.stats)
             self._fast_built = True
         return self._fast
+
+    def check_written(self) -> None:
+        """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1).
+
+        Raises
+        ------
+        InvalidFileError
+            If a chunk within the dataset's extent, or its contiguous block,
+            was never allocated (E146): HDF5 would return fill values in its
+            place, which this reader never returns as samples.
+        """
+        if self._written:
+            return
+        missing = unallocated_storage(self.node)
+        if missing is not None:
+            # SPEC §3.5-S2: refuse never-written data rather than return fill values as samples
+            raise InvalidFileError(
+                f"{self.filename}: {missing}; HDF5 would return fill values in their place, so this reader refuses "
+                "to read them as samples (SPEC §3.5.1, E146): the file was not written completely, write it again; "
+                f"{validate_advice(self.filename)}",
+                path=self.filename,
+                hdf5_path=self.path,
+            )
+        self._written = True
 
     def stored_nbytes(self) -> int | None:
         """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
@@ -349,6 +378,8 @@ class Column:
             )
         if count <= 0 or self.row_nbytes == 0:
             return
+        if not self._written:
+            self.check_written()
         fast = self._fast if self._fast_built else self.fast_rows()
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
@@ -398,6 +429,8 @@ class Column:
     def sample(self, row: int) -> Any:
         """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
         if self.compiled_sample:
+            if not self._written:
+                self.check_written()
             stats = self.stats
             stats.hdf5_reads += 1
             if stats.events is not None:
@@ -440,6 +473,8 @@ class Column:
         """
         fast = self._fast if self._fast_built else self.fast_rows()
         if fast is not None:
+            if not self._written:
+                self.check_written()
             rows, scalar = normalize_indices(indices, self.rows)
             values = fast.take(rows)
             return (values[0] if scalar else values), scalar

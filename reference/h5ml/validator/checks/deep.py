@@ -59,6 +59,7 @@ class _ReadError(Exception):
 
 def _read(dset: h5py.Dataset, sel: slice) -> Any:
     """Read ``dset[sel]``, turning a library failure into :class:`_ReadError`."""
+    # SPEC §9.2.1-R1: a library failure while reading a feature dataset's elements is E145, never E101
     try:
         return dset[sel]
     except LIBRARY_ERRORS as exc:

@@ -24,12 +24,13 @@ from typing import Final
 import h5py
 
 from h5ml import spec
+from h5ml.model.allocation import unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
 from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import CheckedFeature, FileState, address
-from h5ml.validator.checks.storage import NUMERIC, classify, unallocated_storage, unwritten_storage
+from h5ml.validator.checks.state import CheckedFeature, FileState
+from h5ml.validator.checks.storage import NUMERIC, classify, unwritten_storage
 
 __all__ = ["check_encoding"]
 
@@ -87,8 +88,7 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
     """
     ok = True
     for dset in feature.members.values():
-        if address(dset) in state.external or dset.shape is None:
-            continue  # external or virtual data (E111, E112) is never examined; a null dataspace is E133
+        # SPEC §3.5-R6: from the chunk index and the storage size only, the same in shallow and deep validation
         missing = unallocated_storage(dset)
         if missing is None:
             continue
@@ -106,7 +106,11 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
 
 
 def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0) -> Generator[Issue, None, bool]:
-    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3); returns whether it is."""
+    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3); returns whether it is.
+
+    SPEC §9.2.1-R1: called only for a dataset with a first axis its encoding allows: a wrong length is E122,
+    never E133, and a dataset without one is E133 alone.
+    """
     if n is not None and dset.shape[0] != n + extra:
         what = f"{n} + {extra} = {n + extra} entries" if extra else f"{n} samples"
         yield Issue.of(

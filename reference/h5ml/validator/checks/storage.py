@@ -10,10 +10,10 @@ is also reachable under a reserved alias is reported under its split or
 feature name. :func:`check_storage` then checks the datatype of every
 attribute and dataset so recorded, and the storage of every dataset: external
 raw storage, virtual layout, filters. :func:`classify` sorts a datatype into
-the storage profile, for the encoding checks too; :func:`unallocated_storage`
-tells whether a dataset's declared data was ever written (E146, from the chunk
-index and the storage size alone), and :func:`unwritten_storage` also whether
-it is larger than the file can hold, for the checks that read data (E145).
+the storage profile, for the encoding checks too; :func:`unwritten_storage`
+tells whether a dataset's declared data was ever written
+(:func:`h5ml.model.allocation.unallocated_storage`, E146) or is larger than
+the file can hold (E145), for the checks that read data.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ import h5py
 from h5py import h5d, h5g, h5l, h5o, h5t
 
 from h5ml import spec
+from h5ml.model.allocation import unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, address, hdf5_path, text
 
-__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unallocated_storage", "unwritten_storage"]
+__all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
 
 #: §3.2 (exponent bits, mantissa bits) of the IEEE binary16/32/64 formats, by size in bytes.
 _IEEE_FLOATS: Final = {2: (5, 10), 4: (8, 23), 8: (11, 52)}
@@ -210,84 +211,6 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 yield from _check_dataset_storage(state, obj, path)
         except LIBRARY_ERRORS as exc:
             yield damaged(exc, path, "reading")
-
-
-def unallocated_storage(dset: h5py.Dataset) -> str | None:
-    """Tell whether part of a dataset's declared data was never written to the file (§3.5, E146).
-
-    A chunked dataset must have every chunk within its current extent
-    allocated, and a contiguous dataset with at least one element must have
-    its storage allocated; HDF5 would return the fill value for anything
-    else. Only the chunk index and the storage size are consulted, never the
-    data. The time this takes is bounded by the file, not by the declared
-    shape (§10.4): HDF5 counts the chunks that are in the index (each takes
-    room in the file), and the first missing chunk is located only when at
-    most :data:`_LOCATE_CHUNKS` chunks were written.
-
-    Parameters
-    ----------
-    dset
-        A dataset of rank >= 1 that is neither external nor virtual.
-
-    Returns
-    -------
-    str or None
-        None when every declared value is stored (or nothing is declared;
-        compact data lives in the object header); otherwise what is missing:
-        chunks never written (how many, and the first one when located) or a
-        contiguous block never allocated.
-    """
-    shape = dset.shape
-    if not shape or math.prod(shape) == 0:
-        return None
-    layout = dset.id.get_create_plist().get_layout()
-    if layout == h5d.CHUNKED:
-        grid = tuple(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
-        expected = math.prod(grid)
-        # SPEC §3.5-R5: every chunk within the current extent is allocated; the index holds no chunk outside it
-        written = int(dset.id.get_num_chunks())
-        if written >= expected:
-            return None
-        first = _first_missing_chunk(dset, grid, written)
-        where = "" if first is None else f" (the first missing one starts at element {first})"
-        return (
-            f"{dset.name} declares shape {shape} in {expected} chunks of {dset.chunks} but only {written} "
-            f"were ever written{where}"
-        )
-    if layout != h5d.COMPACT and int(dset.id.get_storage_size()) == 0:
-        # SPEC §3.5-R5: a contiguous dataset with at least one element has its storage allocated
-        return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
-    return None
-
-
-#: The most written chunks :func:`unallocated_storage` walks to name the first missing one (a time bound, §10.4).
-_LOCATE_CHUNKS: Final = 1 << 16
-
-
-def _first_missing_chunk(dset: h5py.Dataset, grid: tuple[int, ...], written: int) -> tuple[int, ...] | None:
-    """The element offset of the first chunk, in C order of the chunk grid, that is not in the index.
-
-    With ``written`` chunks in the index, one of the first ``written + 1`` grid
-    positions is missing, so at most that many positions are looked at.
-    """
-    if written > _LOCATE_CHUNKS:
-        return None
-    stored: set[tuple[int, ...]] = set()
-    dset.id.chunk_iter(lambda info: stored.add(tuple(info.chunk_offset)))
-    for i in range(written + 1):
-        offset = tuple(int(k) * c for k, c in zip(_unravel(i, grid), dset.chunks, strict=True))
-        if offset not in stored:
-            return offset
-    return None  # pragma: no cover - the pigeonhole above always finds one
-
-
-def _unravel(i: int, grid: tuple[int, ...]) -> tuple[int, ...]:
-    """The chunk-grid coordinates of the ``i``-th chunk in C order (last axis fastest)."""
-    coords = []
-    for extent in reversed(grid):
-        i, k = divmod(i, extent)
-        coords.append(k)
-    return tuple(reversed(coords))
 
 
 def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
