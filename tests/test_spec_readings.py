@@ -309,8 +309,10 @@ def test_header_message_size_formula_is_hdf5s_limit(
     """SPEC §4.5-R1, §4.5.1: the largest array whose computed size is at most 65535 bytes is exactly the
     largest that HDF5 writes with the bounds of §3.1; one element more fails (4091 keywords, 8184 int64)."""
     largest = (65535 - _message_size(name, datatype, 1, element, 0)) // element
-    assert _message_size(name, datatype, 1, element, largest) <= 65535 < _message_size(
-        name, datatype, 1, element, largest + 1
+    assert (
+        _message_size(name, datatype, 1, element, largest)
+        <= 65535
+        < _message_size(name, datatype, 1, element, largest + 1)
     )
     assert _writes(name, make(largest), dtype) and not _writes(name, make(largest + 1), dtype)
     if name == "keywords":
@@ -337,9 +339,7 @@ def test_chunk_rules_use_current_extents_and_logical_sizes(tmp_path: Path) -> No
         assert dset.maxshape == (None, None)
     assert "E150" not in validate(path).codes
     with h5py.File(path, "r+") as f:
-        dset = _replace(
-            f, "train/x", shape=(2, 1 << 20), dtype=np.float32, chunks=(2, 1 << 20), compression="gzip"
-        )
+        dset = _replace(f, "train/x", shape=(2, 1 << 20), dtype=np.float32, chunks=(2, 1 << 20), compression="gzip")
         dset[...] = 0
         assert dset.id.get_storage_size() < 1 << 20
     assert ("W201", "/train/x") in _codes_at(validate(path))
