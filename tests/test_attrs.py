@@ -12,7 +12,7 @@ from h5ml.spec.attrs import attrs_json, decode_str, read_attr, to_json_value, wr
 
 
 def test_written_values_read_back_as_python_values(tmp_path: Path) -> None:
-    """§3.7/§4.3: single values in a scalar dataspace, strings variable-length UTF-8."""
+    """§3.7/§4.3, SPEC §4.3-R1: single values in a scalar dataspace, strings variable-length UTF-8."""
     with h5py.File(tmp_path / "a.h5", "w") as f:
         write_attr(f, "s", "héllo")
         write_attr(f, "i", 7)

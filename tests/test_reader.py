@@ -730,7 +730,9 @@ def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
 
 
 def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
-    """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them."""
+    """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them.
+
+    SPEC §4.7-R1 (user attributes), SPEC §5.4-R2 (reserved objects), SPEC §5.5-R1 (unknown objects)."""
 
     def newer(f: h5py.File) -> None:
         f.attrs["future_attribute"] = 3
@@ -765,7 +767,7 @@ def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("marker", [None, 0])
 def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None) -> None:
-    """§4.4: without complete = 1 the writer did not finish: IncompleteFileError."""
+    """§4.4, SPEC §4.4-R4: without complete = 1 the writer did not finish: IncompleteFileError."""
 
     def mark(f: h5py.File) -> None:
         if marker is not None:
@@ -777,7 +779,9 @@ def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None
 
 
 def test_not_h5ml_files_are_refused(tmp_path: Path) -> None:
-    """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound."""
+    """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound.
+
+    SPEC §4.1-R2: the message says the file is not an h5ml file."""
     (tmp_path / "text.h5").write_text("not hdf5")
     with pytest.raises(NotH5MLError, match="not an HDF5 file"):
         h5ml.open(tmp_path / "text.h5")

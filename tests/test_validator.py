@@ -59,6 +59,10 @@ def _edited(tmp_path: Path, mutate: Callable[[h5py.File], Any], name: str = "edi
 @pytest.mark.parametrize("case", CASES, ids=[c.code for c in CASES])
 def test_registry_code_is_reported(case: Case, tmp_path: Path) -> None:
     """§9.2: each registry code comes from a file with that defect, at the right HDF5 path, with its clause."""
+    # One real defective file per code; among them the file requirements SPEC §4.1-R1 (E102), §4.2-R1 (E108),
+    # §4.4-R1 (E106), §5.1-R1 (E123), §5.1-R2 (E120, a split name), §5.3-R1 (E121), §5.3-R2 (E122),
+    # §6.1-R1 (E130), §6.1-R2 (E131), §6.1-R3 (E132), §6.1-R8 (E133), §6.5-R1 (E134), §6.3-R1 (E140),
+    # §6.5-R2 (E141) and §6.3-R2 (E143); SPEC §4.6-R1 through the root schema (E107 for created, E108).
     path = tmp_path / "bad.h5"
     case.build(path)
     report = validate(path, deep=case.deep)
@@ -196,6 +200,9 @@ def test_declared_filter_is_accepted(tmp_path: Path) -> None:
 )
 def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code: str) -> None:
     """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once."""
+    # SPEC §4.2-R2 (root, E107), §5.3-R3 (split description and shuffle_seed), §6.1-R4 (feature attributes),
+    # §6.7-R2 (sample_rate, stats_mean), §6.7-R5 (stats_count), §6.6-R1 (media_type): E117;
+    # SPEC §4.6-R1: a homepage the root schema refuses is E107
     report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
     assert [(i.code, i.path) for i in report.issues if i.severity is Severity.ERROR] == [(code, obj)]
 
@@ -213,7 +220,7 @@ def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code:
 )
 def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) -> None:
     """§3.3, §6.6, §6.7: logical_dtype only on uint8 dense/ragged values, statistics only on dense/ragged,
-    media_type only on bytes (E117)."""
+    media_type only on bytes (E117): SPEC §6.7-R1, SPEC §6.1-R5."""
     report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
     assert [(i.code, i.path) for i in report.issues] == [("E117", obj)]
 
@@ -232,7 +239,7 @@ def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) ->
     ],
 )
 def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
-    """§6.6: the validator reports E117 for a media_type exactly when the reference writer refuses it (one
+    """§6.6, SPEC §6.6-R1: the validator reports E117 for a media_type exactly when the reference writer refuses it (one
     grammar, :func:`h5ml.spec.media_type_problem`): the same string is given to the writer, then stored with
     plain h5py in an otherwise valid file and validated."""
     from h5ml.errors import WriterError
@@ -422,7 +429,7 @@ def test_single_values_must_be_scalar(tmp_path: Path, obj: str, name: str) -> No
     ],
 )
 def test_encoding_structure(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
-    """§6: objects that do not have the structure of their encoding give E133 at the object concerned."""
+    """§6, SPEC §6.1-R8: objects that do not have the structure of their encoding give E133 at the object concerned."""
     report = validate(_edited(tmp_path, mutate))
     assert ("E133", path) in _codes_at(report), [str(i) for i in report.issues]
 
@@ -431,7 +438,7 @@ def test_encoding_structure(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
     ("names", "message"), [(["cat", "", "bird"], "empty"), (["cat", "dog", "cat"], "repeat")], ids=["empty", "repeat"]
 )
 def test_class_names(tmp_path: Path, names: list[str], message: str) -> None:
-    """§6.5: class names are unique and non-empty."""
+    """§6.5, SPEC §6.5-R1: class names are unique and non-empty."""
     splits = default_splits()
     splits["train"]["label"].arrays["class_names"] = names
     report = validate(write_h5ml(tmp_path / "c.h5", splits))
@@ -467,7 +474,8 @@ def test_completion_marker_type_is_e107_and_value_e106(
     tmp_path: Path, value: Any, expected: tuple[str, str] | None
 ) -> None:
     """§4.2, §4.4: a marker that is not an integer breaks the type §4.2 gives it (E107, not E106, even a float 1.0);
-    an integer other than 1 is an incomplete file (E106, not E107); 1 of any integer type is the marker."""
+    an integer other than 1 is an incomplete file (E106, not E107); 1 of any integer type is the marker.
+    SPEC §4.4-R1 and SPEC §4.2-R2."""
 
     def mutate(f: h5py.File) -> None:
         del f.attrs["complete"]
@@ -484,7 +492,7 @@ def test_completion_marker_type_is_e107_and_value_e106(
 
 
 def test_unknown_things_are_info(tmp_path: Path) -> None:
-    """§1.4, §5.5: unknown attributes and objects at every level are info, never errors."""
+    """§1.4, §5.5: unknown attributes and objects at every level are info, never errors (SPEC §5.5-R2: I301)."""
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "curator", "me")
@@ -505,7 +513,7 @@ def test_unknown_things_are_info(tmp_path: Path) -> None:
 
 
 def test_feature_name_rule(tmp_path: Path) -> None:
-    """§5.1.1: a feature name starting with '.' is E120 at the feature; a '.' inside is allowed."""
+    """§5.1.1, SPEC §5.2-R1: a feature name starting with '.' is E120 at the feature; a '.' inside is allowed."""
     report = validate(_edited(tmp_path, lambda f: f["train"].move("image", ".image")))
     assert [(i.code, i.path) for i in report.issues] == [("E120", "/train/.image")]
     dotted = validate(_edited(tmp_path, lambda f: f["train"].move("image", "im.age"), "dotted.h5"))
@@ -645,7 +653,9 @@ def test_metadata_only_never_reads_a_dataset(tmp_path: Path, monkeypatch: pytest
 
 
 def test_c08_killed_writer_is_incomplete(tmp_path: Path) -> None:
-    """§4.4, case C08: a writer SIGKILLed after a flush, before the marker, leaves a file reported E106."""
+    """§4.4, case C08: a writer SIGKILLed after a flush, before the marker, leaves a file reported E106.
+
+    SPEC §4.4-R2: the writer writes complete last, so every earlier state of its file is incomplete."""
     path = tmp_path / "killed.h5"
     with pytest.raises(ChildDiedError, match="SIGKILL"):
         run_with_timeout(write_then_die, (str(path),), LIMIT)
@@ -1021,7 +1031,7 @@ def test_soft_links_and_the_file_fingerprint(
     ids=["2d-empty", "int-empty", "null", "keywords-2d", "filters-float", "filters-string"],
 )
 def test_array_root_attributes(tmp_path: Path, name: str, value: Any, words: str) -> None:
-    """§3.7, §4.2: must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
+    """§3.7, §4.2 (SPEC §4.2-R2): must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
     which the JSON mapping alone cannot see (an empty 2-D or integer array maps to [])."""
 
     def mutate(f: h5py.File) -> None:

@@ -98,7 +98,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         ) from exc
-    if fmt != spec.FORMAT_NAME:
+    if fmt != spec.FORMAT_NAME:  # SPEC §4.1-R2: refuse a file without format = "h5ml", saying it is not h5ml
         said = "is missing" if fmt is None else f"is {fmt!r}, not {spec.FORMAT_NAME!r}"
         raise NotH5MLError(
             f"{path}: the root attribute 'format' {said}: this HDF5 file is not an h5ml file (§4.1); convert it "
@@ -124,7 +124,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         )
-    if read_attribute(f, "complete", path, "/") != 1:
+    if read_attribute(f, "complete", path, "/") != 1:  # SPEC §4.4-R4: refuse an incomplete file
         raise IncompleteFileError(
             f"{path}: the completion marker (root attribute 'complete' = 1, §4.4) is missing: the writer did not "
             f"finish this file (it stopped or is still writing), so it cannot be used to {purpose}; write the "
@@ -222,6 +222,8 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
                 path=filename,
                 hdf5_path=where,
             ) from exc
+        # SPEC §6.1-R6: a higher MINOR of MAJOR 1 is read, what it adds ignored; SPEC §6.1-R7: another
+        # MAJOR is refused, naming both versions
         if major != spec.parse_version(spec.ENCODING_VERSION)[0]:
             raise EncodingError(
                 f"{filename}: {where} is {encoding} encoding {version_text}; {_IMPLEMENTER[purpose]} implements "

@@ -447,7 +447,7 @@ class Dataset:
             found: dict[str, Split] = {}
             broken: dict[str, H5MLError] = {}
             for name in member_names(f, self._path, "/", external=self._allow_external):
-                if name.startswith(spec.RESERVED_PREFIX):
+                if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 try:
                     node = self.h5_node("/" + name)

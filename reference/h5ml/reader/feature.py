@@ -258,7 +258,12 @@ class Feature:
         return dict(self._attrs)
 
     def _attr(self, name: str) -> Any:
-        """One attribute, read when first asked for (a bad attribute never blocks the others, §6.1)."""
+        """One attribute, read when first asked for (a bad attribute never blocks the others, §6.1).
+
+        Decoding asks for the attributes of §6.1 by name only, so user
+        attributes never take part in it (SPEC §4.7-R1), nor attributes of a
+        higher encoding MINOR (SPEC §6.1-R6).
+        """
         try:
             return self._attr_values[name]
         except KeyError:
@@ -321,7 +326,7 @@ class Feature:
     def sample_rate(self) -> float | None:
         """The sampling rate in Hz (§6.1), or None (errors as :attr:`role`; it must be a number)."""
         value = self._typed_attr("sample_rate", (int, float), "a number", "§6.1")
-        return None if value is None else float(value)
+        return None if value is None else float(value)  # SPEC §6.7-R4: binary64, whatever the stored type
 
     @property
     def media_type(self) -> str | None:

@@ -181,7 +181,7 @@ class Split:
             found: dict[str, Feature] = {}
             skipped: dict[str, H5MLError] = {}
             for name in member_names(group, path, "/" + self._name, external=self._dataset.allow_external):
-                if name.startswith(spec.RESERVED_PREFIX):
+                if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 where = f"/{self._name}/{name}"
                 try:
@@ -194,7 +194,7 @@ class Split:
                         raise
                     skipped[name] = damaged_file(path, where, "opening this object", exc)
                     continue
-                if feature is not None:
+                if feature is not None:  # None: no encoding, an unknown object (SPEC §5.5-R1: ignored)
                     found[name] = feature
             self._features, self._skipped = found, skipped
             self._damaged = any(isinstance(e, InvalidFileError) for e in skipped.values())

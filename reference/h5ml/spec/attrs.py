@@ -125,7 +125,11 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
 
 
 def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
-    """Write one attribute in the storage profile's form (§3.4, §3.7, §4.3).
+    """Write one attribute in the storage profile's form (§3.4, §3.7, §4.3; SPEC §4.3-R1, SPEC §6.7-R3).
+
+    Single strings become scalar variable-length UTF-8 strings, whatever their
+    length, so long text lives in the global heap (SPEC §4.5-R2); single
+    integers scalar int64; single real numbers scalar float64.
 
     Parameters
     ----------

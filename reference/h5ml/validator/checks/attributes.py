@@ -62,6 +62,7 @@ def is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
+    # SPEC §6.7-R2: a real number is a scalar of any numeric type of §3.2 (binary16/32/64 or an integer)
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -98,24 +99,25 @@ Rules: TypeAlias = dict[str, tuple[Callable[[Any], bool], str]]
 
 #: §6.1 feature attributes other than encoding/fingerprint: rule and what it expects (E117).
 FEATURE_ATTR_RULES: Final[Rules] = {
+    # SPEC §6.1-R4: every attribute of the table has its type and value (E117)
     "encoding_version": (is_version, "a MAJOR.MINOR string such as '1.0'"),
     "description": (_is_str, "a string"),
     "units": (_is_str, "a string"),
     "role": (lambda v: isinstance(v, str) and v in spec.ROLES, f"one of {', '.join(spec.ROLES)}"),
     "sample_rate": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive finite number (Hz)"),
     "logical_dtype": (lambda v: v == "bool", "'bool'"),
-    "stats_count": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
-    "stats_min": (_is_number, "a number"),
+    "stats_count": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),  # SPEC §6.7-R5
+    "stats_min": (_is_number, "a number"),  # SPEC §6.7-R2, for the four statistics and sample_rate
     "stats_max": (_is_number, "a number"),
     "stats_mean": (_is_number, "a number"),
     "stats_std": (_is_number, "a number"),
-    "media_type": (
+    "media_type": (  # SPEC §6.6-R1
         _is_media_type,
         "an IANA media type type/subtype with optional '; name=value' parameters, such as 'image/png' or "
         "'text/plain; charset=utf-8' (RFC 6838, §6.6)",
     ),
 }
-#: §5.3 split attributes other than num_samples (E117).
+#: §5.3 split attributes other than num_samples (E117, SPEC §5.3-R3).
 SPLIT_ATTR_RULES: Final[Rules] = {
     "description": (_is_str, "a string"),
     "shuffle_seed": (spec.is_shuffle_seed, "an integer in [0, 2**63)"),

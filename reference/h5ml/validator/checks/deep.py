@@ -224,7 +224,7 @@ def _deep_string(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
 
 
 def _deep_categorical(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
-    """E141 for the first code outside [-1, K); the fingerprint when the class names were read (§6.5, §8.2)."""
+    """E141 for the first code outside [-1, K) (SPEC §6.5-R2); the fingerprint when the class names were read (§8.2)."""
     codes: h5py.Dataset = feature.members["codes"]
     if feature.class_names is None:
         return None
@@ -248,7 +248,7 @@ def _deep_categorical(feature: CheckedFeature) -> Generator[Issue, None, str | N
 
 
 def _check_offsets_values(offsets: h5py.Dataset, m: int) -> Iterator[Issue]:
-    """E140: offsets start at 0, never decrease and end at the number of value rows (§6.3, §6.6)."""
+    """E140: offsets start at 0, never decrease and end at the number of value rows (SPEC §6.3-R1, §6.6)."""
     path = offsets.name
     total = offsets.shape[0]
     previous: int | None = None
@@ -311,6 +311,7 @@ def _deep_ragged(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
             shp = None
             if shapes is not None:
                 shp = _read(shapes, slice(block + i, block + j)).astype(np.int64)
+                # SPEC §6.3-R2: every entry is >= 0 and each row's product is the sample's number of values (E143)
                 wrong = np.flatnonzero((shp < 0).any(axis=1) | (np.prod(shp, axis=1) != lengths))
                 if wrong.size and not bad_shape:
                     bad_shape = True

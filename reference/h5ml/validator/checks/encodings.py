@@ -63,6 +63,12 @@ def check_encoding(state: FileState, feature: CheckedFeature, n: int | None) -> 
     -------
     bool
         True when the feature's data can be read by the deep checks.
+
+    Notes
+    -----
+    The checks of each encoding enforce SPEC §6.1-R8 (members, object kinds,
+    ranks, datatypes and lengths, E133) and SPEC §5.3-R2 (exactly
+    ``num_samples`` samples, E122).
     """
     checks: dict[str, _Check] = {
         "dense": _check_dense,
@@ -78,7 +84,7 @@ def check_encoding(state: FileState, feature: CheckedFeature, n: int | None) -> 
 
 
 def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0) -> Generator[Issue, None, bool]:
-    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3); returns whether it is."""
+    """E122 when the first axis of ``dset`` is not ``n + extra`` long (SPEC §5.3-R2); returns whether it is."""
     if n is not None and dset.shape[0] != n + extra:
         what = f"{n} + {extra} = {n + extra} entries" if extra else f"{n} samples"
         yield Issue.of(
@@ -94,7 +100,7 @@ def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0)
 def _check_dtype(
     dset: h5py.Dataset, path: str, allowed: Collection[str], expected: str
 ) -> Generator[Issue, None, bool]:
-    """E133 when the dataset's type is in the profile but not one the encoding allows (§6)."""
+    """E133 when the dataset's type is in the profile but not one the encoding allows (SPEC §6.1-R8)."""
     kind, detail = classify(dset.id.get_type())
     if kind == "forbidden":
         return False  # E113 already reported
@@ -107,7 +113,7 @@ def _check_dtype(
 def _check_ndim(
     dset: h5py.Dataset, path: str, ndims: Collection[int] | None, expected: str
 ) -> Generator[Issue, None, bool]:
-    """E133 when the dataset's rank is not in ``ndims`` (None: any rank >= 1) (§6)."""
+    """E133 when the dataset's rank is not in ``ndims`` (None: any rank >= 1) (SPEC §6.1-R8)."""
     ndim = -1 if dset.shape is None else len(dset.shape)
     if (ndim >= 1) if ndims is None else (ndim in ndims):
         return True
@@ -164,7 +170,11 @@ def _check_string(state: FileState, feature: CheckedFeature, n: int | None) -> G
 
 
 def _components(state: FileState, feature: CheckedFeature) -> Generator[Issue, None, bool]:
-    """Collect the members of a group encoding: E133 for missing ones, I301 for extra ones (§6, §5.5)."""
+    """Collect the members of a group encoding: E133 for missing ones, I301 for extra ones (§6, §5.5).
+
+    SPEC §6.1-R8 (the members the encoding requires) and SPEC §5.5-R2 (I301 for
+    every member the encoding does not define).
+    """
     group, path = feature.obj, feature.path
     required, optional = spec.ENCODING_COMPONENTS[feature.encoding]
     ok = True
@@ -242,7 +252,7 @@ def _check_categorical(state: FileState, feature: CheckedFeature, n: int | None)
 
 
 def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dataset) -> Generator[Issue, None, bool]:
-    """E134: class names are unique, non-empty UTF-8 strings (§6.5); returns whether all were read.
+    """E134: class names are unique, non-empty UTF-8 strings (SPEC §6.5-R1); returns whether all were read.
 
     Reads the K names in blocks of :data:`_NAMES_BLOCK`, and only when every declared name was written (§10.4).
     """
