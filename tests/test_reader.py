@@ -807,7 +807,7 @@ def test_truncated_file_is_not_h5ml(tmp_path: Path, size: int) -> None:
 
 
 def test_c10_external_link_refused_unless_allowed(tmp_path: Path) -> None:
-    """Case C10 (§3.6, §10.1): an external link is refused; allow_external=True follows it."""
+    """Case C10 (§3.6, §10.1): an external link is refused; allow_external=True follows it (SPEC §10.1-R1)."""
     with h5py.File(tmp_path / "other.h5", "w") as f:
         f["secret"] = np.arange(4)
 
@@ -823,7 +823,7 @@ def test_c10_external_link_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_c10_external_storage_refused_unless_allowed(tmp_path: Path) -> None:
-    """Case C10 (§3.6, §10.1): raw data in an external file is refused; allow_external=True reads it."""
+    """Case C10 (§3.6, §10.1): raw data in an external file is refused; allow_external=True reads it (SPEC §10.1-R1)."""
     outside = tmp_path / "outside.bin"
     outside.write_bytes(np.arange(4, dtype="<i8").tobytes())
 
@@ -840,7 +840,7 @@ def test_c10_external_storage_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
-    """§3.6: a virtual dataset is refused; allow_external=True reads it."""
+    """§3.6: a virtual dataset is refused; allow_external=True reads it (SPEC §10.1-R1)."""
 
     def virtual(f: h5py.File) -> None:
         layout = h5py.VirtualLayout(shape=(4,), dtype="i8")

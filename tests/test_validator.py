@@ -91,7 +91,7 @@ def test_table_covers_every_registry_code() -> None:
 @pytest.mark.parametrize("compression", [None, "gzip"])
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
 def test_minimal_valid_file_has_no_issue(tmp_path: Path, compression: str | None, deep: bool) -> None:
-    """§9.1: a file that follows the spec in every point gives no error, warning or info."""
+    """§9.1: a file that follows the spec in every point gives no error, warning or info (SPEC §9.1.1-R3)."""
     report = validate(minimal_valid(tmp_path / "ok.h5", compression=compression), deep=deep)
     assert report.issues == ()
     assert (report.valid, report.valid_strict, report.readable) == (True, True, True)
@@ -199,7 +199,10 @@ def test_declared_filter_is_accepted(tmp_path: Path) -> None:
     ],
 )
 def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code: str) -> None:
-    """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once."""
+    """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once.
+
+    SPEC §8.1-R1: a root fingerprint that is not 'sha256:' and 64 lowercase hex digits is E161.
+    """
     # SPEC §4.2-R2 (root, E107), §5.3-R3 (split description and shuffle_seed), §6.1-R4 (feature attributes),
     # §6.7-R2 (sample_rate, stats_mean), §6.7-R5 (stats_count), §6.6-R1 (media_type): E117;
     # SPEC §4.6-R1: a homepage the root schema refuses is E107
@@ -327,6 +330,8 @@ def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
         ((6, 1536, 1024), (1, 1536, 1024), set()),
         ((12, 8192), (6, 8192), {"W200"}),
         ((6, 8192), (6, 8192), set()),  # §7.2: one chunk holds every row, no W200
+        ((6, 8192), (1, 1024), {"E150", "W201"}),  # a row of 32 KiB: the slab form is only for rows over 16 MiB
+        ((2, 2, 4194320), (1, 1, 4194320), {"E150", "W201"}),  # a slab of 16 MiB + 64 bytes: over 16 MiB
     ],
     ids=[
         "zero-extent",
@@ -337,10 +342,16 @@ def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
         "one-row-6-MiB",
         "six-rows",
         "six-rows-one-chunk",
+        "slab-of-a-small-row",
+        "slab-over-16-MiB",
     ],
 )
 def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], expected: set[str]) -> None:
-    """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule."""
+    """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule.
+
+    SPEC §7.1-R1 (whole rows; an axis of extent 0 is whole), SPEC §7.1.1-R1 (a C-order slab of one row of
+    at most 16 MiB, and only for rows over 16 MiB), SPEC §7.2-R1 (no W200 when one chunk holds every row).
+    """
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "num_samples", shape[0])
@@ -521,7 +532,10 @@ def test_feature_name_rule(tmp_path: Path) -> None:
 
 
 def test_chunk_rules(tmp_path: Path) -> None:
-    """§7.1, §7.3: rows over 16 MiB may be split in one-row slabs; tiny chunks of a large dataset are W201."""
+    """§7.1, §7.3: rows over 16 MiB may be split in one-row slabs; tiny chunks of a large dataset are W201.
+
+    SPEC §7.1.1-R1: the slab (1, 128, 2048) of a 32 MiB row is allowed; SPEC §7.1-R1: (8, 8) of 8 KiB rows is not.
+    """
 
     def mutate(f: h5py.File) -> None:
         # 32 MiB per sample, chunks of 1 MiB that split the sample: the §7.1 exception, no E150 nor W201.
@@ -534,6 +548,43 @@ def test_chunk_rules(tmp_path: Path) -> None:
         ("E150", "/train/flag"),
         ("W201", "/train/flag"),
     }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "compact"])
+def test_chunk_rules_skip_unchunked_datasets(tmp_path: Path, layout: str) -> None:
+    """SPEC §7.4-R1: E150, W200 and W201 concern chunks only: none for a contiguous or compact dataset.
+
+    The same data chunked as one block of 3 rows (48 MiB, or 3 rows of 3 values) is W201 or E150, so the rules
+    would fire if the validator took the whole dataset for one chunk.
+    """
+    shape, chunked = ((3, 4096, 1024), (3, 4096, 1024)) if layout == "contiguous" else ((3, 3), (3, 1))
+
+    def mutate(f: h5py.File, chunks: tuple[int, ...] | None) -> None:
+        write_attr(f["train"], "num_samples", shape[0])
+        for name in list(f["train"]):
+            if name != "image":
+                del f["train"][name]
+        if chunks is not None:
+            replace_dataset(f, "train/image", shape=shape, dtype=np.float32, chunks=chunks)
+            return
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT if layout == "compact" else h5py.h5d.CONTIGUOUS)
+        attrs = {k: f["train/image"].attrs[k] for k in f["train/image"].attrs}
+        del f["train/image"]
+        space = h5py.h5s.create_simple(shape)
+        h5py.h5d.create(f["train"].id, b"image", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+        for key, value in attrs.items():
+            f["train/image"].attrs[key] = value
+
+    unchunked = validate(_edited(tmp_path, lambda f: mutate(f, None), "unchunked.h5"))
+    with h5py.File(tmp_path / "unchunked.h5") as f:
+        assert f["train/image"].id.get_create_plist().get_layout() == (
+            h5py.h5d.COMPACT if layout == "compact" else h5py.h5d.CONTIGUOUS
+        )
+    assert not {"E150", "W200", "W201"} & set(unchunked.codes), [str(i) for i in unchunked.issues]
+    assert unchunked.valid, [str(i) for i in unchunked.issues]
+    as_chunks = validate(_edited(tmp_path, lambda f: mutate(f, chunked), "chunked.h5"))
+    assert {"E150", "W201"} & set(as_chunks.codes) == ({"W201"} if layout == "contiguous" else {"E150"})
 
 
 def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
@@ -584,7 +635,10 @@ def test_stop_after_unsupported_major(tmp_path: Path) -> None:
     ],
 )
 def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str) -> None:
-    """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file."""
+    """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file.
+
+    SPEC §8.1-R2, for the feature's fingerprint and the root's.
+    """
 
     def mutate(f: h5py.File) -> None:
         dset = f[f"train/{feature}/{member}".rstrip("/")]
@@ -607,8 +661,28 @@ def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str
     assert _codes_at(report) == {("E160", f"/train/{feature}"), ("E160", "/")}
 
 
+@pytest.mark.parametrize("obj", ["/", "/train/image"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sha256:" + "A" * 64,
+        "sha256:" + "a" * 64 + "\n",
+        "sha256:" + "a" * 63,
+        "md5:" + "a" * 32,
+        "SHA256:" + "a" * 64,
+        7,
+    ],
+    ids=["uppercase", "final-newline", "63-digits", "md5", "uppercase-prefix", "integer"],
+)
+def test_fingerprint_form_on_the_root_and_on_a_feature(tmp_path: Path, obj: str, value: Any) -> None:
+    """SPEC §8.1-R1: on the root and on a feature alike, a fingerprint that is not the string 'sha256:' and 64
+    lowercase hex digits is E161 at that object, in shallow validation, and nothing else is reported."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], "fingerprint", value)))
+    assert [(i.code, i.path) for i in report.issues] == [("E161", obj)]
+
+
 def test_deep_file_fingerprint(tmp_path: Path) -> None:
-    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only."""
+    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only (SPEC §8.1-R2)."""
     path = _edited(tmp_path, lambda f: write_attr(f, "fingerprint", "sha256:" + "0" * 64))
     assert validate(path).issues == ()
     assert _codes_at(validate(path, deep=True)) == {("E160", "/")}
@@ -669,6 +743,7 @@ def test_c08_killed_writer_is_incomplete(tmp_path: Path) -> None:
 def test_c10_external_data_is_reported_and_never_read(tmp_path: Path) -> None:
     """§3.6, §10.1, case C10: external raw storage and an external link are E111 and E110; neither is followed.
 
+    SPEC §10.1-R3.
     Both point at named pipes: reading either would block, and the time limit would turn it into E101.
     """
     os.mkfifo(tmp_path / "raw.bin")
@@ -824,7 +899,7 @@ def test_iterator_and_validate_agree(tmp_path: Path) -> None:
 
 
 def test_report_json_follows_the_schema(tmp_path: Path) -> None:
-    """§9.3: Report.to_json() validates against schema/h5ml-report-1.0.schema.json, with right counts."""
+    """§9.3: Report.to_json() validates against schema/h5ml-report-1.0.schema.json, with right counts (SPEC §9.3-R1)."""
     good = minimal_valid(tmp_path / "good.h5")
     bad = _edited(tmp_path, lambda f: f["train"].attrs.__delitem__("num_samples"), "bad.h5")
     unreadable = tmp_path / "empty.h5"
@@ -909,7 +984,10 @@ def test_names_that_are_not_utf8(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_damaged_files_never_raise(tmp_path: Path) -> None:
-    """§10.3, §9.3: files with random bytes overwritten (seeded) give a schema-valid report, whatever they hold."""
+    """§10.3, §9.3: files with random bytes overwritten (seeded) give a schema-valid report, whatever they hold.
+
+    SPEC §10.3-R1: what HDF5 cannot read is E101 (or E100), never an exception; SPEC §9.3-R1: the report.
+    """
     base = minimal_valid(tmp_path / "base.h5").read_bytes()
     paths = []
     for seed in range(66, 78):
@@ -1269,7 +1347,10 @@ def test_issue_order_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_a_damaged_group_is_one_e101_however_many_checks_meet_it() -> None:
-    """§10.3: the split whose local heap is damaged fails in the layout and the storage checks: E101 once."""
+    """§10.3: the split whose local heap is damaged fails in the layout and the storage checks: E101 once.
+
+    SPEC §10.3-R1: a group HDF5 cannot read is E101, and the file counts as unreadable.
+    """
     fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "e101-damaged-group.h5"
     report = validate(fixture, deep=True)
     assert [(i.code, i.path) for i in report.issues] == [("E101", "/train-b")]

@@ -62,7 +62,8 @@ def read_attribute(obj: Any, name: str, filename: str, where: str) -> Any:
     Returns
     -------
     Any
-        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent.
+        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent: the value as
+        data, never deserialised (no ``pickle``, ``eval``, JSON or YAML loader runs on it) (SPEC §10.2-R1).
 
     Raises
     ------

@@ -317,6 +317,7 @@ class Dataset:
         """Refuse what a reader must refuse at open (§1.3, §1.5, §3.6, §4.1, §4.4)."""
         version = check_header(f, self._path, "read")
         if not self._allow_external:
+            # SPEC §10.1-R1, SPEC §10.1-R2: refuse external data unless asked, before any sample is read
             check_storage(f, self._path)
         self._version = version
 

@@ -41,7 +41,8 @@ def decode_str(value: Any) -> str:
     Returns
     -------
     str
-        The decoded text. Trailing NUL bytes of fixed-length strings are removed.
+        The decoded text, as data: nothing in it is evaluated or deserialised (SPEC §10.2-R1).
+        Trailing NUL bytes of fixed-length strings are removed.
 
     Raises
     ------

@@ -261,6 +261,7 @@ def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: st
     if "fingerprint" not in values:
         return
     fp = values["fingerprint"]
+    # SPEC §8.1-R1: a string "sha256:" and 64 lowercase hex digits, on a feature and on the root alike
     if not (isinstance(fp, str) and FINGERPRINT_PATTERN.match(fp)):
         yield Issue.of(
             "E161",

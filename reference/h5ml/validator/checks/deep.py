@@ -160,6 +160,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
         state.all_fingerprints_computed = False
         return
     state.computed[(feature.split, feature.name)] = computed
+    # SPEC §8.1-R2: a feature's fingerprint equals the one computed from its decoded content (§8.2)
     if feature.fingerprint is not None and computed != feature.fingerprint:
         yield Issue.of(
             "E160",
@@ -348,9 +349,12 @@ def check_file_fingerprint(state: FileState, f: h5py.File) -> Iterator[Issue]:
         fingerprint was recomputed, and their combination differs from it.
     """
     stored = read_value(f, "fingerprint") if "fingerprint" in f.attrs else None
+    # SPEC §9.1.1-R3: without every feature's fingerprint (a feature unread, or of an unknown encoding) the
+    # file's cannot be computed, and no E160 is reported on a guess
     if not (isinstance(stored, str) and FINGERPRINT_PATTERN.match(stored)) or not state.all_fingerprints_computed:
         return
     computed = file_fingerprint(state.computed)
+    # SPEC §8.1-R2: the root fingerprint equals the one computed from every feature's (§8.3)
     if computed != stored:
         yield Issue.of(
             "E160",

@@ -133,6 +133,7 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 else:
                     yield from _enter(state, seen, groups, parent, raw_parent, gid, raw)
             elif kind == h5l.TYPE_EXTERNAL:
+                # SPEC §10.1-R3: reported from the link's value; the link is never followed
                 target_file, target = (text(part) for part in gid.links.get_val(raw))
                 yield Issue.of(
                     "E110",
@@ -281,6 +282,7 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
     """E111, E112, E114 for one dataset (§3.5, §3.6)."""
     plist = dset.id.get_create_plist()
     if plist.get_external_count() > 0 or plist.get_layout() == h5d.VIRTUAL:
+        # SPEC §10.1-R3: reported from the creation properties; its data is never read (state.external)
         state.external.add(address(dset))
     if plist.get_external_count() > 0:
         files = sorted({plist.get_external(i)[0].decode("utf-8", "replace") for i in range(plist.get_external_count())})
