@@ -363,7 +363,7 @@ def test_the_reader_returns_the_same_values(files: tuple[Path, Path]) -> None:
 
 
 def test_the_fingerprints_are_the_reference_writers(files: tuple[Path, Path]) -> None:
-    """SPEC §8.1-R2, §8.2, §8.3: the fingerprints computed from the text alone equal the reference's."""
+    """SPEC §8.1-R2, §8.1-R3, §8.2, §8.3: the fingerprints computed from the text alone equal the reference's."""
     reference, independent = files
     with h5py.File(reference, "r") as ref, h5py.File(independent, "r") as ind:
         assert ind.attrs["fingerprint"] == ref.attrs["fingerprint"]

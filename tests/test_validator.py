@@ -637,7 +637,7 @@ def test_stop_after_unsupported_major(tmp_path: Path) -> None:
 def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str) -> None:
     """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file.
 
-    SPEC §8.1-R2, for the feature's fingerprint and the root's.
+    SPEC §8.1-R2 for the feature's fingerprint and §8.1-R3 for the root's.
     """
 
     def mutate(f: h5py.File) -> None:
@@ -682,7 +682,7 @@ def test_fingerprint_form_on_the_root_and_on_a_feature(tmp_path: Path, obj: str,
 
 
 def test_deep_file_fingerprint(tmp_path: Path) -> None:
-    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only (SPEC §8.1-R2)."""
+    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only (SPEC §8.1-R3)."""
     path = _edited(tmp_path, lambda f: write_attr(f, "fingerprint", "sha256:" + "0" * 64))
     assert validate(path).issues == ()
     assert _codes_at(validate(path, deep=True)) == {("E160", "/")}

@@ -354,7 +354,7 @@ def check_file_fingerprint(state: FileState, f: h5py.File) -> Iterator[Issue]:
     if not (isinstance(stored, str) and FINGERPRINT_PATTERN.match(stored)) or not state.all_fingerprints_computed:
         return
     computed = file_fingerprint(state.computed)
-    # SPEC §8.1-R2: the root fingerprint equals the one computed from every feature's (§8.3)
+    # SPEC §8.1-R3: the root fingerprint equals the one computed from every feature's (§8.3)
     if computed != stored:
         yield Issue.of(
             "E160",
