@@ -852,7 +852,12 @@ def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
-    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset."""
+    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset.
+
+    SPEC §3.5-R4. The filter is not declared in ``required_filters`` (the file
+    is invalid, E114): a declared one makes the reader refuse the whole file at
+    open (SPEC §3.5-R3, :func:`test_declared_unavailable_filter_refused_at_open`).
+    """
 
     def filtered(f: h5py.File) -> None:
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
@@ -864,9 +869,7 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         dset.attrs["encoding"] = "dense"
 
     assert not h5py.h5z.filter_avail(40000)
-    write_file(
-        tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [40000]}, extra=filtered
-    )
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, extra=filtered)
     with h5ml.open(tmp_path / "f.h5") as ds:
         assert ds["train"]["x"][7] == 7  # other features read
         feat = ds["train"]["odd"]
@@ -874,6 +877,35 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         with pytest.raises(UnsupportedFilterError, match=r"/train/odd uses HDF5 filter 40000") as err:
             feat[[0, 1]]
     assert err.value.hdf5_path == "/train/odd"
+
+
+@pytest.mark.parametrize(("listed", "named"), [([40000], "40000"), ([1, 32001, 40000], "32001 ('blosc'), 40000")])
+def test_declared_unavailable_filter_refused_at_open(tmp_path: Path, listed: list[int], named: str) -> None:
+    """SPEC §3.5-R3: a file whose ``required_filters`` lists a filter this HDF5 build lacks is refused at open.
+
+    The error names every such filter (id, and name when known) and none that
+    the build decodes (the core filter 1); the file's data is never read. The
+    conformance fixture ``valid-declared-unavailable-filter`` (filter 32001,
+    declared, on an empty dataset) is valid, and still refused by a reader
+    that lacks the filter.
+    """
+    assert not any(h5py.h5z.filter_avail(fid) for fid in listed if fid > 3)
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": listed})
+    with pytest.raises(UnsupportedFilterError) as err:
+        h5ml.open(tmp_path / "f.h5")
+    message = str(err.value)
+    assert f"filter(s) {named}, which this HDF5 build cannot decode" in message
+    assert "required_filters" in message and str(tmp_path / "f.h5") in message
+    assert err.value.hdf5_path == "/"
+    fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "valid-declared-unavailable-filter.h5"
+    if not h5py.h5z.filter_avail(32001):
+        with pytest.raises(UnsupportedFilterError, match=r"32001 \('blosc'\)"):
+            h5ml.open(fixture)
+    # a declared filter the build has (LZF, bundled with h5py) opens and reads
+    write_file(tmp_path / "ok.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [2, 32000]})
+    if h5py.h5z.filter_avail(32000):
+        with h5ml.open(tmp_path / "ok.h5") as ds:
+            assert ds["train"]["x"][:].tolist() == list(range(8))
 
 
 def test_broken_offsets_raise_invalid_file_error(tmp_path: Path) -> None:
