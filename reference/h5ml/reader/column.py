@@ -156,6 +156,7 @@ def check_filters(dset: h5py.Dataset, filename: str) -> None:
 def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
     """The dataset's numeric dtype in native byte order; EncodingError for any other type (§3.2)."""
     dtype = dset.dtype if dtype is None else dtype
+    # SPEC §3.3-R4: h5py maps the enumeration FALSE = 0, TRUE = 1 to numpy bool (kind "b"), read as booleans
     if dtype.kind not in "biuf":
         raise EncodingError(
             f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
