@@ -150,11 +150,15 @@ def id_problems(reqs: Sequence[Requirement]) -> list[str]:
     seen: set[str] = set()
     for req in reqs:
         if not req.rid:
-            problems.append(f"{req.clause}: a {'requirement' if req.kind == 'R' else 'recommendation'} has no id: {req.text[:70]}")
+            problems.append(
+                f"{req.clause}: a {'requirement' if req.kind == 'R' else 'recommendation'} has no id: {req.text[:70]}"
+            )
             continue
         clause, _, rest = req.rid.partition("-")
         if clause != req.clause or rest[0] != req.kind:
-            problems.append(f"{req.rid} stands in {req.clause} as a {'requirement' if req.kind == 'R' else 'recommendation'} (ids are {req.clause}-{req.kind}<n>)")
+            problems.append(
+                f"{req.rid} stands in {req.clause} as a {'requirement' if req.kind == 'R' else 'recommendation'} (ids are {req.clause}-{req.kind}<n>)"
+            )
         if req.rid in seen:
             problems.append(f"{req.rid} is given twice")
         seen.add(req.rid)

@@ -198,6 +198,7 @@ def test_out_of_range_raises_index_error_naming_index_and_length(written: tuple[
 @pytest.mark.parametrize("kind", ["vlen", "ascii", "fixed"])
 def test_c06_strings_of_any_storage_read_as_str(tmp_path: Path, kind: str) -> None:
     """Case C06 (§3.4): vlen UTF-8, vlen ASCII and fixed-length strings come back as str, never bytes."""
+    # SPEC §3.4-R3
     write_file(tmp_path / "s.h5", {"train": {"animal": String(["cat", "dog"], kind=kind)}})  # type: ignore[arg-type]
     with h5ml.open(tmp_path / "s.h5") as ds:
         feat = ds["train"]["animal"]
@@ -255,6 +256,7 @@ def test_invalid_utf8_string_raises_encoding_error(tmp_path: Path) -> None:
 
 def test_booleans_big_endian_and_float16(tmp_path: Path) -> None:
     """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native."""
+    # SPEC §3.3-R4: h5py's enumeration (enum_flag) reads as booleans
     flags = np.array([True, False, True, True])
     write_file(
         tmp_path / "b.h5",
@@ -724,6 +726,7 @@ def test_locking_option_reaches_hdf5(tmp_path: Path, locking: bool, flag: int) -
 
 def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
+    # SPEC §1.3-R2
     write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
     with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.0; upgrade h5ml"):
         h5ml.open(tmp_path / "v2.h5")
@@ -731,6 +734,7 @@ def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
 
 def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
     """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them."""
+    # SPEC §1.4-R1, §1.4.1-R1: unknown objects and an unknown encoding are ignored
 
     def newer(f: h5py.File) -> None:
         f.attrs["future_attribute"] = 3
@@ -758,6 +762,7 @@ def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
 
 def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
     """§1.5: an extension listed in must_understand that this reader does not know is refused by name."""
+    # SPEC §1.5-R1
     write_file(tmp_path / "m.h5", {"train": {"x": Dense(np.arange(3))}}, root={"must_understand": ["h5ml-sparse"]})
     with pytest.raises(UnknownExtensionError, match="'h5ml-sparse'"):
         h5ml.open(tmp_path / "m.h5")

@@ -180,7 +180,7 @@ def _check_bool(feature: CheckedFeature, values: npt.NDArray[Any], first: int, w
         yield Issue.of(
             "E142",
             feature.path,
-            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]]!r} in "
+            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]].item()!r} in "
             f"{what} {first + int(bad[0]) // max(1, math.prod(values.shape[1:]))}; booleans are 0 or 1",
         )
 
