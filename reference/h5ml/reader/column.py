@@ -16,10 +16,9 @@ such dataset, by the cheapest path its storage allows:
 
 Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
 This module also holds the checks a column needs before it reads: the
-filters this HDF5 build can decode, those the root attribute
-``required_filters`` declares included (§3.5), the numeric datatypes of the
-storage profile (§3.2), and the stored size a large read is compared with
-before its buffer is allocated (§10.4).
+numeric datatypes of the storage profile (§3.2), and the stored size a large
+read is compared with before its buffer is allocated (§10.4). The filters a
+reader can decode are checked by :mod:`h5ml.reader.filters` (§3.5).
 """
 
 from __future__ import annotations
@@ -34,10 +33,8 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-from h5ml import spec
-from h5ml.errors import EncodingError, InvalidFileError, UnsupportedFilterError
+from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
-from h5ml.model.hdf5 import read_attribute
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
@@ -45,8 +42,6 @@ from h5ml.reader.read_stats import ReadEvent, ReadStats
 __all__ = [
     "TRUSTED_READ_BYTES",
     "Column",
-    "check_filters",
-    "check_required_filters",
     "has_filters",
     "native",
     "numeric_dtype",
@@ -71,86 +66,6 @@ def native(dtype: np.dtype[Any]) -> np.dtype[Any]:
 def has_filters(dset: h5py.Dataset) -> bool:
     """Whether the dataset is chunked with at least one filter (compression, shuffle or a checksum, §3.5)."""
     return bool(dset.chunks is not None and dset.id.get_create_plist().get_nfilters() > 0)
-
-
-#: Names of registered HDF5 filters that are not core, by id, for messages about a filter this build lacks
-#: (HDF5 knows the name of a filter only once its plugin is loaded).
-_FILTER_NAMES: Final = {
-    4: "szip",
-    5: "nbit",
-    6: "scaleoffset",
-    307: "bzip2",
-    32000: "lzf",
-    32001: "blosc",
-    32004: "lz4",
-    32008: "bitshuffle",
-    32015: "zstd",
-}
-
-
-def check_required_filters(f: h5py.File, filename: str) -> None:
-    """Refuse a file that declares a filter this HDF5 build cannot decode, before any sample data is read.
-
-    SPEC §3.5-R3: every filter id listed in the root attribute
-    ``required_filters`` is checked when the file is opened, and the error
-    names each one this build lacks (id, and name when known). Core filters
-    (§3.5) are always decodable. Entries that are not integers are left to
-    the validator (E107); a dataset's own filters are still checked on its
-    first read (:func:`check_filters`).
-
-    Parameters
-    ----------
-    f
-        The open file.
-    filename
-        The file path, for messages.
-
-    Raises
-    ------
-    UnsupportedFilterError
-        If ``required_filters`` lists a filter this HDF5 build cannot decode.
-    """
-    listed = read_attribute(f, "required_filters", filename, "/")
-    if not isinstance(listed, list):
-        return
-    missing = [
-        int(fid)
-        for fid in listed
-        if isinstance(fid, int)
-        and not isinstance(fid, bool)
-        and 0 <= fid < 1 << 16
-        and fid not in spec.CORE_FILTERS
-        and not h5py.h5z.filter_avail(int(fid))
-    ]
-    if missing:
-        named = ", ".join(f"{fid} ({_FILTER_NAMES[fid]!r})" if fid in _FILTER_NAMES else str(fid) for fid in missing)
-        raise UnsupportedFilterError(
-            f"{filename}: the root attribute 'required_filters' declares HDF5 filter(s) {named}, which this HDF5 "
-            "build cannot decode (§3.5), so the file is refused before any data is read; install the plugin that "
-            "provides them (for example the hdf5plugin package) or point HDF5_PLUGIN_PATH at it",
-            path=filename,
-            hdf5_path="/",
-        )
-
-
-def check_filters(dset: h5py.Dataset, filename: str) -> None:
-    """Refuse a dataset whose non-core filter this HDF5 build cannot decode (SPEC §3.5-R4)."""
-    if dset.chunks is None:
-        return
-    dcpl = dset.id.get_create_plist()
-    for i in range(dcpl.get_nfilters()):
-        filter_id, _flags, _values, raw_name = dcpl.get_filter(i)
-        if filter_id in spec.CORE_FILTERS or h5py.h5z.filter_avail(filter_id):
-            continue
-        label = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
-        named = f" ({label!r})" if label else ""
-        raise UnsupportedFilterError(
-            f"{filename}: dataset {dset.name} uses HDF5 filter {filter_id}{named}, which this HDF5 build cannot "
-            "decode (§3.5); install the plugin that provides it (for example the hdf5plugin package) or point "
-            "HDF5_PLUGIN_PATH at it",
-            path=filename,
-            hdf5_path=dset.name,
-        )
 
 
 def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:

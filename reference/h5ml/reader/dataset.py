@@ -58,8 +58,8 @@ from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
-from h5ml.reader.column import check_required_filters
 from h5ml.reader.direct import FileMap, open_file_map
+from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
