@@ -411,6 +411,7 @@ def test_reader_never_deserialises_file_content_with_code() -> None:
 )
 def test_writer_refuses_what_the_format_cannot_hold(tmp_path: Path, splits: dict[str, Any], match: str) -> None:
     """§2.2: asked to store what h5ml cannot hold, the reference writer raises and leaves no file behind."""
+    # SPEC §2.2-R1; the NUL case: SPEC §3.4-R5
     from h5ml import write
     from h5ml.errors import H5MLError
 

@@ -198,6 +198,7 @@ def test_out_of_range_raises_index_error_naming_index_and_length(written: tuple[
 @pytest.mark.parametrize("kind", ["vlen", "ascii", "fixed"])
 def test_c06_strings_of_any_storage_read_as_str(tmp_path: Path, kind: str) -> None:
     """Case C06 (§3.4): vlen UTF-8, vlen ASCII and fixed-length strings come back as str, never bytes."""
+    # SPEC §3.4-R3
     write_file(tmp_path / "s.h5", {"train": {"animal": String(["cat", "dog"], kind=kind)}})  # type: ignore[arg-type]
     with h5ml.open(tmp_path / "s.h5") as ds:
         feat = ds["train"]["animal"]
@@ -255,6 +256,7 @@ def test_invalid_utf8_string_raises_encoding_error(tmp_path: Path) -> None:
 
 def test_booleans_big_endian_and_float16(tmp_path: Path) -> None:
     """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native."""
+    # SPEC §3.3-R4: h5py's enumeration (enum_flag) reads as booleans
     flags = np.array([True, False, True, True])
     write_file(
         tmp_path / "b.h5",
@@ -724,6 +726,7 @@ def test_locking_option_reaches_hdf5(tmp_path: Path, locking: bool, flag: int) -
 
 def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
+    # SPEC §1.3-R2
     write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
     with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.0; upgrade h5ml"):
         h5ml.open(tmp_path / "v2.h5")
@@ -733,6 +736,7 @@ def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
     """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them.
 
     SPEC §4.7-R1 (user attributes), SPEC §5.4-R2 (reserved objects), SPEC §5.5-R1 (unknown objects)."""
+    # SPEC §1.4-R1, §1.4.1-R1: unknown objects and an unknown encoding are ignored
 
     def newer(f: h5py.File) -> None:
         f.attrs["future_attribute"] = 3
@@ -760,6 +764,7 @@ def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
 
 def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
     """§1.5: an extension listed in must_understand that this reader does not know is refused by name."""
+    # SPEC §1.5-R1
     write_file(tmp_path / "m.h5", {"train": {"x": Dense(np.arange(3))}}, root={"must_understand": ["h5ml-sparse"]})
     with pytest.raises(UnknownExtensionError, match="'h5ml-sparse'"):
         h5ml.open(tmp_path / "m.h5")
@@ -856,7 +861,12 @@ def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
-    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset."""
+    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset.
+
+    SPEC §3.5-R4. The filter is not declared in ``required_filters`` (the file
+    is invalid, E114): a declared one makes the reader refuse the whole file at
+    open (SPEC §3.5-R3, :func:`test_declared_unavailable_filter_refused_at_open`).
+    """
 
     def filtered(f: h5py.File) -> None:
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
@@ -868,9 +878,7 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         dset.attrs["encoding"] = "dense"
 
     assert not h5py.h5z.filter_avail(40000)
-    write_file(
-        tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [40000]}, extra=filtered
-    )
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, extra=filtered)
     with h5ml.open(tmp_path / "f.h5") as ds:
         assert ds["train"]["x"][7] == 7  # other features read
         feat = ds["train"]["odd"]
@@ -878,6 +886,35 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         with pytest.raises(UnsupportedFilterError, match=r"/train/odd uses HDF5 filter 40000") as err:
             feat[[0, 1]]
     assert err.value.hdf5_path == "/train/odd"
+
+
+@pytest.mark.parametrize(("listed", "named"), [([40000], "40000"), ([1, 32001, 40000], "32001 ('blosc'), 40000")])
+def test_declared_unavailable_filter_refused_at_open(tmp_path: Path, listed: list[int], named: str) -> None:
+    """SPEC §3.5-R3: a file whose ``required_filters`` lists a filter this HDF5 build lacks is refused at open.
+
+    The error names every such filter (id, and name when known) and none that
+    the build decodes (the core filter 1); the file's data is never read. The
+    conformance fixture ``valid-declared-unavailable-filter`` (filter 32001,
+    declared, on an empty dataset) is valid, and still refused by a reader
+    that lacks the filter.
+    """
+    assert not any(h5py.h5z.filter_avail(fid) for fid in listed if fid > 3)
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": listed})
+    with pytest.raises(UnsupportedFilterError) as err:
+        h5ml.open(tmp_path / "f.h5")
+    message = str(err.value)
+    assert f"filter(s) {named}, which this HDF5 build cannot decode" in message
+    assert "required_filters" in message and str(tmp_path / "f.h5") in message
+    assert err.value.hdf5_path == "/"
+    fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "valid-declared-unavailable-filter.h5"
+    if not h5py.h5z.filter_avail(32001):
+        with pytest.raises(UnsupportedFilterError, match=r"32001 \('blosc'\)"):
+            h5ml.open(fixture)
+    # a declared filter the build has (LZF, bundled with h5py) opens and reads
+    write_file(tmp_path / "ok.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [2, 32000]})
+    if h5py.h5z.filter_avail(32000):
+        with h5ml.open(tmp_path / "ok.h5") as ds:
+            assert ds["train"]["x"][:].tolist() == list(range(8))
 
 
 def test_broken_offsets_raise_invalid_file_error(tmp_path: Path) -> None:

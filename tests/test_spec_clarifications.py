@@ -261,6 +261,7 @@ def test_one_chunk_fixture_has_no_w200() -> None:
 
 def test_null_dataspace_on_a_defined_feature_attribute_is_e117(tmp_path: Path) -> None:
     """§3.7: a defined attribute has a value: a null `description` of a feature is E117 (and E116, not scalar)."""
+    # SPEC §3.7-R3 (E117 on a feature)
     path = _strings_file(tmp_path / "n.h5", ["a"])
     with h5py.File(path, "r+") as f:
         f["train/text"].attrs["description"] = h5py.Empty(h5py.string_dtype())

@@ -158,6 +158,7 @@ def _bitfield_dataset(f: h5py.File) -> None:
 )
 def test_forbidden_types(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
     """§3.2: every datatype outside the profile is E113, on datasets and on attributes."""
+    # SPEC §3.2-R1
     report = validate(_edited(tmp_path, mutate))
     assert ("E113", path) in _codes_at(report)
     assert not report.valid
@@ -266,6 +267,7 @@ def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
 
 def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     """§1.4.1: in a newer-MINOR file an unknown encoding is I301 and an unknown role I300; in a 1.0 file, errors."""
+    # SPEC §1.4-R2, §1.4.1-R2
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train/image"], "encoding", "sparse")
@@ -285,6 +287,7 @@ def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", ["0.9", "2.0"])
 def test_other_major_is_e104(tmp_path: Path, version: str) -> None:
     """§1.3: MAJOR 0 and MAJOR 2 are both refused with E104 alone."""
+    # SPEC §1.3-R1, §1.3-R3: another MAJOR is E104 and nothing else
     report = validate(_edited(tmp_path, lambda f: write_attr(f, "format_version", version)))
     assert report.codes == ["E104"]
 
@@ -369,6 +372,7 @@ def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int,
 )
 def test_single_values_must_be_scalar(tmp_path: Path, obj: str, name: str) -> None:
     """§3.7: a single-valued attribute stored as a 1-element array is E116 (and only E116)."""
+    # SPEC §3.7-R1
 
     def mutate(f: h5py.File) -> None:
         value = f[obj].attrs[name]
@@ -504,6 +508,7 @@ def test_completion_marker_type_is_e107_and_value_e106(
 
 def test_unknown_things_are_info(tmp_path: Path) -> None:
     """§1.4, §5.5: unknown attributes and objects at every level are info, never errors (SPEC §5.5-R2: I301)."""
+    # SPEC §1.4-R2: unknown attributes are I300, unknown objects I301
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "curator", "me")
@@ -607,6 +612,7 @@ def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
 
 def test_stop_after_unsupported_major(tmp_path: Path) -> None:
     """§1.3: a newer MAJOR stops the check: nothing else is reported."""
+    # SPEC §1.3-R3: no further check against 1.x
 
     def mutate(f: h5py.File) -> None:
         write_attr(f, "format_version", "2.3")
@@ -690,6 +696,7 @@ def test_deep_file_fingerprint(tmp_path: Path) -> None:
 
 def test_metadata_only_reads_no_sample_data(tmp_path: Path) -> None:
     """§9: without deep, no sample byte is read: garbage in the data goes unseen; deep finds it."""
+    # SPEC §3.5-R2: a corrupt gzip chunk is E145 in deep validation
     path = minimal_valid(tmp_path / "ok.h5")
     rng = np.random.default_rng(11)
     assert overwrite_raw_data(path, "train/image", rng.bytes(64)) == 8 * 4 * 3 * 4  # one chunk of 8 float32 rows
@@ -746,6 +753,7 @@ def test_c10_external_data_is_reported_and_never_read(tmp_path: Path) -> None:
     SPEC §10.1-R3.
     Both point at named pipes: reading either would block, and the time limit would turn it into E101.
     """
+    # SPEC §3.6-R1, §3.6-R3
     os.mkfifo(tmp_path / "raw.bin")
     os.mkfifo(tmp_path / "other.h5")
 
@@ -798,6 +806,7 @@ def _truncated(fraction: float) -> Callable[[Path], None]:
 )
 def test_unreadable_inputs(tmp_path: Path, make: Callable[[Path], Any]) -> None:
     """§3.1: what is not an HDF5 file gives E100 and readable=False, never an exception."""
+    # SPEC §3.1-R1
     path = tmp_path / "input.h5"
     make(path)
     report = validate(path, timeout=LIMIT)  # a damaged file may make HDF5 loop: child process (§10.3)
@@ -814,6 +823,7 @@ def test_not_an_h5ml_file(tmp_path: Path) -> None:
 
 def test_user_block_is_searched(tmp_path: Path) -> None:
     """§3.1: the superblock may follow a user block (offset 512, 1024, ...); its version byte is checked there."""
+    # SPEC §3.1-R2: superblock version 4 is E109
     path = tmp_path / "ub.h5"
     with h5py.File(path, "w", userblock_size=1024, libver=spec.LIBVER_BOUNDS) as f:
         f["x"] = np.arange(3)
@@ -1083,6 +1093,7 @@ def test_soft_links_and_the_file_fingerprint(
 ) -> None:
     """§3.6, §8.3: a soft link where a split or feature would be hides data the file fingerprint may cover, at
     the root as in a split: the fingerprint is then not checked; under a reserved name it hides nothing."""
+    # SPEC §3.6-R2
 
     def mutate(f: h5py.File) -> None:
         f[parent][name] = h5py.SoftLink(target)
@@ -1111,6 +1122,7 @@ def test_soft_links_and_the_file_fingerprint(
 def test_array_root_attributes(tmp_path: Path, name: str, value: Any, words: str) -> None:
     """§3.7, §4.2 (SPEC §4.2-R2): must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
     which the JSON mapping alone cannot see (an empty 2-D or integer array maps to [])."""
+    # SPEC §3.7-R2; the null case: SPEC §3.7-R3 (E107 at the root)
 
     def mutate(f: h5py.File) -> None:
         if name in f.attrs:

@@ -166,6 +166,7 @@ def test_round_trip_every_encoding(tmp_path: Path) -> None:
 
 def test_h5dump_110_reads_the_file(tmp_path: Path) -> None:
     """§3.1: a written file opens with Debian's h5dump 1.10 and shows the root attributes."""
+    # SPEC §3.1-R3 (where h5dump 1.10 is installed)
     if not H5DUMP.exists():
         if os.environ.get("CI"):
             pytest.fail("Debian's h5dump is missing in CI: scripts/test.sh installs hdf5-tools")

@@ -107,6 +107,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             hdf5_path="/",
         )
     version = _version(f, path)
+    # SPEC §1.3-R2: another MAJOR is refused, naming the file's version and the one implemented; SPEC §1.4-R1: a newer MINOR is read
     if version[0] != spec.FORMAT_VERSION[0]:
         advice = "upgrade h5ml" if version[0] > spec.FORMAT_VERSION[0] else "convert the file with its own tools"
         raise UnsupportedVersionError(
@@ -115,6 +116,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         )
+    # SPEC §1.5-R1: refuse a file that requires an extension this package does not implement, naming it
     unknown = [name for name in _extensions(f, path) if name not in spec.KNOWN_EXTENSIONS]
     if unknown:
         raise UnknownExtensionError(

@@ -134,6 +134,7 @@ def _unwritable(fields: Mapping[str, Any]) -> list[Problem]:
                     key,
                     "storable",
                 )
+        # SPEC §1.5-R4, §1.5.1-R1: a writer lists only extensions it implements (none in 1.x), of either name form
         if key == "must_understand" and isinstance(value, list):
             unknown = [n for n in value if isinstance(n, str) and n not in spec.KNOWN_EXTENSIONS]
             if unknown:
@@ -218,6 +219,7 @@ def new_root_metadata(name: str, **fields: Any) -> dict[str, Any]:
     )
     doc: dict[str, Any] = {
         "format": spec.FORMAT_NAME,
+        # SPEC §1.2-R2: the version this package implements and writes
         "format_version": spec.FORMAT_VERSION_STRING,
         "name": name,
         "created": _now_utc(),

@@ -78,8 +78,9 @@ from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
-from h5ml.reader.column import Column, check_filters, numeric_dtype
+from h5ml.reader.column import Column, numeric_dtype
 from h5ml.reader.direct import FileMap
+from h5ml.reader.filters import check_filters
 from h5ml.reader.plan import Indices
 from h5ml.reader.read_stats import ReadStats
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES

@@ -185,6 +185,7 @@ class Split:
                     continue
                 where = f"/{self._name}/{name}"
                 try:
+                    # SPEC §1.4-R1, §1.4.1-R1: an object without encoding, or of an encoding this reader does not know, is ignored (left out)
                     feature = open_feature(self._dataset, self._name, name, self._dataset.h5_node(where), count)
                 except H5MLError as exc:
                     skipped[name] = exc

@@ -61,6 +61,7 @@ def decode_str(value: Any) -> str:
             raise UnicodeDecodeError("utf-8", raw, exc.start, exc.end, "invalid UTF-8 (§3.4)") from None
         return value
     if isinstance(value, (bytes, np.bytes_)):
+        # SPEC §3.4-R4: HDF5 converts a fixed-length string's padding to NUL padding when it reads it into numpy's type (NULLTERM: cut at the first NUL; SPACEPAD: trailing spaces dropped; measured with h5py 3.16 / HDF5 2.0.0), so the trailing NULs are all that is left to remove
         return bytes(value).rstrip(b"\x00").decode("utf-8")
     raise TypeError(f"expected a string, got {type(value).__name__}")
 
@@ -148,6 +149,7 @@ def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
     TypeError
         For any other type (for example a dict, or a mixed list).
     """
+    # SPEC §3.4-R1: string attributes are variable-length UTF-8, scalars and 1-D arrays alike
     if isinstance(value, str):
         obj.attrs.create(name, value, dtype=_STR_DTYPE)
     elif isinstance(value, (bool, np.bool_, int, np.integer)):

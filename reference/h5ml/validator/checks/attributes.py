@@ -145,6 +145,7 @@ def read_value(obj: Any, name: str) -> Any:
     except LIBRARY_ERRORS as exc:  # our decoding's TypeError or ValueError too: a type outside the profile
         if isinstance(exc, KeyError) and not is_library_failure(exc):
             raise
+        # SPEC §3.4-R2: bytes that are not UTF-8 (and types outside the profile) are unreadable: E117 by the caller's rule
         return UNREADABLE
 
 
@@ -183,6 +184,7 @@ def check_attributes(
     """
     values: dict[str, Any] = {}
     for name in obj.attrs:
+        # SPEC §1.4-R2: an attribute this version does not define is I300
         if name not in known:
             yield Issue.of(
                 "I300",
@@ -190,6 +192,7 @@ def check_attributes(
                 f"attribute {name!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; readers ignore it",
             )
             continue
+        # SPEC §3.7-R1: a single value is stored in a scalar dataspace (E116)
         if name in singles and obj.attrs.get_id(name).shape != ():
             shape = obj.attrs.get_id(name).shape
             yield Issue.of(
@@ -198,6 +201,7 @@ def check_attributes(
                 f"attribute {name!r} of {path} holds a single value but is stored with shape "
                 f"{shape if shape is not None else 'null'}; store it in a scalar dataspace",
             )
+            # SPEC §3.7-R3: a null dataspace holds no value of the attribute's type: E117 (or E107 at the root) too
             if shape is None:
                 yield Issue.of(
                     type_code,

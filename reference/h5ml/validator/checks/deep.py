@@ -139,6 +139,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
     # A chunk larger than the read bound would be decoded whole by HDF5 (§10.4): such a feature is not read.
     readable = all(_chunk_bytes(dset) <= _MAX_READ_BYTES for dset in feature.members.values())
     computed: str | None = None
+    # SPEC §3.5-R2: data never written (fill values) or that does not decode is E145
     for path, text in missing:
         yield Issue.of(
             "E145",
@@ -174,12 +175,13 @@ def _check_bool(feature: CheckedFeature, values: npt.NDArray[Any], first: int, w
     """E142 for the first value of a logical-bool batch that is neither 0 nor 1 (§3.3)."""
     if not feature.logical_bool or values.dtype == np.dtype(bool) or values.size == 0:
         return
+    # SPEC §3.3-R2: a logical bool is 0 or 1 (E142)
     bad = np.flatnonzero((values != 0) & (values != 1))
     if bad.size:
         yield Issue.of(
             "E142",
             feature.path,
-            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]]!r} in "
+            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]].item()!r} in "
             f"{what} {first + int(bad[0]) // max(1, math.prod(values.shape[1:]))}; booleans are 0 or 1",
         )
 
@@ -211,6 +213,7 @@ def _deep_string(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
         items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in _read(dset, slice(start, start + step))]
         for i, raw in enumerate(items):
             try:
+                # SPEC §3.4-R2: sample strings are valid UTF-8, whatever the declared character set (E144)
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 yield Issue.of(

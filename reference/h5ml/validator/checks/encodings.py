@@ -127,6 +127,7 @@ def _check_logical_bool(feature: CheckedFeature, dset: h5py.Dataset) -> Iterator
     if not feature.logical_bool:
         return
     kind, detail = classify(dset.id.get_type())
+    # SPEC §3.3-R3: logical_dtype 'bool' only on uint8 values (E117); on other encodings: splits.py
     if not (kind == "uint" and dset.id.get_type().get_size() == 1):
         yield Issue.of(
             "E117",
@@ -277,6 +278,7 @@ def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dat
             return False
         for i, value in enumerate(block.tolist(), start):
             try:
+                # SPEC §3.4-R2: class names are valid UTF-8 (E134)
                 names.append(value if isinstance(value, str) else bytes(value).decode("utf-8"))
             except UnicodeDecodeError:
                 yield Issue.of("E134", path, f"class name {i} of {path} is not valid UTF-8: {value!r}")

@@ -179,12 +179,14 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
         issues of the data. A file that cannot be read gives E100 or E101
         (and no :data:`METADATA_DONE`); nothing is raised on purpose.
     """
+    # SPEC §3.1-R1: a single HDF5 file that HDF5 1.10 opens, else E100
     version, problem = _read_head(state)
     if problem is not None:
         yield Issue.of("E100", "/", problem)
         return
     assert version is not None
     path = state.path
+    # SPEC §3.1-R2: superblock version at most 3 (E109)
     if version > spec.MAX_SUPERBLOCK_VERSION:
         yield Issue.of(
             "E109",

@@ -78,6 +78,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     if isinstance(fv, str):
         state.format_version = fv  # §9.3: the report gives the stored string, whatever its form
     # SPEC §4.2-R1 and §4.2-R2: a missing or malformed format_version is E103, not E108 or E107
+    # SPEC §1.2-R1: format_version is a MAJOR.MINOR string (E103); nothing else is checked without it
     if fv is MISSING or not is_version(fv):
         found = _found(fv)
         yield Issue.of(
@@ -89,6 +90,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         return False
     major, minor = spec.parse_version(fv)
     state.format_version = fv
+    # SPEC §1.3-R1, §1.3-R3: another MAJOR is E104, and the file is not checked further against 1.x
     if major != spec.FORMAT_VERSION[0]:
         advice = "use a newer h5ml to validate it" if major > spec.FORMAT_VERSION[0] else "rewrite it with h5ml.write"
         yield Issue.of(
@@ -98,6 +100,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             f"(up to {spec.FORMAT_VERSION_STRING}); {advice}",
         )
         return False
+    # SPEC §1.4-R2: a newer MINOR is checked by this version's rules and reported as I302
     state.newer_minor = minor > spec.FORMAT_VERSION[1]
     if state.newer_minor:
         yield Issue.of(
@@ -145,13 +148,16 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
                     "E107", "/", f"the root attribute {name!r} cannot be read ({exc}); store it as SPEC §4.2 says"
                 )
     # SPEC §4.6-R1: the root attributes, mapped to JSON as §4.6 says, satisfy the root schema (E107, E108);
-    # SPEC §4.2-R2: the schema holds the values of the table (patterns, ranges, non-empty strings)
+    # SPEC §4.2-R2: the schema holds the values of the table (patterns, ranges, non-empty strings);
+    # SPEC §1.5-R5: the schema refuses an empty or repeated extension name (E107);
+    # SPEC §3.4-R2: a root string that is not UTF-8 reaches the schema as bytes, not a string (E107)
     for problem in validate_root(doc):
         if problem.attribute in handled:
             continue
         if problem.attribute is not None:
             handled.add(problem.attribute)  # one issue per attribute: the schema may find several problems
         yield Issue.of("E107", "/", problem.message)
+    # SPEC §1.5-R2, §1.5-R3: each name of must_understand that this version does not define is E105
     must = values.get("must_understand")
     if isinstance(must, list):
         unknown = [m for m in must if isinstance(m, str) and m not in spec.KNOWN_EXTENSIONS]
@@ -245,6 +251,7 @@ def _check_arrays(f: h5py.File) -> Iterator[tuple[str, Issue]]:
         shape = aid.shape
         kind, detail = classify(aid.get_type())
         expected = f"a one-dimensional array of {element}s (possibly empty)"
+        # SPEC §3.7-R2: a 1-D dataspace, possibly of length 0 (E107); SPEC §3.7-R3: a null dataspace is E107 here
         if shape is None or len(shape) != 1:
             found = "a null dataspace" if shape is None else ("a scalar" if shape == () else f"shape {shape}")
             yield (

@@ -69,7 +69,8 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
             if not text(name).startswith(spec.RESERVED_PREFIX):
                 state.all_fingerprints_computed = False  # a split behind a link that is never followed (E110, E115)
             continue
-        if text(name).startswith(spec.RESERVED_PREFIX):  # SPEC §5.5-R2: each unknown object is I301
+        # SPEC §1.4-R2 and §5.5-R2: objects this version does not define are I301
+        if text(name).startswith(spec.RESERVED_PREFIX):
             yield Issue.of(
                 "I301",
                 path,
@@ -194,7 +195,7 @@ def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, en
     if encoding not in spec.ENCODINGS:
         return
     allowed = {
-        "logical_dtype": ("dense", "ragged"),
+        "logical_dtype": ("dense", "ragged"),  # SPEC §3.3-R3: on dense and ragged features only (E117)
         **dict.fromkeys(spec.STATS_ATTRS, ("dense", "ragged")),  # SPEC §6.7-R1
         "media_type": ("bytes",),  # SPEC §6.1-R5
     }
@@ -219,6 +220,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     encoding = values.get("encoding", MISSING)
     if encoding is not MISSING and encoding not in spec.ENCODINGS:
         state.all_fingerprints_computed = False
+        # SPEC §1.4.1-R2: an unknown encoding in a newer-MINOR file is I301, not E131
         if state.newer_minor and isinstance(encoding, str):
             yield Issue.of(
                 "I301",
