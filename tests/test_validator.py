@@ -267,7 +267,7 @@ def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
 
 def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     """§1.4.1: in a newer-MINOR file an unknown encoding is I301 and an unknown role I300; in a 1.0 file, errors."""
-    # SPEC §1.4-R2, §1.4.1-R2
+    # SPEC §1.4-R2, §1.4-R3, §1.4.1-R2
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train/image"], "encoding", "sparse")
@@ -508,7 +508,7 @@ def test_completion_marker_type_is_e107_and_value_e106(
 
 def test_unknown_things_are_info(tmp_path: Path) -> None:
     """§1.4, §5.5: unknown attributes and objects at every level are info, never errors (SPEC §5.5-R2: I301)."""
-    # SPEC §1.4-R2: unknown attributes are I300, unknown objects I301
+    # SPEC §1.4-R3: unknown attributes are I300, unknown objects I301
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "curator", "me")

@@ -184,7 +184,7 @@ def check_attributes(
     """
     values: dict[str, Any] = {}
     for name in obj.attrs:
-        # SPEC §1.4-R2: an attribute this version does not define is I300
+        # SPEC §1.4-R3: an attribute this version does not define is I300
         if name not in known:
             yield Issue.of(
                 "I300",

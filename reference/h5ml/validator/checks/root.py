@@ -100,7 +100,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             f"(up to {spec.FORMAT_VERSION_STRING}); {advice}",
         )
         return False
-    # SPEC §1.4-R2: a newer MINOR is checked by this version's rules and reported as I302
+    # SPEC §1.4-R2, §1.4-R3: a newer MINOR is checked by this version's rules and reported as I302
     state.newer_minor = minor > spec.FORMAT_VERSION[1]
     if state.newer_minor:
         yield Issue.of(

@@ -69,7 +69,7 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
             if not text(name).startswith(spec.RESERVED_PREFIX):
                 state.all_fingerprints_computed = False  # a split behind a link that is never followed (E110, E115)
             continue
-        # SPEC §1.4-R2 and §5.5-R2: objects this version does not define are I301
+        # SPEC §1.4-R3 and §5.5-R2: objects this version does not define are I301
         if text(name).startswith(spec.RESERVED_PREFIX):
             yield Issue.of(
                 "I301",
