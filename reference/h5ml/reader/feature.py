@@ -82,7 +82,7 @@ from h5ml.reader.column import Column, check_filters, numeric_dtype
 from h5ml.reader.direct import FileMap
 from h5ml.reader.plan import Indices
 from h5ml.reader.read_stats import ReadStats
-from h5ml.reader.statistics import STATISTICS_FIELDS, Statistics
+from h5ml.reader.statistics import Statistics, read_statistics
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
 __all__ = ["Feature", "NodeSource"]
@@ -331,31 +331,11 @@ class Feature:
 
     @property
     def statistics(self) -> Statistics:
-        """The summary statistics the feature stores (§6.7), as binary64 numbers.
+        """The summary statistics the feature stores (§6.7), as binary64 numbers (SPEC §6.7-R4).
 
-        Returns
-        -------
-        Statistics
-            ``count`` as int, ``min``, ``max``, ``mean``, ``std`` as Python
-            floats, whatever type the file stores them in (SPEC §6.7-R4:
-            integers and binary16/32 read as binary64); None for each one
-            the file does not store.
-
-        Raises
-        ------
-        InvalidFileError
-            If one is not a number, or ``stats_count`` not an integer >= 0
-            (E117, §6.7); the samples are not affected.
+        See :func:`h5ml.reader.statistics.read_statistics` (returns, raises).
         """
-        count = self._typed_attr("stats_count", (int,), "an integer >= 0", "§6.7")
-        if count is not None and count < 0:
-            self._typed_attr("stats_count", (), "an integer >= 0", "§6.7")  # raises, naming the attribute
-        real: list[float | None] = []
-        for attr in list(STATISTICS_FIELDS.values())[1:]:  # stats_min, stats_max, stats_mean, stats_std
-            value = self._typed_attr(attr, (int, float), "a number", "§6.7")
-            # SPEC §6.7-R4: binary64 whatever the stored type (float() of an int rounds to nearest, ties to even)
-            real.append(None if value is None else float(value))
-        return Statistics(count, *real)
+        return read_statistics(self._typed_attr)
 
     @property
     def media_type(self) -> str | None:

@@ -11,10 +11,14 @@ binary64 value, ties to even (SPEC §6.7-R4); ``stats_count`` as a Python
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["STATISTICS_FIELDS", "Statistics"]
+__all__ = ["STATISTICS_FIELDS", "Statistics", "TypedAttribute", "read_statistics"]
+
+#: Reads one feature attribute checked against types (``Feature._typed_attr``): (name, types, kind, clause) -> value.
+TypedAttribute = Callable[[str, tuple[type, ...], str, str], Any]
 
 #: Field of :class:`Statistics` -> the feature attribute that holds it (§6.7).
 STATISTICS_FIELDS: Final = {
@@ -64,3 +68,38 @@ class Statistics:
         """
         values = {attr: getattr(self, name) for name, attr in STATISTICS_FIELDS.items()}
         return {attr: value for attr, value in values.items() if value is not None}
+
+
+def read_statistics(typed_attr: TypedAttribute) -> Statistics:
+    """Read a feature's ``stats_*`` attributes as :class:`Statistics` (§6.7).
+
+    Parameters
+    ----------
+    typed_attr
+        Reads one attribute of the feature, raising
+        :class:`~h5ml.errors.InvalidFileError` naming it when it has none of
+        the types given (:meth:`h5ml.reader.feature.Feature._typed_attr`).
+
+    Returns
+    -------
+    Statistics
+        ``count`` as int, ``min``, ``max``, ``mean``, ``std`` as Python
+        floats, whatever type the file stores them in (SPEC §6.7-R4:
+        integers and binary16/32 read as binary64); None for each one the
+        file does not store.
+
+    Raises
+    ------
+    InvalidFileError
+        If one is not a number, or ``stats_count`` not an integer >= 0
+        (E117, §6.7); the samples are not affected.
+    """
+    count = typed_attr("stats_count", (int,), "an integer >= 0", "§6.7")
+    if count is not None and count < 0:
+        typed_attr("stats_count", (), "an integer >= 0", "§6.7")  # no type fits: raises, naming the attribute
+    real: list[float | None] = []
+    for attr in list(STATISTICS_FIELDS.values())[1:]:  # stats_min, stats_max, stats_mean, stats_std
+        value = typed_attr(attr, (int, float), "a number", "§6.7")
+        # SPEC §6.7-R4: binary64 whatever the stored type (float() of an int rounds to nearest, ties to even)
+        real.append(None if value is None else float(value))
+    return Statistics(count, *real)
