@@ -21,10 +21,13 @@ an extension this package does not know     :class:`~h5ml.errors.UnknownExtensio
 ==========================================  ==================================
 
 A feature declares ``encoding`` and ``encoding_version`` (§6.1): an encoding
-this package does not implement, or another MAJOR of one it does, is an
-:class:`~h5ml.errors.EncodingError` (the reader leaves such a feature out of
-a split; the writer does not extend a file that has one); attributes of the
-wrong type are an :class:`~h5ml.errors.InvalidFileError`.
+this package does not implement is an :class:`~h5ml.errors.EncodingError`
+(the reader leaves such a feature out of a split, §1.4.1); another MAJOR of
+an encoding it does implement is an
+:class:`~h5ml.errors.UnsupportedEncodingVersionError` (SPEC §6.1-R7: the
+reader refuses to read every feature of the split while it is there, never
+leaving it out silently); the writer does not extend a file that has either.
+Attributes of the wrong type are an :class:`~h5ml.errors.InvalidFileError`.
 
 A newer MINOR version is accepted (§1.4). ``must_understand`` is read as the
 reader reads every attribute (:func:`h5ml.model.hdf5.read_attribute`): a
@@ -43,6 +46,7 @@ from h5ml.errors import (
     InvalidFileError,
     NotH5MLError,
     UnknownExtensionError,
+    UnsupportedEncodingVersionError,
     UnsupportedVersionError,
 )
 from h5ml.model.failures import validate_advice
@@ -193,7 +197,10 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
     InvalidFileError
         If ``encoding`` or ``encoding_version`` is not a string, or the version is not ``MAJOR.MINOR``.
     EncodingError
-        If the encoding is not one this package implements, or its MAJOR version is another (§6.1).
+        If the encoding is not one this package implements (§6.1).
+    UnsupportedEncodingVersionError
+        If its ``encoding_version`` has a MAJOR this package does not implement
+        (SPEC §6.1-R7); the message names both versions.
     """
     encoding = read_attribute(node, "encoding", filename, where)
     if encoding is None:
@@ -225,11 +232,12 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
                 hdf5_path=where,
             ) from exc
         # SPEC §6.1-R6: a higher MINOR of MAJOR 1 is read, what it adds ignored; SPEC §6.1-R7: another
-        # MAJOR is refused, naming both versions
+        # MAJOR is refused, naming both versions (a subclass of EncodingError, so that a split never
+        # leaves the feature out silently, see h5ml.reader.split)
         if major != spec.parse_version(spec.ENCODING_VERSION)[0]:
-            raise EncodingError(
+            raise UnsupportedEncodingVersionError(
                 f"{filename}: {where} is {encoding} encoding {version_text}; {_IMPLEMENTER[purpose]} implements "
-                f"{encoding} {spec.ENCODING_VERSION}; upgrade h5ml",
+                f"{encoding} {spec.ENCODING_VERSION} (§6.1); upgrade h5ml to {purpose} this feature",
                 path=filename,
                 hdf5_path=where,
             )

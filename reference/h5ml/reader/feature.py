@@ -83,6 +83,7 @@ from h5ml.reader.direct import FileMap
 from h5ml.reader.filters import check_filters
 from h5ml.reader.plan import Indices
 from h5ml.reader.read_stats import ReadStats
+from h5ml.reader.statistics import Statistics, read_statistics
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
 __all__ = ["Feature", "NodeSource"]
@@ -328,6 +329,14 @@ class Feature:
         """The sampling rate in Hz (§6.1), or None (errors as :attr:`role`; it must be a number)."""
         value = self._typed_attr("sample_rate", (int, float), "a number", "§6.1")
         return None if value is None else float(value)  # SPEC §6.7-R4: binary64, whatever the stored type
+
+    @property
+    def statistics(self) -> Statistics:
+        """The summary statistics the feature stores (§6.7), as binary64 numbers (SPEC §6.7-R4).
+
+        See :func:`h5ml.reader.statistics.read_statistics` (returns, raises).
+        """
+        return read_statistics(self._typed_attr)
 
     @property
     def media_type(self) -> str | None:
