@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
-"""Check that the conformance suite covers every requirement of SPEC.md.
+"""Check that every requirement of SPEC.md is named by a case, by the code that enforces it and by a test.
 
 Usage::
 
-    python conformance_tests/coverage.py            # a table of every requirement, then a summary
-    python conformance_tests/coverage.py --failed   # only the requirements that are not covered
+    python conformance_tests/coverage.py             # a table of every requirement, then a summary
+    python conformance_tests/coverage.py --failed    # only the requirements that are not covered
+    python conformance_tests/coverage.py --verbose   # the table with every citation
 
-The script reads SPEC.md, finds every requirement (a sentence with ``MUST``,
-``MUST NOT``, ``REQUIRED``, ``SHALL`` or ``SHALL NOT``, SPEC §1.7) with the
-conformance tags that follow it and the clause it belongs to, and decides
-whether each is covered:
+The script reads SPEC.md and finds every requirement (a sentence with
+``MUST``, ``MUST NOT``, ``REQUIRED``, ``SHALL`` or ``SHALL NOT``) and every
+recommendation (``SHOULD``, ``RECOMMENDED``) with the tag that follows it, the
+conformance class and the id: ``[file §6.3-R2]`` (SPEC §1.7, §1.7.1). It checks
+the ids (every tagged sentence has one, of its own clause and kind, none twice)
+and that every requirement is named, by its id:
 
-- ``[file]``: some case of ``manifest.json`` cites the clause (as its clause or
-  a related one) and, for every error code the requirement names, some case
-  citing the clause expects that code (or allows it, for a code no HDF5 library
-  can make required, such as E109).
-- ``[validator]``: some case cites the clause, or the runner enforces the
-  requirement on every case (the report format, exit statuses, not modifying
-  the file, no unexpected errors; see :data:`RUNNER_CHECKS`).
-- ``[writer]`` and ``[reader]``: the project's own tests test these. The script
-  lists the tests under ``tests/`` that cite the clause (by its number, such as
-  ``§4.4``) and the reader cases of the manifest that cite it; none is a failure.
+- by a conformance case: the case's ``requirements`` in ``manifest.json``.
+  For ``[file]``, one such case is invalid, and for every error code the
+  requirement gives, a case naming it expects that code (or allows it, for a
+  code no HDF5 library can make required, such as E109). For ``[reader]``, one
+  such case has a reader expectation. A ``[validator]`` requirement that
+  ``run.py`` checks on every case (:data:`RUNNER_CHECKS`) needs no case;
+- by the implementation: a line (a comment or a docstring) of a Python file
+  under ``reference/h5ml`` or ``adapters`` (``--code``), at the code that
+  enforces it;
+- by a test: a test function under ``tests/`` that names it.
 
-It also checks that every code of the issue registry (SPEC §9.2) is expected by
-some case, and that every clause a case cites exists in SPEC.md.
+It also checks that every id a case, the code or a test names exists, that
+every code of the issue registry (SPEC §9.2) is expected by some case, and
+that every clause a case cites exists in SPEC.md.
 
 Exit status: 0 when everything is covered, 1 otherwise, 2 for a usage error.
 Only the standard library is used.
@@ -150,11 +154,15 @@ def id_problems(reqs: Sequence[Requirement]) -> list[str]:
     seen: set[str] = set()
     for req in reqs:
         if not req.rid:
-            problems.append(f"{req.clause}: a {'requirement' if req.kind == 'R' else 'recommendation'} has no id: {req.text[:70]}")
+            problems.append(
+                f"{req.clause}: a {'requirement' if req.kind == 'R' else 'recommendation'} has no id: {req.text[:70]}"
+            )
             continue
         clause, _, rest = req.rid.partition("-")
         if clause != req.clause or rest[0] != req.kind:
-            problems.append(f"{req.rid} stands in {req.clause} as a {'requirement' if req.kind == 'R' else 'recommendation'} (ids are {req.clause}-{req.kind}<n>)")
+            problems.append(
+                f"{req.rid} stands in {req.clause} as a {'requirement' if req.kind == 'R' else 'recommendation'} (ids are {req.clause}-{req.kind}<n>)"
+            )
         if req.rid in seen:
             problems.append(f"{req.rid} is given twice")
         seen.add(req.rid)

@@ -12,7 +12,7 @@ from h5ml.spec.attrs import attrs_json, decode_str, read_attr, to_json_value, wr
 
 
 def test_written_values_read_back_as_python_values(tmp_path: Path) -> None:
-    """§3.7/§4.3: single values in a scalar dataspace, strings variable-length UTF-8."""
+    """§3.7/§4.3, SPEC §4.3-R1: single values in a scalar dataspace, strings variable-length UTF-8."""
     with h5py.File(tmp_path / "a.h5", "w") as f:
         write_attr(f, "s", "héllo")
         write_attr(f, "i", 7)
@@ -38,6 +38,7 @@ def test_written_values_read_back_as_python_values(tmp_path: Path) -> None:
 
 def test_strings_of_other_writers_come_back_as_str(tmp_path: Path) -> None:
     """Case C06, §3.4: fixed-length and ASCII strings written by another tool read as str."""
+    # SPEC §3.4-R3
     with h5py.File(tmp_path / "c06.h5", "w") as f:
         f.attrs["fixed"] = np.bytes_(b"cat")
         f.attrs.create("ascii_vlen", "dog", dtype=h5py.string_dtype("ascii"))

@@ -90,6 +90,7 @@ def test_dense_shape_must_match() -> None:
 )
 def test_bools_are_stored_as_uint8(value: Any, stored: list[int]) -> None:
     """§3.3: a bool feature takes bool values or integers 0/1 and stores uint8 0/1."""
+    # SPEC §3.3-R1
     batch = normalize(BOOL, value, WHERE)
     assert batch.data.dtype == U1 and batch.data.tolist() == stored
 
@@ -103,6 +104,7 @@ def test_bool_feature_refuses_other_numbers() -> None:
 
 def test_strings_are_checked_and_decoded() -> None:
     """§3.4/§6.4: str values pass, UTF-8 bytes are decoded, NUL, bad UTF-8 and non-strings are refused."""
+    # SPEC §3.4-R5: a NUL is refused, not stored truncated
     layout = Layout("string", None)
     batch = normalize(layout, ["é", b"caf\xc3\xa9", np.str_("x")], WHERE)
     assert batch.data == ["é", "café", "x"] and batch.n == 3

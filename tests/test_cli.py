@@ -138,7 +138,7 @@ def strict_json(text: str) -> Any:
 
 @pytest.mark.parametrize("kind", list(CASES))
 def test_validate_exit_codes_and_text(kind: str, tmp_path: Path) -> None:
-    """§9.1: exit 0 valid, 1 invalid, 2 unreadable; a one-line verdict per file and no traceback."""
+    """§9.1: exit 0 valid, 1 invalid, 2 unreadable; a one-line verdict per file and no traceback (SPEC §9.3.2-R1)."""
     path = make_case(kind, tmp_path)
     expected_exit, code, _ = CASES[kind]
     exit_code, out, err = run_cli("validate", "--timeout", "60", str(path))
@@ -153,7 +153,7 @@ def test_validate_exit_codes_and_text(kind: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", list(CASES))
 def test_validate_json_report_matches_schema(kind: str, tmp_path: Path) -> None:
-    """§9.3: --format json prints only the report, valid against schema 'report'."""
+    """§9.3: --format json prints only the report, valid against schema 'report' (SPEC §9.3-R1)."""
     path = make_case(kind, tmp_path)
     expected_exit, code, readable = CASES[kind]
     exit_code, out, err = run_cli("validate", "--format", "json", str(path))
@@ -174,7 +174,7 @@ def test_validate_json_report_matches_schema(kind: str, tmp_path: Path) -> None:
 
 
 def test_validate_several_files_two_wins_over_one(tmp_path: Path) -> None:
-    """§9.1: with one invalid and one unreadable file the exit code is 2, and both are reported."""
+    """§9.1: with one invalid and one unreadable file the exit code is 2, and both are reported (SPEC §9.3.2-R1)."""
     invalid = write_incomplete(tmp_path / "a.h5")
     unreadable = write_random(tmp_path / "b.h5")
     valid = write_valid(tmp_path / "c.h5")

@@ -306,7 +306,11 @@ def test_appendix_b_example_is_the_expected_document() -> None:
 
 @pytest.mark.slow
 def test_reference_validator_passes_in_deep_mode(tmp_path: Path) -> None:
-    """``h5ml validate --format json --deep`` through run.py: every applicable case passes but the known bugs."""
+    """``h5ml validate --format json --deep`` through run.py: every applicable case passes but the known bugs.
+
+    SPEC §9.1.1-R1 (every error in deep mode), SPEC §9.1.1-R3 and SPEC §9.1.1-R4 (run.py fails an unexpected
+    error and a fixture that changed), SPEC §9.3-R1 and SPEC §9.3.2-R1 (run.py checks report and exit status).
+    """
     command = [H5ML, "validate", "--format", "json", "--deep"]
     run = _runner("validator", ["--batch", "25", *FEATURES], command, tmp_path / "deep.json", timeout=900)
     assert len(run["cases"]) >= 190
@@ -315,7 +319,10 @@ def test_reference_validator_passes_in_deep_mode(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_reference_validator_passes_in_shallow_mode(tmp_path: Path) -> None:
-    """``h5ml validate --format json`` (shallow) on the valid files, unreadable files, another MAJOR, and W209."""
+    """``h5ml validate --format json`` (shallow) on the valid files, unreadable files, another MAJOR, and W209.
+
+    SPEC §9.1.1-R2: the errors that are not deep, in shallow mode.
+    """
     command = [H5ML, "validate", "--format", "json"]
     selection = ["--case", "valid-*", "--case", "w209-*", "--case", "e100-*", "--case", "e104-*"]
     options = ["--mode", "shallow", "--batch", "25", *selection, *FEATURES]
@@ -361,6 +368,8 @@ def test_a_reader_that_decodes_nothing_fails(tmp_path: Path) -> None:
 def test_reader_never_deserialises_file_content_with_code() -> None:
     """§10.2: no module of the reference package calls pickle, marshal, eval, exec, YAML loaders, or numpy.load with pickles.
 
+    SPEC §10.2-R1, read from the source; tests/test_security.py shows it on a real file.
+
     (The sandbox exchanges pickled messages with its own child process through
     multiprocessing connections; that is not file content and is not such a call.)
     """
@@ -402,6 +411,7 @@ def test_reader_never_deserialises_file_content_with_code() -> None:
 )
 def test_writer_refuses_what_the_format_cannot_hold(tmp_path: Path, splits: dict[str, Any], match: str) -> None:
     """§2.2: asked to store what h5ml cannot hold, the reference writer raises and leaves no file behind."""
+    # SPEC §2.2-R1; the NUL case: SPEC §3.4-R5
     from h5ml import write
     from h5ml.errors import H5MLError
 

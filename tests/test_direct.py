@@ -151,7 +151,7 @@ def test_a_batch_of_one_chunk_is_one_read(tmp_path: Path, compression: str | Non
 
 
 def test_unallocated_chunks_are_refused_not_read_as_fill_values(tmp_path: Path) -> None:
-    """SPEC §3.5-S2 (1.1): chunks never written are not in the file: the reader refuses the feature (E146)
+    """SPEC §3.5.1-S1 (1.1): chunks never written are not in the file: the reader refuses the feature (E146)
     instead of returning HDF5's fill value as samples; the fully written features of the file still read."""
     path = tmp_path / "f.h5"
     src = _write(path, True)

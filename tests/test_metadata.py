@@ -630,7 +630,8 @@ def test_new_root_metadata_refuses_what_the_writer_cannot_store(
     fields: dict[str, Any], pointer: str, keyword: str, match: str
 ) -> None:
     """§1.5/§3.4/§4.3/§4.5/§5.4: unknown extensions, reserved or unstorable names, NUL and surrogates, integers
-    beyond int64 and lists too long for an attribute are refused, each as one problem at its JSON pointer."""
+    beyond int64 and lists too long for an attribute are refused, each as one problem at its JSON pointer.
+    SPEC §5.4-R1 (no reserved name) and SPEC §4.5-R1 (no attribute over 65535 bytes of header message)."""
     with pytest.raises(MetadataError, match=match) as info:
         new_root_metadata("digits", **fields)
     assert [p.split(": ", 1)[0] for p in info.value.problems] == [pointer]
@@ -655,7 +656,7 @@ def test_new_root_metadata_accepts_the_limits() -> None:
 
 
 def test_max_list_items_fits_hdf5(tmp_path: Path) -> None:
-    """§4.5: the item limit holds for HDF5 with the writer's library bounds; the measured limit is only a few
+    """§4.5, SPEC §4.5-R1: the item limit holds for HDF5 with the writer's library bounds; the measured limit is only a few
     items higher (the overhead is not grossly over-estimated)."""
     str_dtype = h5py.string_dtype("utf-8")
     with h5py.File(tmp_path / "a.h5", "w", libver=spec.LIBVER_BOUNDS) as f:

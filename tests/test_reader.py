@@ -198,6 +198,7 @@ def test_out_of_range_raises_index_error_naming_index_and_length(written: tuple[
 @pytest.mark.parametrize("kind", ["vlen", "ascii", "fixed"])
 def test_c06_strings_of_any_storage_read_as_str(tmp_path: Path, kind: str) -> None:
     """Case C06 (§3.4): vlen UTF-8, vlen ASCII and fixed-length strings come back as str, never bytes."""
+    # SPEC §3.4-R3
     write_file(tmp_path / "s.h5", {"train": {"animal": String(["cat", "dog"], kind=kind)}})  # type: ignore[arg-type]
     with h5ml.open(tmp_path / "s.h5") as ds:
         feat = ds["train"]["animal"]
@@ -255,6 +256,7 @@ def test_invalid_utf8_string_raises_encoding_error(tmp_path: Path) -> None:
 
 def test_booleans_big_endian_and_float16(tmp_path: Path) -> None:
     """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native."""
+    # SPEC §3.3-R4: h5py's enumeration (enum_flag) reads as booleans
     flags = np.array([True, False, True, True])
     write_file(
         tmp_path / "b.h5",
@@ -724,13 +726,17 @@ def test_locking_option_reaches_hdf5(tmp_path: Path, locking: bool, flag: int) -
 
 def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
+    # SPEC §1.3-R2
     write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
     with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.0; upgrade h5ml"):
         h5ml.open(tmp_path / "v2.h5")
 
 
 def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
-    """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them."""
+    """§1.4/§5.5: a newer MINOR with unknown attributes, groups, datasets and encodings is read, ignoring them.
+
+    SPEC §4.7-R1 (user attributes), SPEC §5.4-R2 (reserved objects), SPEC §5.5-R1 (unknown objects)."""
+    # SPEC §1.4-R1, §1.4.1-R1: unknown objects and an unknown encoding are ignored
 
     def newer(f: h5py.File) -> None:
         f.attrs["future_attribute"] = 3
@@ -758,6 +764,7 @@ def test_higher_minor_with_unknown_objects_reads(tmp_path: Path) -> None:
 
 def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
     """§1.5: an extension listed in must_understand that this reader does not know is refused by name."""
+    # SPEC §1.5-R1
     write_file(tmp_path / "m.h5", {"train": {"x": Dense(np.arange(3))}}, root={"must_understand": ["h5ml-sparse"]})
     with pytest.raises(UnknownExtensionError, match="'h5ml-sparse'"):
         h5ml.open(tmp_path / "m.h5")
@@ -765,7 +772,7 @@ def test_unknown_must_understand_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("marker", [None, 0])
 def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None) -> None:
-    """§4.4: without complete = 1 the writer did not finish: IncompleteFileError."""
+    """§4.4, SPEC §4.4-R4: without complete = 1 the writer did not finish: IncompleteFileError."""
 
     def mark(f: h5py.File) -> None:
         if marker is not None:
@@ -777,7 +784,9 @@ def test_missing_completion_marker_is_refused(tmp_path: Path, marker: int | None
 
 
 def test_not_h5ml_files_are_refused(tmp_path: Path) -> None:
-    """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound."""
+    """§4.1: non-HDF5 files and HDF5 files without format = "h5ml" raise NotH5MLError; a missing path FileNotFound.
+
+    SPEC §4.1-R2: the message says the file is not an h5ml file."""
     (tmp_path / "text.h5").write_text("not hdf5")
     with pytest.raises(NotH5MLError, match="not an HDF5 file"):
         h5ml.open(tmp_path / "text.h5")
@@ -803,7 +812,7 @@ def test_truncated_file_is_not_h5ml(tmp_path: Path, size: int) -> None:
 
 
 def test_c10_external_link_refused_unless_allowed(tmp_path: Path) -> None:
-    """Case C10 (§3.6, §10.1): an external link is refused; allow_external=True follows it."""
+    """Case C10 (§3.6, §10.1): an external link is refused; allow_external=True follows it (SPEC §10.1-R1)."""
     with h5py.File(tmp_path / "other.h5", "w") as f:
         f["secret"] = np.arange(4)
 
@@ -819,7 +828,7 @@ def test_c10_external_link_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_c10_external_storage_refused_unless_allowed(tmp_path: Path) -> None:
-    """Case C10 (§3.6, §10.1): raw data in an external file is refused; allow_external=True reads it."""
+    """Case C10 (§3.6, §10.1): raw data in an external file is refused; allow_external=True reads it (SPEC §10.1-R1)."""
     outside = tmp_path / "outside.bin"
     outside.write_bytes(np.arange(4, dtype="<i8").tobytes())
 
@@ -836,7 +845,7 @@ def test_c10_external_storage_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
-    """§3.6: a virtual dataset is refused; allow_external=True reads it."""
+    """§3.6: a virtual dataset is refused; allow_external=True reads it (SPEC §10.1-R1)."""
 
     def virtual(f: h5py.File) -> None:
         layout = h5py.VirtualLayout(shape=(4,), dtype="i8")
@@ -852,7 +861,12 @@ def test_virtual_dataset_refused_unless_allowed(tmp_path: Path) -> None:
 
 
 def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
-    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset."""
+    """§3.5: a dataset using a filter this HDF5 build lacks raises UnsupportedFilterError naming filter and dataset.
+
+    SPEC §3.5-R4. The filter is not declared in ``required_filters`` (the file
+    is invalid, E114): a declared one makes the reader refuse the whole file at
+    open (SPEC §3.5-R3, :func:`test_declared_unavailable_filter_refused_at_open`).
+    """
 
     def filtered(f: h5py.File) -> None:
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
@@ -864,9 +878,7 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         dset.attrs["encoding"] = "dense"
 
     assert not h5py.h5z.filter_avail(40000)
-    write_file(
-        tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [40000]}, extra=filtered
-    )
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, extra=filtered)
     with h5ml.open(tmp_path / "f.h5") as ds:
         assert ds["train"]["x"][7] == 7  # other features read
         feat = ds["train"]["odd"]
@@ -874,6 +886,35 @@ def test_unavailable_filter_refused_on_first_read(tmp_path: Path) -> None:
         with pytest.raises(UnsupportedFilterError, match=r"/train/odd uses HDF5 filter 40000") as err:
             feat[[0, 1]]
     assert err.value.hdf5_path == "/train/odd"
+
+
+@pytest.mark.parametrize(("listed", "named"), [([40000], "40000"), ([1, 32001, 40000], "32001 ('blosc'), 40000")])
+def test_declared_unavailable_filter_refused_at_open(tmp_path: Path, listed: list[int], named: str) -> None:
+    """SPEC §3.5-R3: a file whose ``required_filters`` lists a filter this HDF5 build lacks is refused at open.
+
+    The error names every such filter (id, and name when known) and none that
+    the build decodes (the core filter 1); the file's data is never read. The
+    conformance fixture ``valid-declared-unavailable-filter`` (filter 32001,
+    declared, on an empty dataset) is valid, and still refused by a reader
+    that lacks the filter.
+    """
+    assert not any(h5py.h5z.filter_avail(fid) for fid in listed if fid > 3)
+    write_file(tmp_path / "f.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": listed})
+    with pytest.raises(UnsupportedFilterError) as err:
+        h5ml.open(tmp_path / "f.h5")
+    message = str(err.value)
+    assert f"filter(s) {named}, which this HDF5 build cannot decode" in message
+    assert "required_filters" in message and str(tmp_path / "f.h5") in message
+    assert err.value.hdf5_path == "/"
+    fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "valid-declared-unavailable-filter.h5"
+    if not h5py.h5z.filter_avail(32001):
+        with pytest.raises(UnsupportedFilterError, match=r"32001 \('blosc'\)"):
+            h5ml.open(fixture)
+    # a declared filter the build has (LZF, bundled with h5py) opens and reads
+    write_file(tmp_path / "ok.h5", {"train": {"x": Dense(np.arange(8))}}, root={"required_filters": [2, 32000]})
+    if h5py.h5z.filter_avail(32000):
+        with h5ml.open(tmp_path / "ok.h5") as ds:
+            assert ds["train"]["x"][:].tolist() == list(range(8))
 
 
 def test_broken_offsets_raise_invalid_file_error(tmp_path: Path) -> None:

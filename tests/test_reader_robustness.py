@@ -487,7 +487,7 @@ def test_huge_declared_dense_feature_is_refused_not_allocated(tmp_path: Path) ->
     with h5ml.open(path) as ds:
         split = ds["train"]
         assert len(split["x"]) == 10**12
-        # SPEC §3.5-S2 (1.1): one never-written row is refused too (E146), not read as fill values
+        # SPEC §3.5.1-S1 (1.1): one never-written row is refused too (E146), not read as fill values
         with pytest.raises(InvalidFileError, match=r"only 0 were ever written.*E146") as err:
             split["x"][7]
         _assert_names(err.value, path, "/train/x")

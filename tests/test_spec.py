@@ -114,6 +114,7 @@ def test_code_points_that_are_not_white_space_are_ordinary_in_names(char: str) -
 @pytest.mark.parametrize("names", [["org.example:sparse-coo"], ["sparse"], ["a", "b"]])
 def test_writer_lists_no_extension_it_does_not_implement(tmp_path: Path, names: list[str]) -> None:
     """§1.5.1: a writer lists no extension name, of either form, that it does not implement (this one implements none)."""
+    # SPEC §1.5-R4, §1.5.1-R1
     import h5ml
 
     with pytest.raises(h5ml.MetadataError, match=r"extension\(s\) this writer does not implement"):

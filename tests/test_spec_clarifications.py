@@ -233,7 +233,10 @@ def test_leap_second_fixture_is_valid() -> None:
     ids=["one-chunk-of-n", "chunk-above-n", "two-chunks-of-6", "three-chunks-of-3", "power-of-two"],
 )
 def test_w200_only_when_the_dataset_needs_more_than_one_chunk(tmp_path: Path, n: int, rows: int, warned: bool) -> None:
-    """§7.2: W200 for rows per chunk that are not a power of two, unless one chunk holds every row (c0 >= n)."""
+    """§7.2: W200 for rows per chunk that are not a power of two, unless one chunk holds every row (c0 >= n).
+
+    SPEC §7.2-R1: no W200 for c0 = n nor c0 > n.
+    """
     path = tmp_path / "c.h5"
     x = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
     h5ml.write(path, {"train": {"x": x}}, metadata={"name": "c", "license": "CC0-1.0", "description": "d"})
@@ -258,6 +261,7 @@ def test_one_chunk_fixture_has_no_w200() -> None:
 
 def test_null_dataspace_on_a_defined_feature_attribute_is_e117(tmp_path: Path) -> None:
     """§3.7: a defined attribute has a value: a null `description` of a feature is E117 (and E116, not scalar)."""
+    # SPEC §3.7-R3 (E117 on a feature)
     path = _strings_file(tmp_path / "n.h5", ["a"])
     with h5py.File(path, "r+") as f:
         f["train/text"].attrs["description"] = h5py.Empty(h5py.string_dtype())
@@ -278,7 +282,7 @@ def test_null_dataspace_on_a_defined_root_attribute_is_e107(tmp_path: Path) -> N
 
 def test_null_dataspace_user_attribute_is_reported_and_maps_to_null(tmp_path: Path) -> None:
     """§4.6, §4.7: a user attribute with a null dataspace is I300, the file stays valid, the reader exposes None
-    and `h5ml dump` prints null with exit status 0."""
+    and `h5ml dump` prints null with exit status 0 (SPEC §4.7-R2; the samples decode as ever, SPEC §4.7-R1)."""
     path = _strings_file(tmp_path / "u.h5", ["a", "b"])
     with h5py.File(path, "r+") as f:
         f.attrs["acme:empty"] = h5py.Empty("f8")
@@ -346,7 +350,7 @@ def test_compact_fixture_is_valid_without_chunk_issues() -> None:
 
 def test_compact_feature_datasets_get_no_chunk_rules(tmp_path: Path) -> None:
     """§7.4: a writer-made file whose datasets are rewritten compact stays valid (deep: its fingerprints hold), with
-    no E150, W200 or W201, while the same data chunked (5, 3) of 6 rows is W200."""
+    no E150, W200 or W201, while the same data chunked (5, 3) of 6 rows is W200 (SPEC §7.4-R1)."""
     path = tmp_path / "c.h5"
     data = {"x": np.arange(18, dtype=np.float32).reshape(6, 3), "words": ["a", "b", "c", "d", "e", "f"]}
     h5ml.write(path, {"train": data}, metadata={"name": "c", "license": "CC0-1.0", "description": "d"})

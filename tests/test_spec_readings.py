@@ -60,7 +60,7 @@ def _replace(f: h5py.File, hdf5_path: str, **create: Any) -> h5py.Dataset:
 
 
 def test_one_missing_chunk_of_many_is_e146_in_both_modes(tmp_path: Path) -> None:
-    """SPEC §3.5-R5, §3.5-R6: 4999 of 5000 one-row chunks written: E146 from the chunk index, shallow and deep
+    """SPEC §3.5.1-R1, §3.5.1-R2: 4999 of 5000 one-row chunks written: E146 from the chunk index, shallow and deep
     alike, naming the missing chunk; never E145; the CLI says so without a traceback."""
     path = _written(tmp_path / "m.h5", {"x": np.arange(5000, dtype=np.uint8)})
     with h5py.File(path, "r+") as f:
@@ -79,7 +79,7 @@ def test_one_missing_chunk_of_many_is_e146_in_both_modes(tmp_path: Path) -> None
 
 
 def test_missing_chunk_beyond_the_locating_bound_is_counted_only(tmp_path: Path) -> None:
-    """SPEC §3.5-R6: with more than 65536 chunks written the missing one is counted, not located (bounded time)."""
+    """SPEC §3.5.1-R2: with more than 65536 chunks written the missing one is counted, not located (bounded time)."""
     n = (1 << 16) + 8
     path = _written(tmp_path / "b.h5", {"x": np.zeros(n, dtype=np.uint8)})
     with h5py.File(path, "r+") as f:
@@ -90,7 +90,7 @@ def test_missing_chunk_beyond_the_locating_bound_is_counted_only(tmp_path: Path)
 
 
 def test_contiguous_storage_never_allocated_is_e146_and_its_counterpart_valid(tmp_path: Path) -> None:
-    """SPEC §3.5-R5: a contiguous dataset with elements and no storage is E146; written, it is valid."""
+    """SPEC §3.5.1-R1: a contiguous dataset with elements and no storage is E146; written, it is valid."""
     path = _written(tmp_path / "c.h5", {"x": np.arange(6, dtype=np.float32).reshape(2, 3)})
     assert validate(path, deep=True).issues == ()
     with h5py.File(path, "r+") as f:
@@ -101,14 +101,14 @@ def test_contiguous_storage_never_allocated_is_e146_and_its_counterpart_valid(tm
 
 
 def test_class_names_never_written_are_e146_not_e134() -> None:
-    """SPEC §3.5-R5: class names never written are their own cause, E146; not E134 for the empty names."""
+    """SPEC §3.5.1-R1: class names never written are their own cause, E146; not E134 for the empty names."""
     report = validate(FIXTURES / "e146-class-names-never-written.h5", deep=True)
     assert ("E146", "/train/label/class_names") in _codes_at(report)
     assert not {"E134", "E145"} & set(report.codes)
 
 
 def test_reader_refuses_never_written_data(tmp_path: Path) -> None:
-    """SPEC §3.5-S2: the reader refuses a feature with a never-written chunk, naming it, instead of returning
+    """SPEC §3.5.1-S1: the reader refuses a feature with a never-written chunk, naming it, instead of returning
     fill values; ``h5ml dump`` exits 2 with the message and no traceback."""
     path = FIXTURES / "e146-chunk-never-written.h5"
     with h5ml.open(path) as ds, pytest.raises(InvalidFileError, match=r"only 1 were ever written") as err:

@@ -60,6 +60,10 @@ def _edited(tmp_path: Path, mutate: Callable[[h5py.File], Any], name: str = "edi
 @pytest.mark.parametrize("case", CASES, ids=[c.code for c in CASES])
 def test_registry_code_is_reported(case: Case, tmp_path: Path) -> None:
     """§9.2: each registry code comes from a file with that defect, at the right HDF5 path, with its clause."""
+    # One real defective file per code; among them the file requirements SPEC §4.1-R1 (E102), §4.2-R1 (E108),
+    # §4.4-R1 (E106), §5.1-R1 (E123), §5.1-R2 (E120, a split name), §5.3-R1 (E121), §5.3-R2 (E122),
+    # §6.1-R1 (E130), §6.1-R2 (E131), §6.1-R3 (E132), §6.1-R8 (E133), §6.5-R1 (E134), §6.3-R1 (E140),
+    # §6.5-R2 (E141) and §6.3-R2 (E143); SPEC §4.6-R1 through the root schema (E107 for created, E108).
     path = tmp_path / "bad.h5"
     case.build(path)
     report = validate(path, deep=case.deep)
@@ -88,7 +92,7 @@ def test_table_covers_every_registry_code() -> None:
 @pytest.mark.parametrize("compression", [None, "gzip"])
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
 def test_minimal_valid_file_has_no_issue(tmp_path: Path, compression: str | None, deep: bool) -> None:
-    """§9.1: a file that follows the spec in every point gives no error, warning or info."""
+    """§9.1: a file that follows the spec in every point gives no error, warning or info (SPEC §9.1.1-R3)."""
     report = validate(minimal_valid(tmp_path / "ok.h5", compression=compression), deep=deep)
     assert report.issues == ()
     assert (report.valid, report.valid_strict, report.readable) == (True, True, True)
@@ -155,6 +159,7 @@ def _bitfield_dataset(f: h5py.File) -> None:
 )
 def test_forbidden_types(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
     """§3.2: every datatype outside the profile is E113, on datasets and on attributes."""
+    # SPEC §3.2-R1
     report = validate(_edited(tmp_path, mutate))
     assert ("E113", path) in _codes_at(report)
     assert not report.valid
@@ -196,7 +201,13 @@ def test_declared_filter_is_accepted(tmp_path: Path) -> None:
     ],
 )
 def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code: str) -> None:
-    """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once."""
+    """§4.2, §4.4, §5.3, §6.1, §8.1: a spec attribute with a wrong type or value gives its code, once.
+
+    SPEC §8.1-R1: a root fingerprint that is not 'sha256:' and 64 lowercase hex digits is E161.
+    """
+    # SPEC §4.2-R2 (root, E107), §5.3-R3 (split description and shuffle_seed), §6.1-R4 (feature attributes),
+    # §6.7-R2 (sample_rate, stats_mean), §6.7-R5 (stats_count), §6.6-R1 (media_type): E117;
+    # SPEC §4.6-R1: a homepage the root schema refuses is E107
     report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
     assert [(i.code, i.path) for i in report.issues if i.severity is Severity.ERROR] == [(code, obj)]
 
@@ -214,7 +225,7 @@ def test_attribute_values(tmp_path: Path, obj: str, name: str, value: Any, code:
 )
 def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) -> None:
     """§3.3, §6.6, §6.7: logical_dtype only on uint8 dense/ragged values, statistics only on dense/ragged,
-    media_type only on bytes (E117)."""
+    media_type only on bytes (E117): SPEC §6.7-R1, SPEC §6.1-R5."""
     report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], name, value)))
     assert [(i.code, i.path) for i in report.issues] == [("E117", obj)]
 
@@ -233,7 +244,7 @@ def test_attribute_placement(tmp_path: Path, obj: str, name: str, value: Any) ->
     ],
 )
 def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
-    """§6.6: the validator reports E117 for a media_type exactly when the reference writer refuses it (one
+    """§6.6, SPEC §6.6-R1: the validator reports E117 for a media_type exactly when the reference writer refuses it (one
     grammar, :func:`h5ml.spec.media_type_problem`): the same string is given to the writer, then stored with
     plain h5py in an otherwise valid file and validated."""
     from h5ml.errors import WriterError
@@ -257,6 +268,7 @@ def test_media_type_agrees_with_writer(tmp_path: Path, media: str) -> None:
 
 def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     """§1.4.1: in a newer-MINOR file an unknown encoding is I301 and an unknown role I300; in a 1.0 file, errors."""
+    # SPEC §1.4-R2, §1.4-R3, §1.4.1-R2
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train/image"], "encoding", "sparse")
@@ -276,6 +288,7 @@ def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", ["0.9", "2.0"])
 def test_other_major_is_e104(tmp_path: Path, version: str) -> None:
     """§1.3: MAJOR 0 and MAJOR 2 are both refused with E104 alone."""
+    # SPEC §1.3-R1, §1.3-R3: another MAJOR is E104 and nothing else
     report = validate(_edited(tmp_path, lambda f: write_attr(f, "format_version", version)))
     assert report.codes == ["E104"]
 
@@ -321,6 +334,8 @@ def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
         ((6, 1536, 1024), (1, 1536, 1024), set()),
         ((12, 8192), (6, 8192), {"W200"}),
         ((6, 8192), (6, 8192), set()),  # §7.2: one chunk holds every row, no W200
+        ((6, 8192), (1, 1024), {"E150", "W201"}),  # a row of 32 KiB: the slab form is only for rows over 16 MiB
+        ((2, 2, 4194320), (1, 1, 4194320), {"E150", "W201"}),  # a slab of 16 MiB + 64 bytes: over 16 MiB
     ],
     ids=[
         "zero-extent",
@@ -331,10 +346,16 @@ def test_profile_edge_cases(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
         "one-row-6-MiB",
         "six-rows",
         "six-rows-one-chunk",
+        "slab-of-a-small-row",
+        "slab-over-16-MiB",
     ],
 )
 def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...], expected: set[str]) -> None:
-    """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule."""
+    """§7.1, §7.1.1, §7.3: whole rows, one-row slabs for rows over 16 MiB, and the W201 byte rule.
+
+    SPEC §7.1-R1 (whole rows; an axis of extent 0 is whole), SPEC §7.1.1-R1 (a C-order slab of one row of
+    at most 16 MiB, and only for rows over 16 MiB), SPEC §7.2-R1 (no W200 when one chunk holds every row).
+    """
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "num_samples", shape[0])
@@ -354,6 +375,7 @@ def test_chunk_shapes(tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int,
 )
 def test_single_values_must_be_scalar(tmp_path: Path, obj: str, name: str) -> None:
     """§3.7: a single-valued attribute stored as a 1-element array is E116 (and only E116)."""
+    # SPEC §3.7-R1
 
     def mutate(f: h5py.File) -> None:
         value = f[obj].attrs[name]
@@ -425,7 +447,7 @@ def test_single_values_must_be_scalar(tmp_path: Path, obj: str, name: str) -> No
     ],
 )
 def test_encoding_structure(tmp_path: Path, mutate: Callable[[h5py.File], Any], path: str) -> None:
-    """§6: objects that do not have the structure of their encoding give E133 at the object concerned."""
+    """§6, SPEC §6.1-R8: objects that do not have the structure of their encoding give E133 at the object concerned."""
     report = validate(_edited(tmp_path, mutate))
     assert ("E133", path) in _codes_at(report), [str(i) for i in report.issues]
 
@@ -434,7 +456,7 @@ def test_encoding_structure(tmp_path: Path, mutate: Callable[[h5py.File], Any], 
     ("names", "message"), [(["cat", "", "bird"], "empty"), (["cat", "dog", "cat"], "repeat")], ids=["empty", "repeat"]
 )
 def test_class_names(tmp_path: Path, names: list[str], message: str) -> None:
-    """§6.5: class names are unique and non-empty."""
+    """§6.5, SPEC §6.5-R1: class names are unique and non-empty."""
     splits = default_splits()
     splits["train"]["label"].arrays["class_names"] = names
     report = validate(write_h5ml(tmp_path / "c.h5", splits))
@@ -470,7 +492,8 @@ def test_completion_marker_type_is_e107_and_value_e106(
     tmp_path: Path, value: Any, expected: tuple[str, str] | None
 ) -> None:
     """§4.2, §4.4: a marker that is not an integer breaks the type §4.2 gives it (E107, not E106, even a float 1.0);
-    an integer other than 1 is an incomplete file (E106, not E107); 1 of any integer type is the marker."""
+    an integer other than 1 is an incomplete file (E106, not E107); 1 of any integer type is the marker.
+    SPEC §4.4-R1 and SPEC §4.2-R2."""
 
     def mutate(f: h5py.File) -> None:
         del f.attrs["complete"]
@@ -487,7 +510,8 @@ def test_completion_marker_type_is_e107_and_value_e106(
 
 
 def test_unknown_things_are_info(tmp_path: Path) -> None:
-    """§1.4, §5.5: unknown attributes and objects at every level are info, never errors."""
+    """§1.4, §5.5: unknown attributes and objects at every level are info, never errors (SPEC §5.5-R2: I301)."""
+    # SPEC §1.4-R3: unknown attributes are I300, unknown objects I301
 
     def mutate(f: h5py.File) -> None:
         write_attr(f["train"], "curator", "me")
@@ -508,7 +532,7 @@ def test_unknown_things_are_info(tmp_path: Path) -> None:
 
 
 def test_feature_name_rule(tmp_path: Path) -> None:
-    """§5.1.1: a feature name starting with '.' is E120 at the feature; a '.' inside is allowed."""
+    """§5.1.1, SPEC §5.2-R1: a feature name starting with '.' is E120 at the feature; a '.' inside is allowed."""
     report = validate(_edited(tmp_path, lambda f: f["train"].move("image", ".image")))
     assert [(i.code, i.path) for i in report.issues] == [("E120", "/train/.image")]
     dotted = validate(_edited(tmp_path, lambda f: f["train"].move("image", "im.age"), "dotted.h5"))
@@ -516,7 +540,10 @@ def test_feature_name_rule(tmp_path: Path) -> None:
 
 
 def test_chunk_rules(tmp_path: Path) -> None:
-    """§7.1, §7.3: rows over 16 MiB may be split in one-row slabs; tiny chunks of a large dataset are W201."""
+    """§7.1, §7.3: rows over 16 MiB may be split in one-row slabs; tiny chunks of a large dataset are W201.
+
+    SPEC §7.1.1-R1: the slab (1, 128, 2048) of a 32 MiB row is allowed; SPEC §7.1-R1: (8, 8) of 8 KiB rows is not.
+    """
 
     def mutate(f: h5py.File) -> None:
         # 32 MiB per sample, chunks of 1 MiB that split the sample: the §7.1 exception, no E150 nor W201.
@@ -529,6 +556,43 @@ def test_chunk_rules(tmp_path: Path) -> None:
         ("E150", "/train/flag"),
         ("W201", "/train/flag"),
     }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "compact"])
+def test_chunk_rules_skip_unchunked_datasets(tmp_path: Path, layout: str) -> None:
+    """SPEC §7.4-R1: E150, W200 and W201 concern chunks only: none for a contiguous or compact dataset.
+
+    The same data chunked as one block of 3 rows (48 MiB, or 3 rows of 3 values) is W201 or E150, so the rules
+    would fire if the validator took the whole dataset for one chunk.
+    """
+    shape, chunked = ((3, 4096, 1024), (3, 4096, 1024)) if layout == "contiguous" else ((3, 3), (3, 1))
+
+    def mutate(f: h5py.File, chunks: tuple[int, ...] | None) -> None:
+        write_attr(f["train"], "num_samples", shape[0])
+        for name in list(f["train"]):
+            if name != "image":
+                del f["train"][name]
+        if chunks is not None:
+            replace_dataset(f, "train/image", shape=shape, dtype=np.float32, chunks=chunks)
+            return
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT if layout == "compact" else h5py.h5d.CONTIGUOUS)
+        attrs = {k: f["train/image"].attrs[k] for k in f["train/image"].attrs}
+        del f["train/image"]
+        space = h5py.h5s.create_simple(shape)
+        h5py.h5d.create(f["train"].id, b"image", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+        for key, value in attrs.items():
+            f["train/image"].attrs[key] = value
+
+    unchunked = validate(_edited(tmp_path, lambda f: mutate(f, None), "unchunked.h5"))
+    with h5py.File(tmp_path / "unchunked.h5") as f:
+        assert f["train/image"].id.get_create_plist().get_layout() == (
+            h5py.h5d.COMPACT if layout == "compact" else h5py.h5d.CONTIGUOUS
+        )
+    assert not {"E150", "W200", "W201"} & set(unchunked.codes), [str(i) for i in unchunked.issues]
+    assert unchunked.valid, [str(i) for i in unchunked.issues]
+    as_chunks = validate(_edited(tmp_path, lambda f: mutate(f, chunked), "chunked.h5"))
+    assert {"E150", "W201"} & set(as_chunks.codes) == ({"W201"} if layout == "contiguous" else {"E150"})
 
 
 def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
@@ -551,6 +615,7 @@ def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
 
 def test_stop_after_unsupported_major(tmp_path: Path) -> None:
     """§1.3: a newer MAJOR stops the check: nothing else is reported."""
+    # SPEC §1.3-R3: no further check against 1.x
 
     def mutate(f: h5py.File) -> None:
         write_attr(f, "format_version", "2.3")
@@ -579,7 +644,10 @@ def test_stop_after_unsupported_major(tmp_path: Path) -> None:
     ],
 )
 def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str) -> None:
-    """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file."""
+    """§8.1, §8.2: a changed value in any component of any encoding is E160 at the feature and at the file.
+
+    SPEC §8.1-R2 for the feature's fingerprint and §8.1-R3 for the root's.
+    """
 
     def mutate(f: h5py.File) -> None:
         dset = f[f"train/{feature}/{member}".rstrip("/")]
@@ -602,8 +670,28 @@ def test_deep_fingerprint_per_encoding(tmp_path: Path, feature: str, member: str
     assert _codes_at(report) == {("E160", f"/train/{feature}"), ("E160", "/")}
 
 
+@pytest.mark.parametrize("obj", ["/", "/train/image"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sha256:" + "A" * 64,
+        "sha256:" + "a" * 64 + "\n",
+        "sha256:" + "a" * 63,
+        "md5:" + "a" * 32,
+        "SHA256:" + "a" * 64,
+        7,
+    ],
+    ids=["uppercase", "final-newline", "63-digits", "md5", "uppercase-prefix", "integer"],
+)
+def test_fingerprint_form_on_the_root_and_on_a_feature(tmp_path: Path, obj: str, value: Any) -> None:
+    """SPEC §8.1-R1: on the root and on a feature alike, a fingerprint that is not the string 'sha256:' and 64
+    lowercase hex digits is E161 at that object, in shallow validation, and nothing else is reported."""
+    report = validate(_edited(tmp_path, lambda f: write_attr(f[obj], "fingerprint", value)))
+    assert [(i.code, i.path) for i in report.issues] == [("E161", obj)]
+
+
 def test_deep_file_fingerprint(tmp_path: Path) -> None:
-    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only."""
+    """§8.3: a file fingerprint that does not match the features is E160 at '/', deep only (SPEC §8.1-R3)."""
     path = _edited(tmp_path, lambda f: write_attr(f, "fingerprint", "sha256:" + "0" * 64))
     assert validate(path).issues == ()
     assert _codes_at(validate(path, deep=True)) == {("E160", "/")}
@@ -611,6 +699,7 @@ def test_deep_file_fingerprint(tmp_path: Path) -> None:
 
 def test_metadata_only_reads_no_sample_data(tmp_path: Path) -> None:
     """§9: without deep, no sample byte is read: garbage in the data goes unseen; deep finds it."""
+    # SPEC §3.5-R2: a corrupt gzip chunk is E145 in deep validation
     path = minimal_valid(tmp_path / "ok.h5")
     rng = np.random.default_rng(11)
     assert overwrite_raw_data(path, "train/image", rng.bytes(64)) == 8 * 4 * 3 * 4  # one chunk of 8 float32 rows
@@ -648,7 +737,9 @@ def test_metadata_only_never_reads_a_dataset(tmp_path: Path, monkeypatch: pytest
 
 
 def test_c08_killed_writer_is_incomplete(tmp_path: Path) -> None:
-    """§4.4, case C08: a writer SIGKILLed after a flush, before the marker, leaves a file reported E106."""
+    """§4.4, case C08: a writer SIGKILLed after a flush, before the marker, leaves a file reported E106.
+
+    SPEC §4.4-R2: the writer writes complete last, so every earlier state of its file is incomplete."""
     path = tmp_path / "killed.h5"
     with pytest.raises(ChildDiedError, match="SIGKILL"):
         run_with_timeout(write_then_die, (str(path),), LIMIT)
@@ -662,8 +753,10 @@ def test_c08_killed_writer_is_incomplete(tmp_path: Path) -> None:
 def test_c10_external_data_is_reported_and_never_read(tmp_path: Path) -> None:
     """§3.6, §10.1, case C10: external raw storage and an external link are E111 and E110; neither is followed.
 
+    SPEC §10.1-R3.
     Both point at named pipes: reading either would block, and the time limit would turn it into E101.
     """
+    # SPEC §3.6-R1, §3.6-R3
     os.mkfifo(tmp_path / "raw.bin")
     os.mkfifo(tmp_path / "other.h5")
 
@@ -716,6 +809,7 @@ def _truncated(fraction: float) -> Callable[[Path], None]:
 )
 def test_unreadable_inputs(tmp_path: Path, make: Callable[[Path], Any]) -> None:
     """§3.1: what is not an HDF5 file gives E100 and readable=False, never an exception."""
+    # SPEC §3.1-R1
     path = tmp_path / "input.h5"
     make(path)
     report = validate(path, timeout=LIMIT)  # a damaged file may make HDF5 loop: child process (§10.3)
@@ -732,6 +826,7 @@ def test_not_an_h5ml_file(tmp_path: Path) -> None:
 
 def test_user_block_is_searched(tmp_path: Path) -> None:
     """§3.1: the superblock may follow a user block (offset 512, 1024, ...); its version byte is checked there."""
+    # SPEC §3.1-R2: superblock version 4 is E109
     path = tmp_path / "ub.h5"
     with h5py.File(path, "w", userblock_size=1024, libver=spec.LIBVER_BOUNDS) as f:
         f["x"] = np.arange(3)
@@ -817,7 +912,7 @@ def test_iterator_and_validate_agree(tmp_path: Path) -> None:
 
 
 def test_report_json_follows_the_schema(tmp_path: Path) -> None:
-    """§9.3: Report.to_json() validates against schema/h5ml-report-1.0.schema.json, with right counts."""
+    """§9.3: Report.to_json() validates against schema/h5ml-report-1.0.schema.json, with right counts (SPEC §9.3-R1)."""
     good = minimal_valid(tmp_path / "good.h5")
     bad = _edited(tmp_path, lambda f: f["train"].attrs.__delitem__("num_samples"), "bad.h5")
     unreadable = tmp_path / "empty.h5"
@@ -902,7 +997,10 @@ def test_names_that_are_not_utf8(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_damaged_files_never_raise(tmp_path: Path) -> None:
-    """§10.3, §9.3: files with random bytes overwritten (seeded) give a schema-valid report, whatever they hold."""
+    """§10.3, §9.3: files with random bytes overwritten (seeded) give a schema-valid report, whatever they hold.
+
+    SPEC §10.3-R1: what HDF5 cannot read is E101 (or E100), never an exception; SPEC §9.3-R1: the report.
+    """
     base = minimal_valid(tmp_path / "base.h5").read_bytes()
     paths = []
     for seed in range(66, 78):
@@ -998,6 +1096,7 @@ def test_soft_links_and_the_file_fingerprint(
 ) -> None:
     """§3.6, §8.3: a soft link where a split or feature would be hides data the file fingerprint may cover, at
     the root as in a split: the fingerprint is then not checked; under a reserved name it hides nothing."""
+    # SPEC §3.6-R2
 
     def mutate(f: h5py.File) -> None:
         f[parent][name] = h5py.SoftLink(target)
@@ -1024,8 +1123,9 @@ def test_soft_links_and_the_file_fingerprint(
     ids=["2d-empty", "int-empty", "null", "keywords-2d", "filters-float", "filters-string"],
 )
 def test_array_root_attributes(tmp_path: Path, name: str, value: Any, words: str) -> None:
-    """§3.7, §4.2: must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
+    """§3.7, §4.2 (SPEC §4.2-R2): must_understand, keywords and required_filters are 1-D arrays of their element type (E107),
     which the JSON mapping alone cannot see (an empty 2-D or integer array maps to [])."""
+    # SPEC §3.7-R2; the null case: SPEC §3.7-R3 (E107 at the root)
 
     def mutate(f: h5py.File) -> None:
         if name in f.attrs:
@@ -1092,7 +1192,7 @@ def test_data_of_inconsistent_features_is_not_read(
 def test_declared_data_that_was_never_written(tmp_path: Path) -> None:
     """§10.4: a few-kB file may declare 10^10 class names, 10^11 bytes or 10^12 rows that were never written.
 
-    Nothing is allocated for them: each is E146 (SPEC §3.5-R6, 1.1; 1.0 gave E134 for the class names and E145
+    Nothing is allocated for them: each is E146 (SPEC §3.5.1-R2, 1.1; 1.0 gave E134 for the class names and E145
     in deep validation for sample data), found from the chunk index in shallow and deep validation alike,
     without reading anything; a feature with a wrong sample count is never read; no MemoryError.
     """
@@ -1270,7 +1370,10 @@ def test_issue_order_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_a_damaged_group_is_one_e101_however_many_checks_meet_it() -> None:
-    """§10.3: the split whose local heap is damaged fails in the layout and the storage checks: E101 once."""
+    """§10.3: the split whose local heap is damaged fails in the layout and the storage checks: E101 once.
+
+    SPEC §10.3-R1: a group HDF5 cannot read is E101, and the file counts as unreadable.
+    """
     fixture = Path(__file__).parent.parent / "conformance_tests" / "fixtures" / "e101-damaged-group.h5"
     report = validate(fixture, deep=True)
     assert [(i.code, i.path) for i in report.issues] == [("E101", "/train-b")]

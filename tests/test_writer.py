@@ -166,6 +166,7 @@ def test_round_trip_every_encoding(tmp_path: Path) -> None:
 
 def test_h5dump_110_reads_the_file(tmp_path: Path) -> None:
     """§3.1: a written file opens with Debian's h5dump 1.10 and shows the root attributes."""
+    # SPEC §3.1-R3 (where h5dump 1.10 is installed)
     if not H5DUMP.exists():
         if os.environ.get("CI"):
             pytest.fail("Debian's h5dump is missing in CI: scripts/test.sh installs hdf5-tools")
@@ -179,7 +180,9 @@ def test_h5dump_110_reads_the_file(tmp_path: Path) -> None:
 
 
 def test_c07_large_metadata_round_trips(tmp_path: Path) -> None:
-    """Case C07, §4.5: a 110 kB description and a class list of about 110 kB are stored and read back equal."""
+    """Case C07, §4.5: a 110 kB description and a class list of about 110 kB are stored and read back equal.
+
+    SPEC §4.5-R2: long text is a variable-length string attribute, a long list a dataset (class_names)."""
     description = "".join(chr(0x41 + i % 26) for i in range(110_000))
     names = [f"class-{i:06d}-" + "é" * 4 for i in range(7_000)]
     assert sum(len(n.encode()) for n in names) > 110_000

@@ -24,6 +24,7 @@ __all__ = [
     "ParameterError",
     "SplitNotFoundError",
     "UnknownExtensionError",
+    "UnsupportedEncodingVersionError",
     "UnsupportedFilterError",
     "UnsupportedVersionError",
     "ValidationTimeoutError",
@@ -120,6 +121,17 @@ class FeatureNotFoundError(H5MLError, KeyError):
 
 class EncodingError(H5MLError, ValueError):
     """A value cannot be stored in, or read from, the requested encoding (§6)."""
+
+
+class UnsupportedEncodingVersionError(EncodingError):
+    """A feature's ``encoding_version`` has a MAJOR this implementation does not read (§6.1, E132).
+
+    SPEC §6.1-R7: such a feature is refused, never left out: asking for it by
+    name raises this error, and so does reading every feature of its split
+    (``Split.read(features=None)``, ``h5ml dump``, the adapters). Only a
+    feature of an unknown *encoding* in a file of a newer format MINOR is
+    ignored (§1.4.1).
+    """
 
 
 class WriterError(H5MLError, RuntimeError):

@@ -59,7 +59,7 @@ def unallocated_storage(dset: h5py.Dataset) -> str | None:
     if layout == h5d.CHUNKED:
         grid = tuple(-(-s // c) for s, c in zip(shape, dset.chunks, strict=True))
         expected = math.prod(grid)
-        # SPEC §3.5-R5: every chunk within the current extent is allocated; the index holds no chunk outside it
+        # SPEC §3.5.1-R1: every chunk within the current extent is allocated; the index holds no chunk outside it
         written = int(dset.id.get_num_chunks())
         if written >= expected:
             return None
@@ -70,7 +70,7 @@ def unallocated_storage(dset: h5py.Dataset) -> str | None:
             f"were ever written{where}"
         )
     if layout != h5d.COMPACT and int(dset.id.get_storage_size()) == 0:
-        # SPEC §3.5-R5: a contiguous dataset with at least one element has its storage allocated
+        # SPEC §3.5.1-R1: a contiguous dataset with at least one element has its storage allocated
         return f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)"
     return None
 

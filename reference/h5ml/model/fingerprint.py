@@ -49,7 +49,7 @@ __all__ = [
     "fingerprint_feature",
 ]
 
-#: §8.1 the form of a fingerprint attribute.
+#: §8.1 the form of a fingerprint attribute (SPEC §8.1-R1): ``\Z``, not ``$``, so that a final newline is refused.
 FINGERPRINT_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 _PREFIX: Final = spec.FINGERPRINT_ALGORITHM + ":"

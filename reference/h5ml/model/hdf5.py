@@ -62,7 +62,8 @@ def read_attribute(obj: Any, name: str, filename: str, where: str) -> Any:
     Returns
     -------
     Any
-        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent.
+        ``str``, ``int``, ``float``, ``bool``, a list, or None when the attribute is absent: the value as
+        data, never deserialised (no ``pickle``, ``eval``, JSON or YAML loader runs on it) (SPEC §10.2-R1).
 
     Raises
     ------
@@ -96,7 +97,8 @@ def read_attributes(obj: Any, filename: str, where: str) -> dict[str, Any]:
     Attribute names that are not UTF-8 are left out: no attribute of the
     specification has such a name, and readers ignore user attributes (§4.7).
     An attribute with a null dataspace, which holds no value, is None (JSON
-    null, §4.6): a user attribute may have one (§3.7).
+    null, §4.6): a user attribute may have one (§3.7), and reading it never
+    fails (SPEC §4.7-R2).
 
     Raises
     ------

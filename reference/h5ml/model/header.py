@@ -21,10 +21,13 @@ an extension this package does not know     :class:`~h5ml.errors.UnknownExtensio
 ==========================================  ==================================
 
 A feature declares ``encoding`` and ``encoding_version`` (§6.1): an encoding
-this package does not implement, or another MAJOR of one it does, is an
-:class:`~h5ml.errors.EncodingError` (the reader leaves such a feature out of
-a split; the writer does not extend a file that has one); attributes of the
-wrong type are an :class:`~h5ml.errors.InvalidFileError`.
+this package does not implement is an :class:`~h5ml.errors.EncodingError`
+(the reader leaves such a feature out of a split, §1.4.1); another MAJOR of
+an encoding it does implement is an
+:class:`~h5ml.errors.UnsupportedEncodingVersionError` (SPEC §6.1-R7: the
+reader refuses to read every feature of the split while it is there, never
+leaving it out silently); the writer does not extend a file that has either.
+Attributes of the wrong type are an :class:`~h5ml.errors.InvalidFileError`.
 
 A newer MINOR version is accepted (§1.4). ``must_understand`` is read as the
 reader reads every attribute (:func:`h5ml.model.hdf5.read_attribute`): a
@@ -43,6 +46,7 @@ from h5ml.errors import (
     InvalidFileError,
     NotH5MLError,
     UnknownExtensionError,
+    UnsupportedEncodingVersionError,
     UnsupportedVersionError,
 )
 from h5ml.model.failures import validate_advice
@@ -98,7 +102,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         ) from exc
-    if fmt != spec.FORMAT_NAME:
+    if fmt != spec.FORMAT_NAME:  # SPEC §4.1-R2: refuse a file without format = "h5ml", saying it is not h5ml
         said = "is missing" if fmt is None else f"is {fmt!r}, not {spec.FORMAT_NAME!r}"
         raise NotH5MLError(
             f"{path}: the root attribute 'format' {said}: this HDF5 file is not an h5ml file (§4.1); convert it "
@@ -107,6 +111,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             hdf5_path="/",
         )
     version = _version(f, path)
+    # SPEC §1.3-R2: another MAJOR is refused, naming the file's version and the one implemented; SPEC §1.4-R1: a newer MINOR is read
     if version[0] != spec.FORMAT_VERSION[0]:
         advice = "upgrade h5ml" if version[0] > spec.FORMAT_VERSION[0] else "convert the file with its own tools"
         raise UnsupportedVersionError(
@@ -115,6 +120,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         )
+    # SPEC §1.5-R1: refuse a file that requires an extension this package does not implement, naming it
     unknown = [name for name in _extensions(f, path) if name not in spec.KNOWN_EXTENSIONS]
     if unknown:
         raise UnknownExtensionError(
@@ -124,7 +130,7 @@ def check_header(f: Any, path: str, purpose: Purpose = "read") -> tuple[int, int
             path=path,
             hdf5_path="/",
         )
-    if read_attribute(f, "complete", path, "/") != 1:
+    if read_attribute(f, "complete", path, "/") != 1:  # SPEC §4.4-R4: refuse an incomplete file
         raise IncompleteFileError(
             f"{path}: the completion marker (root attribute 'complete' = 1, §4.4) is missing: the writer did not "
             f"finish this file (it stopped or is still writing), so it cannot be used to {purpose}; write the "
@@ -191,7 +197,10 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
     InvalidFileError
         If ``encoding`` or ``encoding_version`` is not a string, or the version is not ``MAJOR.MINOR``.
     EncodingError
-        If the encoding is not one this package implements, or its MAJOR version is another (§6.1).
+        If the encoding is not one this package implements (§6.1).
+    UnsupportedEncodingVersionError
+        If its ``encoding_version`` has a MAJOR this package does not implement
+        (SPEC §6.1-R7); the message names both versions.
     """
     encoding = read_attribute(node, "encoding", filename, where)
     if encoding is None:
@@ -222,10 +231,13 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
                 path=filename,
                 hdf5_path=where,
             ) from exc
+        # SPEC §6.1-R6: a higher MINOR of MAJOR 1 is read, what it adds ignored; SPEC §6.1-R7: another
+        # MAJOR is refused, naming both versions (a subclass of EncodingError, so that a split never
+        # leaves the feature out silently, see h5ml.reader.split)
         if major != spec.parse_version(spec.ENCODING_VERSION)[0]:
-            raise EncodingError(
+            raise UnsupportedEncodingVersionError(
                 f"{filename}: {where} is {encoding} encoding {version_text}; {_IMPLEMENTER[purpose]} implements "
-                f"{encoding} {spec.ENCODING_VERSION}; upgrade h5ml",
+                f"{encoding} {spec.ENCODING_VERSION} (§6.1); upgrade h5ml to {purpose} this feature",
                 path=filename,
                 hdf5_path=where,
             )

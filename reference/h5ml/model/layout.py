@@ -108,8 +108,10 @@ class Layout:
 def _storage_dtype(dtype: npt.DTypeLike, where: str) -> tuple[np.dtype[Any], bool]:
     """Return (stored little-endian dtype, is bool) for a numeric dtype (§3.2, §3.3)."""
     dt = np.dtype(dtype)
+    # SPEC §3.3-R1: a bool feature is stored as uint8 with logical_dtype 'bool'
     if dt.kind == "b":
         return np.dtype(np.uint8), True
+    # SPEC §2.2-R1: a dtype this format cannot hold (complex, structured, datetime, ...) raises, never stored
     if dt.kind not in "iuf" or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
         raise EncodingError(
             f"{where}: dtype {dt} is outside the storage profile (§3.2); use bool, int8-64, uint8-64 or float16/32/64"

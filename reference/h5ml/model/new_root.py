@@ -98,7 +98,7 @@ def _unwritable(fields: Mapping[str, Any]) -> list[Problem]:
         if reason:
             add([key], f"root attribute name {key!r} {reason}; rename it", key, "storable")
             continue
-        if key.startswith(spec.RESERVED_PREFIX):
+        if key.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R1: no attribute name starting with "_"
             add(
                 [key],
                 f"root attribute name {key!r} starts with '_', which is reserved for the specification (§5.4); "
@@ -120,6 +120,8 @@ def _unwritable(fields: Mapping[str, Any]) -> list[Problem]:
                     key,
                     "storable",
                 )
+        # SPEC §4.5-R1: no attribute whose header message exceeds 65535 bytes (long lists are refused);
+        # SPEC §4.5-R2: long text is fine, as write_attr stores it as a variable-length string
         if isinstance(value, list) and _storable(value) and value:
             item_bytes = VLEN_ELEMENT_BYTES if isinstance(value[0], str) else 8
             limit = max_list_items(key, item_bytes)
@@ -132,6 +134,7 @@ def _unwritable(fields: Mapping[str, Any]) -> list[Problem]:
                     key,
                     "storable",
                 )
+        # SPEC §1.5-R4, §1.5.1-R1: a writer lists only extensions it implements (none in 1.x), of either name form
         if key == "must_understand" and isinstance(value, list):
             unknown = [n for n in value if isinstance(n, str) and n not in spec.KNOWN_EXTENSIONS]
             if unknown:
@@ -216,6 +219,7 @@ def new_root_metadata(name: str, **fields: Any) -> dict[str, Any]:
     )
     doc: dict[str, Any] = {
         "format": spec.FORMAT_NAME,
+        # SPEC §1.2-R2: the version this package implements and writes
         "format_version": spec.FORMAT_VERSION_STRING,
         "name": name,
         "created": _now_utc(),

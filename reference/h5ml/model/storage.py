@@ -22,7 +22,10 @@ __all__ = ["check_storage"]
 
 
 def check_storage(f: h5py.File, path: str) -> None:
-    """Refuse external links, external raw storage and virtual datasets (§3.6, §10.1).
+    """Refuse external links, external raw storage and virtual datasets (§3.6, §10.1; SPEC §10.1-R1).
+
+    Runs at open, before any split is listed or any sample read, and examines every link of every group
+    and the layout of every dataset, not only the paths the caller asks for (SPEC §10.1-R2).
 
     Walks every group breadth first with HDF5's link iteration (names stay
     bytes, so a name that is not UTF-8 cannot stop the walk; links are never

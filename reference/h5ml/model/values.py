@@ -276,6 +276,7 @@ def text_problem(text: str) -> str | None:
         ``"contains a lone surrogate (U+D800-U+DFFF), which has no UTF-8 form"``;
         ``None`` when the text can be stored unchanged.
     """
+    # SPEC §3.4-R5: HDF5 would cut the string at its first NUL: callers raise instead of storing it
     if "\x00" in text:
         return "contains a NUL character (U+0000), which HDF5 cannot store"
     if not text.isascii():

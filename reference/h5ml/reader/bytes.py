@@ -1,7 +1,8 @@
 """The ``bytes`` encoding: ``values`` uint8 (M,) sliced by ``offsets`` (N+1,), one encoded file per sample (§6.6).
 
-A sample is one ``bytes`` object (an encoded file of the feature's
-``media_type``, decoded by the caller, for example with
+A sample is one ``bytes`` object, returned as stored and never deserialised
+(SPEC §10.2-R1: a pickle or YAML stream stays bytes), an encoded file of the feature's
+``media_type``, decoded by the caller for example with
 :func:`h5ml.reader.imagecodec.decode_image`). The offsets and value spans are
 read by :class:`h5ml.reader.offsets.OffsetFeature`.
 """

@@ -16,10 +16,10 @@ such dataset, by the cheapest path its storage allows:
 
 Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
 This module also holds the checks a column needs before it reads: the
-filters this HDF5 build can decode (§3.5), the numeric datatypes of the
-storage profile (§3.2), storage that was never written, refused before the
-first read (§3.5.1), and the stored size a large read is compared with
-before its buffer is allocated (§10.4).
+numeric datatypes of the storage profile (§3.2), storage that was never
+written, refused before the first read (§3.5.1), and the stored size a large
+read is compared with before its buffer is allocated (§10.4). The filters a
+reader can decode are checked by :mod:`h5ml.reader.filters` (§3.5).
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-from h5ml import spec
-from h5ml.errors import EncodingError, InvalidFileError, UnsupportedFilterError
+from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.allocation import unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
@@ -45,7 +44,6 @@ from h5ml.reader.read_stats import ReadEvent, ReadStats
 __all__ = [
     "TRUSTED_READ_BYTES",
     "Column",
-    "check_filters",
     "has_filters",
     "native",
     "numeric_dtype",
@@ -72,29 +70,10 @@ def has_filters(dset: h5py.Dataset) -> bool:
     return bool(dset.chunks is not None and dset.id.get_create_plist().get_nfilters() > 0)
 
 
-def check_filters(dset: h5py.Dataset, filename: str) -> None:
-    """Refuse a dataset whose non-core filter this HDF5 build cannot decode (§3.5)."""
-    if dset.chunks is None:
-        return
-    dcpl = dset.id.get_create_plist()
-    for i in range(dcpl.get_nfilters()):
-        filter_id, _flags, _values, raw_name = dcpl.get_filter(i)
-        if filter_id in spec.CORE_FILTERS or h5py.h5z.filter_avail(filter_id):
-            continue
-        label = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
-        named = f" ({label!r})" if label else ""
-        raise UnsupportedFilterError(
-            f"{filename}: dataset {dset.name} uses HDF5 filter {filter_id}{named}, which this HDF5 build cannot "
-            "decode (§3.5); install the plugin that provides it (for example the hdf5plugin package) or point "
-            "HDF5_PLUGIN_PATH at it",
-            path=filename,
-            hdf5_path=dset.name,
-        )
-
-
 def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
     """The dataset's numeric dtype in native byte order; EncodingError for any other type (§3.2)."""
     dtype = dset.dtype if dtype is None else dtype
+    # SPEC §3.3-R4: h5py maps the enumeration FALSE = 0, TRUE = 1 to numpy bool (kind "b"), read as booleans
     if dtype.kind not in "biuf":
         raise EncodingError(
             f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
@@ -283,7 +262,7 @@ class Column:
             return
         missing = unallocated_storage(self.node)
         if missing is not None:
-            # SPEC §3.5-S2: refuse never-written data rather than return fill values as samples
+            # SPEC §3.5.1-S1: refuse never-written data rather than return fill values as samples
             raise InvalidFileError(
                 f"{self.filename}: {missing}; HDF5 would return fill values in their place, so this reader refuses "
                 "to read them as samples (SPEC §3.5.1, E146): the file was not written completely, write it again; "

@@ -59,6 +59,7 @@ from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.direct import FileMap, open_file_map
+from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
@@ -314,9 +315,11 @@ class Dataset:
             return self._map
 
     def _check(self, f: h5py.File) -> None:
-        """Refuse what a reader must refuse at open (§1.3, §1.5, §3.6, §4.1, §4.4)."""
+        """Refuse what a reader must refuse at open (§1.3, §1.5, §3.5, §3.6, §4.1, §4.4)."""
         version = check_header(f, self._path, "read")
+        check_required_filters(f, self._path)  # SPEC §3.5-R3: before any sample data is read
         if not self._allow_external:
+            # SPEC §10.1-R1, SPEC §10.1-R2: refuse external data unless asked, before any sample is read
             check_storage(f, self._path)
         self._version = version
 
@@ -447,7 +450,7 @@ class Dataset:
             found: dict[str, Split] = {}
             broken: dict[str, H5MLError] = {}
             for name in member_names(f, self._path, "/", external=self._allow_external):
-                if name.startswith(spec.RESERVED_PREFIX):
+                if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 try:
                     node = self.h5_node("/" + name)

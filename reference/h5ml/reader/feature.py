@@ -78,10 +78,12 @@ from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
-from h5ml.reader.column import Column, check_filters, numeric_dtype
+from h5ml.reader.column import Column, numeric_dtype
 from h5ml.reader.direct import FileMap
+from h5ml.reader.filters import check_filters
 from h5ml.reader.plan import Indices
 from h5ml.reader.read_stats import ReadStats
+from h5ml.reader.statistics import Statistics, read_statistics
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
 __all__ = ["Feature", "NodeSource"]
@@ -258,7 +260,12 @@ class Feature:
         return dict(self._attrs)
 
     def _attr(self, name: str) -> Any:
-        """One attribute, read when first asked for (a bad attribute never blocks the others, §6.1)."""
+        """One attribute, read when first asked for (a bad attribute never blocks the others, §6.1).
+
+        Decoding asks for the attributes of §6.1 by name only, so user
+        attributes never take part in it (SPEC §4.7-R1), nor attributes of a
+        higher encoding MINOR (SPEC §6.1-R6).
+        """
         try:
             return self._attr_values[name]
         except KeyError:
@@ -321,7 +328,15 @@ class Feature:
     def sample_rate(self) -> float | None:
         """The sampling rate in Hz (§6.1), or None (errors as :attr:`role`; it must be a number)."""
         value = self._typed_attr("sample_rate", (int, float), "a number", "§6.1")
-        return None if value is None else float(value)
+        return None if value is None else float(value)  # SPEC §6.7-R4: binary64, whatever the stored type
+
+    @property
+    def statistics(self) -> Statistics:
+        """The summary statistics the feature stores (§6.7), as binary64 numbers (SPEC §6.7-R4).
+
+        See :func:`h5ml.reader.statistics.read_statistics` (returns, raises).
+        """
+        return read_statistics(self._typed_attr)
 
     @property
     def media_type(self) -> str | None:

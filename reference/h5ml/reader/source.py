@@ -134,7 +134,8 @@ class SplitSource:
             except H5MLError:
                 opened.close()
                 raise
-            names_all = tuple(split.features) if self.features is None else self.features
+            # SPEC §6.1-R7: "every feature" refuses a feature it cannot read rather than leaving it out
+            names_all = split.every_feature() if self.features is None else self.features
             encodings = {name: split.feature(name).encoding for name in names_all}
             media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}
             where = f"{self.path}: split {self.split!r}"

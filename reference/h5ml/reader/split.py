@@ -4,7 +4,16 @@ A split is a root group whose features hold the same number of samples
 (``num_samples``, §5.3). It lists its readable features in the file's order
 (§5.2; members starting with ``"_"`` are reserved, §5.4; objects without an
 ``encoding`` are ignored, §5.5), keeps the reason for each feature it cannot
-read, and reads several features at once (``split[idx]``, :meth:`Split.read`).
+read (:attr:`Split.unreadable`), and reads several features at once
+(``split[idx]``, :meth:`Split.read`).
+
+Taking "every feature" (:meth:`Split.every_feature`, ``read(features=None)``)
+never leaves out silently a feature that the file holds and this reader must
+refuse: a damaged one (an :class:`~h5ml.errors.InvalidFileError`) or one of an
+encoding MAJOR it does not implement (SPEC §6.1-R7, an
+:class:`~h5ml.errors.UnsupportedEncodingVersionError`). Only a feature of an
+encoding this version does not define is left out (an unknown object in a
+newer-MINOR file, §1.4.1).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError
+from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnsupportedEncodingVersionError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
 from h5ml.model.header import declared_num_samples
@@ -29,6 +38,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.dataset import Dataset
 
 __all__ = ["Split"]
+
+
+def _refused(error: H5MLError) -> bool:
+    """Whether a feature that failed to open with ``error`` must stop a read of every feature.
+
+    A damaged feature, and (SPEC §6.1-R7) a feature of an encoding MAJOR this
+    reader does not implement: leaving either out would drop data silently.
+    """
+    return isinstance(error, InvalidFileError | UnsupportedEncodingVersionError)
 
 
 class Split:
@@ -49,7 +67,7 @@ class Split:
         self._features: dict[str, Feature] | None = None
         self._all: tuple[tuple[str, Feature], ...] | None = None
         self._skipped: dict[str, H5MLError] = {}
-        self._damaged = False  # a feature failed to open because the file is damaged
+        self._damaged = False  # a feature failed to open and must not be left out (see _refused)
         self._attrs: dict[str, Any] | None = None
         self._attr_values: dict[str, Any] = {}
         self._num_samples: int | None = None
@@ -164,9 +182,12 @@ class Split:
         Members whose names start with ``"_"``, are not UTF-8 or are soft
         links, and objects without an ``encoding`` attribute are ignored
         (§5.1, §5.4, §5.5). A feature of an encoding this reader does not
-        implement, with a broken structure, with a number of samples other
-        than :attr:`num_samples` (§5.3), or whose HDF5 objects the library
-        cannot open is left out, and asking for it by name raises the reason.
+        implement or of an encoding MAJOR it does not implement (§6.1), with
+        a broken structure, with a number of samples other than
+        :attr:`num_samples` (§5.3), or whose HDF5 objects the library cannot
+        open is not listed here but in :attr:`unreadable`; asking for it by
+        name raises the reason, and so does :meth:`every_feature` for each
+        but an unknown encoding (SPEC §6.1-R7).
 
         Raises
         ------
@@ -181,10 +202,11 @@ class Split:
             found: dict[str, Feature] = {}
             skipped: dict[str, H5MLError] = {}
             for name in member_names(group, path, "/" + self._name, external=self._dataset.allow_external):
-                if name.startswith(spec.RESERVED_PREFIX):
+                if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 where = f"/{self._name}/{name}"
                 try:
+                    # SPEC §1.4-R1, §1.4.1-R1: an object without encoding, or of an encoding this reader does not know, is ignored (left out)
                     feature = open_feature(self._dataset, self._name, name, self._dataset.h5_node(where), count)
                 except H5MLError as exc:
                     skipped[name] = exc
@@ -194,12 +216,71 @@ class Split:
                         raise
                     skipped[name] = damaged_file(path, where, "opening this object", exc)
                     continue
-                if feature is not None:
+                if feature is not None:  # None: no encoding, an unknown object (SPEC §5.5-R1: ignored)
                     found[name] = feature
             self._features, self._skipped = found, skipped
-            self._damaged = any(isinstance(e, InvalidFileError) for e in skipped.values())
+            self._damaged = any(_refused(e) for e in skipped.values())
             self._all = tuple(found.items())
         return MappingProxyType(self._features)
+
+    @property
+    def unreadable(self) -> Mapping[str, H5MLError]:
+        """The split's features that this reader cannot read, in the file's order: name -> the reason.
+
+        The features :attr:`features` leaves out (see there): a damaged one
+        (:class:`~h5ml.errors.InvalidFileError`), one of an encoding MAJOR
+        this reader does not implement
+        (:class:`~h5ml.errors.UnsupportedEncodingVersionError`, §6.1), one of
+        an encoding it does not know (:class:`~h5ml.errors.EncodingError`).
+
+        Raises
+        ------
+        InvalidFileError
+            As :attr:`features`.
+        """
+        self.features  # noqa: B018 - finds the features and fills self._skipped
+        return MappingProxyType(self._skipped)
+
+    def every_feature(self) -> tuple[str, ...]:
+        """The names of every feature, for a caller that takes them all: refused if one cannot be read.
+
+        SPEC §6.1-R7: a feature of an encoding MAJOR this reader does not
+        implement is refused, never silently left out; so is a damaged one.
+        A feature of an encoding this version does not define (an unknown
+        object of a newer-MINOR file, §1.4.1) is left out.
+
+        Returns
+        -------
+        tuple of str
+            The names of :attr:`features`, in the file's order.
+
+        Raises
+        ------
+        UnsupportedEncodingVersionError
+            If a feature has an ``encoding_version`` of another MAJOR (§6.1):
+            the message names the feature, the file, both versions, and the
+            other features to read by name.
+        InvalidFileError
+            If a feature is damaged (broken structure, wrong number of
+            samples), or as :attr:`features`.
+        """
+        features = self.features
+        if not self._damaged:
+            return tuple(features)
+        name, error = next((n, e) for n, e in self._skipped.items() if _refused(e))
+        if isinstance(error, InvalidFileError):
+            raise error
+        others = list(features)
+        choice = (
+            f"or read the other features by name: features={others!r} ({' '.join(f'--feature {n}' for n in others)})"
+            if others
+            else "the split has no other feature to read"
+        )
+        raise UnsupportedEncodingVersionError(
+            f"{error.message}; the split {self._name!r} cannot be read whole while feature {name!r} is there; {choice}",
+            path=error.path,
+            hdf5_path=error.hdf5_path,
+        ) from error
 
     def feature(self, name: str) -> Feature:
         """Return the feature ``name`` (§5.2).
@@ -268,6 +349,10 @@ class Split:
             (broken structure, wrong number of samples): name the readable
             features explicitly to read them anyway. Features of an encoding
             this reader does not know (a newer MINOR, §1.4) are left out.
+        UnsupportedEncodingVersionError
+            If ``features`` is None and a feature of the split has an
+            ``encoding_version`` of another MAJOR (SPEC §6.1-R7): never left
+            out silently; name the other features to read them.
 
         Notes
         -----
@@ -292,9 +377,7 @@ class Split:
             if not scalar:
                 request = rows  # each feature gets the checked int64 rows, not the list again
         if features is None and self._damaged:
-            for error in self._skipped.values():
-                if isinstance(error, InvalidFileError):  # a damaged feature is never silently left out
-                    raise error
+            self.every_feature()  # raises: a refused feature is never silently left out (SPEC §6.1-R7)
         return {name: feature.read(request) for name, feature in chosen}
 
     def __repr__(self) -> str:

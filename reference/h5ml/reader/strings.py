@@ -50,6 +50,7 @@ class StringFeature(Feature):
 
     def _decode(self, raw: npt.NDArray[Any], start: int, stop: int) -> list[str]:
         try:
+            # SPEC §3.4-R3, §3.4-R4: variable- or fixed-length, UTF-8 or ASCII, any padding: returned as str
             return [decode_str(v) for v in raw.tolist()]
         except UnicodeDecodeError as exc:
             raise EncodingError(

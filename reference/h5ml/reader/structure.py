@@ -105,7 +105,11 @@ class _Structure:
         )
 
     def dataset(self, member: str, ranks: tuple[int, ...] | None = None) -> h5py.Dataset:
-        """The member dataset ("" for the feature itself), of one of ``ranks`` (any rank >= 1 when None)."""
+        """The member dataset ("" for the feature itself), of one of ``ranks`` (any rank >= 1 when None).
+
+        Members are opened by name, so a member the encoding does not define is
+        never opened (SPEC §5.5-R1, SPEC §6.1-R6).
+        """
         node = self.source.h5_node(f"{self.where}/{member}" if member else self.where)
         if not isinstance(node, h5py.Dataset):
             raise self.invalid("is not a dataset", member)

@@ -41,7 +41,8 @@ def decode_str(value: Any) -> str:
     Returns
     -------
     str
-        The decoded text. Trailing NUL bytes of fixed-length strings are removed.
+        The decoded text, as data: nothing in it is evaluated or deserialised (SPEC §10.2-R1).
+        Trailing NUL bytes of fixed-length strings are removed.
 
     Raises
     ------
@@ -60,6 +61,7 @@ def decode_str(value: Any) -> str:
             raise UnicodeDecodeError("utf-8", raw, exc.start, exc.end, "invalid UTF-8 (§3.4)") from None
         return value
     if isinstance(value, (bytes, np.bytes_)):
+        # SPEC §3.4-R4: HDF5 converts a fixed-length string's padding to NUL padding when it reads it into numpy's type (NULLTERM: cut at the first NUL; SPACEPAD: trailing spaces dropped; measured with h5py 3.16 / HDF5 2.0.0), so the trailing NULs are all that is left to remove
         return bytes(value).rstrip(b"\x00").decode("utf-8")
     raise TypeError(f"expected a string, got {type(value).__name__}")
 
@@ -125,7 +127,11 @@ def read_attr(obj: h5py.HLObject, name: str, default: Any = MISSING) -> Any:
 
 
 def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
-    """Write one attribute in the storage profile's form (§3.4, §3.7, §4.3).
+    """Write one attribute in the storage profile's form (§3.4, §3.7, §4.3; SPEC §4.3-R1, SPEC §6.7-R3).
+
+    Single strings become scalar variable-length UTF-8 strings, whatever their
+    length, so long text lives in the global heap (SPEC §4.5-R2); single
+    integers scalar int64; single real numbers scalar float64.
 
     Parameters
     ----------
@@ -143,6 +149,7 @@ def write_attr(obj: h5py.HLObject, name: str, value: Any) -> None:
     TypeError
         For any other type (for example a dict, or a mixed list).
     """
+    # SPEC §3.4-R1: string attributes are variable-length UTF-8, scalars and 1-D arrays alike
     if isinstance(value, str):
         obj.attrs.create(name, value, dtype=_STR_DTYPE)
     elif isinstance(value, (bool, np.bool_, int, np.integer)):

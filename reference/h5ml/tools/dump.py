@@ -319,9 +319,13 @@ def to_json_document(
         If ``split`` is not in the file.
     FeatureNotFoundError
         If ``feature`` is in none of the selected splits.
+    UnsupportedEncodingVersionError
+        If a feature to dump has an ``encoding_version`` of another MAJOR
+        (SPEC §6.1-R7): without ``feature`` it is refused, never left out.
     H5MLError
         Whatever :func:`h5ml.open` raises for a file it refuses, or the reader
-        for data it cannot decode.
+        for data it cannot decode (a damaged feature too, when every feature
+        is dumped).
     """
     from h5ml.errors import FeatureNotFoundError
     from h5ml.reader.dataset import open as open_dataset
@@ -331,15 +335,17 @@ def to_json_document(
     with open_dataset(path) as ds:
         chosen = [ds[split]] if split is not None else [ds.splits[name] for name in sorted(ds.splits)]
         if feature is not None and not any(feature in s.features for s in chosen):
-            if split is not None:
-                chosen[0].feature(feature)  # raises the reader's own error for this split
+            for s in chosen:
+                if split is not None or feature in s.unreadable:
+                    s.feature(feature)  # raises the reader's own error for this split (SPEC §6.1-R7 among them)
             listed = ", ".join(repr(s.name) for s in chosen) or "none"
             raise FeatureNotFoundError(
                 f"{ds.path}: no split has a feature {feature!r} (splits: {listed})", path=ds.path, hdf5_path="/"
             )
         splits: dict[str, Any] = {}
         for s in chosen:
-            names = [n for n in sorted(s.features) if feature is None or n == feature]
+            # SPEC §6.1-R7: every feature, or a refusal naming the one this reader cannot read; never left out
+            names = sorted(s.every_feature()) if feature is None else [n for n in s.features if n == feature]
             if feature is not None and not names:
                 continue
             splits[s.name] = {"num_samples": s.num_samples}

@@ -28,7 +28,6 @@ from typing import Any, Final
 import h5py
 import numpy as np
 
-from h5ml import spec
 from h5ml.ingest.report import SKIPPED_ATTR
 from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
@@ -85,7 +84,9 @@ class FeatureSummary:
     stats
         The statistics the file stores (§6.7): ``stats_count``, ``stats_min``,
         ``stats_max``, ``stats_mean``, ``stats_std`` (those present, as JSON
-        values); ``{}`` when none.
+        values of :attr:`h5ml.reader.feature.Feature.statistics`: the count an
+        int, the others binary64 floats whatever their stored type, SPEC
+        §6.7-R4); ``{}`` when none.
     class_names
         The class names of a categorical feature (§6.5), else None.
     class_counts
@@ -139,6 +140,11 @@ class SplitSummary:
         Optional split attributes (§5.3, §7.6), None when absent.
     features
         Its features, in file order.
+    unreadable
+        The split's features this reader cannot read, name -> the reason
+        (:attr:`h5ml.reader.split.Split.unreadable`: damaged, of an encoding
+        MAJOR it does not implement, SPEC §6.1-R7, or of an unknown
+        encoding); listed, never left out silently. ``{}`` when none.
     """
 
     name: str
@@ -146,6 +152,7 @@ class SplitSummary:
     description: str | None
     shuffle_seed: int | None
     features: list[FeatureSummary] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -262,7 +269,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         media_type=feature.media_type,
         num_classes=None if class_names is None else len(class_names),
         sample_rate=feature.sample_rate,
-        stats={key: attribute_json(value) for key, value in feature.attrs.items() if key in spec.STATS_ATTRS},
+        stats={key: attribute_json(value) for key, value in feature.statistics.attributes().items()},
         class_names=None if class_names is None else list(class_names),
         class_counts=counts,
         missing_count=missing,
@@ -336,6 +343,7 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
                     description=None if description is None else str(description),
                     shuffle_seed=_optional_int(split_attrs.get("shuffle_seed")),
                     features=[_feature(ds, split_name, feature) for feature in split.features.values()],
+                    unreadable={name: str(error) for name, error in split.unreadable.items()},
                 )
             )
         major, minor = ds.format_version

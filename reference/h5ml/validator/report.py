@@ -144,6 +144,7 @@ class Report:
             ``unreadable`` files).
         """
         valid = sum(1 for f in self.files if (f.valid_strict if strict else f.valid))
+        # SPEC §9.3-R1: one JSON object satisfying schema/h5ml-report-1.0.schema.json
         return {
             "report_version": REPORT_VERSION,
             "tool": {"name": "h5ml", "version": __version__},

@@ -137,7 +137,7 @@ def _check_stream(path: str, deep: bool) -> Generator[tuple[Issue | None, str | 
 
 
 def _stopped(cause: str, advice: str, deep: bool, metadata_done: bool, found: int) -> Issue:
-    """The E101 that ends the report of a check that was stopped or whose child process died (§10.3)."""
+    """The E101 that ends the report of a check that was stopped or whose child process died (SPEC §10.3-R1)."""
     if metadata_done and deep:
         progress = (
             f"the metadata checks had finished (the {found} issue(s) before this one include all of theirs), "

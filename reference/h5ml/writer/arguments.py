@@ -92,6 +92,7 @@ def check_name(name: Any, kind: str, path: str, parent: str) -> None:
         raise WriterError(
             f"{path}: {kind} name {name!r} in {parent} {problem}; rename it (§5.1.1)", path=path, hdf5_path=parent
         )
+    # SPEC §5.4-R1: the naming rule refuses a leading "_", so no split or feature gets a reserved name
     if not spec.is_valid_name(name):
         raise WriterError(
             f"{path}: {kind} name {name!r} at {where} is invalid (§5.1, §5.2): a name is non-empty, has no "

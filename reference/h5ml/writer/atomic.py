@@ -236,6 +236,7 @@ class AtomicFile:
             if append:
                 shutil.copyfile(self.target_path, self.temp_path)
             mode = "r+" if append else "w-"
+            # SPEC §3.1-R3: libver bounds (earliest, v110) keep every object format readable by HDF5 1.10
             h5file = h5py.File(self.temp_path, mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES)
         except OSError as exc:
             self.temp_path.unlink(missing_ok=True)

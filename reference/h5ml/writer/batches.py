@@ -168,7 +168,8 @@ def normalize(layout: Layout, value: Any, where: str) -> Batch:
         is allowed, as in numpy), bool values that are not
         0/1 (§3.3), strings that are not valid UTF-8 or hold NUL (§3.4),
         unknown class names or codes outside ``[-1, K)`` (§6.5), or bytes
-        features given other values (§6.6).
+        features given other values (§6.6): values this format cannot hold
+        raise instead of being written (SPEC §2.2-R1).
     """
     value = as_categorical(value)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
@@ -244,6 +245,7 @@ def _cast(arr: np.ndarray, dtype: np.dtype[Any], where: str) -> np.ndarray:
 def _numeric(arr: np.ndarray, layout: Layout, where: str) -> np.ndarray:
     """Numbers of a dense or ragged feature in the stored dtype; logical bools become uint8 0/1 (§3.3)."""
     assert layout.dtype is not None
+    # SPEC §3.3-R1: booleans are stored as uint8 0/1 (the layout adds logical_dtype 'bool')
     if layout.logical_bool:
         if arr.dtype.kind == "b":
             return arr.view(np.uint8) if arr.flags.c_contiguous else arr.astype(np.uint8)
@@ -267,6 +269,7 @@ def _strings(value: Any, where: str) -> list[str]:
                 raise EncodingError(f"{where}: value {i} is bytes that are not UTF-8 (§3.4)") from None
         if not isinstance(v, str):
             raise EncodingError(f"{where}: value {i} is a {type(v).__name__}, a string feature takes str values")
+        # SPEC §3.4-R5: a sample string holding U+0000 is refused, never stored truncated
         problem = text_problem(v)
         if problem:
             raise EncodingError(f"{where}: value {i} {problem} (§3.4)")

@@ -89,7 +89,8 @@ def load_existing(h5file: h5py.File, metadata: Mapping[str, Any] | None, default
     """
     check_header(h5file, path, "append to")  # the reader's checks and errors (§1.3, §1.5, §4.1, §4.4)
     check_storage(h5file, path)  # no external link, external storage or virtual dataset is read or copied (§3.6)
-    # From here on the copy is unfinished: it must not look complete (§4.4).
+    # From here on the copy is unfinished: it must not look complete (SPEC §4.4-R3: complete is deleted and
+    # flushed before any other change; finish_file writes it again last).
     for key in FINISH_ATTRS:
         if key in h5file.attrs:
             del h5file.attrs[key]

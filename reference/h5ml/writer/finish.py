@@ -63,7 +63,7 @@ def write_fingerprints(splits: Sequence[SplitSink], path: str) -> dict[tuple[str
             for key in _STATS_ATTRS:
                 if key in obj.attrs:
                     del obj.attrs[key]
-            if feature.stats is not None:
+            if feature.stats is not None:  # SPEC §6.7-R3: floats, written as float64 by write_attr
                 for key, value in feature.stats.attrs().items():
                     write_attr(obj, key, value)
         for name, obj in split.stored.items():  # untouched features of the existing file
@@ -104,6 +104,6 @@ def finish_file(h5file: h5py.File, splits: Sequence[SplitSink], feeder: Feeder, 
             write_attr(split.group, "num_samples", split.num_samples)
     feeder.close()
     write_attr(h5file, "fingerprint", file_fingerprint(write_fingerprints(splits, path)))
-    write_attr(h5file, "complete", 1)  # last (§4.4)
+    write_attr(h5file, "complete", 1)  # last (SPEC §4.4-R2): after every other object and attribute
     h5file.flush()
     h5file.close()

@@ -47,6 +47,7 @@ __all__ = ["BLOCK_BYTES", "STRING_BLOCK", "FeatureSink", "SplitSink"]
 BLOCK_BYTES: Final = 32 << 20
 #: Strings read at a time when re-reading a string feature (their length is unknown).
 STRING_BLOCK: Final = 1 << 16
+# SPEC §3.4-R1: every string dataset (string features, class names) is variable-length UTF-8
 _STR_DTYPE: Final = h5py.string_dtype("utf-8")
 
 

@@ -126,7 +126,7 @@ def subset(
         plan: list[tuple[Split, list[str], range | npt.NDArray[np.int64]]] = []
         for name in names:
             split = dataset[name]
-            chosen = list(split.features) if features is None else list(features)
+            chosen = list(split.every_feature() if features is None else features)  # SPEC §6.1-R7: none left out
             for feature in chosen:
                 split.feature(feature)  # raises FeatureNotFoundError naming the split and the available features
             selection = samples.get(name) if isinstance(samples, Mapping) else samples

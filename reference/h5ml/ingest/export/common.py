@@ -37,7 +37,7 @@ def selected(
     chosen: list[tuple[Split, list[str]]] = []
     for name in list(dataset.splits) if splits is None else list(splits):
         split = dataset[name]  # raises SplitNotFoundError listing the splits
-        names = list(split.features) if features is None else list(features)
+        names = list(split.every_feature() if features is None else features)  # SPEC §6.1-R7: none left out
         for feature in names:
             split.feature(feature)  # raises FeatureNotFoundError naming the split and the available features
         chosen.append((split, names))

@@ -50,7 +50,7 @@ def _verdict(file_report: FileReport, strict: bool) -> tuple[str, str]:
 
 
 def exit_code(files: Sequence[FileReport], strict: bool) -> int:
-    """The exit code of a validation (§9.1): 2 when a file is unreadable, 1 when one is invalid, else 0.
+    """The exit code of a validation (§9.1): 2 when a file is unreadable, 1 when one is invalid, else 0 (SPEC §9.3.2-R1).
 
     Parameters
     ----------

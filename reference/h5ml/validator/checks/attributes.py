@@ -62,6 +62,7 @@ def is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
+    # SPEC §6.7-R2: a real number is a scalar of any numeric type of §3.2 (binary16/32/64 or an integer)
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -98,24 +99,25 @@ Rules: TypeAlias = dict[str, tuple[Callable[[Any], bool], str]]
 
 #: §6.1 feature attributes other than encoding/fingerprint: rule and what it expects (E117).
 FEATURE_ATTR_RULES: Final[Rules] = {
+    # SPEC §6.1-R4: every attribute of the table has its type and value (E117)
     "encoding_version": (is_version, "a MAJOR.MINOR string such as '1.0'"),
     "description": (_is_str, "a string"),
     "units": (_is_str, "a string"),
     "role": (lambda v: isinstance(v, str) and v in spec.ROLES, f"one of {', '.join(spec.ROLES)}"),
     "sample_rate": (lambda v: _is_number(v) and math.isfinite(v) and v > 0, "a positive finite number (Hz)"),
     "logical_dtype": (lambda v: v == "bool", "'bool'"),
-    "stats_count": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
-    "stats_min": (_is_number, "a number"),
+    "stats_count": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),  # SPEC §6.7-R5
+    "stats_min": (_is_number, "a number"),  # SPEC §6.7-R2, for the four statistics and sample_rate
     "stats_max": (_is_number, "a number"),
     "stats_mean": (_is_number, "a number"),
     "stats_std": (_is_number, "a number"),
-    "media_type": (
+    "media_type": (  # SPEC §6.6-R1
         _is_media_type,
         "an IANA media type type/subtype with optional '; name=value' parameters, such as 'image/png' or "
         "'text/plain; charset=utf-8' (RFC 6838, §6.6)",
     ),
 }
-#: §5.3 split attributes other than num_samples (E117).
+#: §5.3 split attributes other than num_samples (E117, SPEC §5.3-R3).
 SPLIT_ATTR_RULES: Final[Rules] = {
     "description": (_is_str, "a string"),
     "shuffle_seed": (spec.is_shuffle_seed, "an integer in [0, 2**63)"),
@@ -143,6 +145,7 @@ def read_value(obj: Any, name: str) -> Any:
     except LIBRARY_ERRORS as exc:  # our decoding's TypeError or ValueError too: a type outside the profile
         if isinstance(exc, KeyError) and not is_library_failure(exc):
             raise
+        # SPEC §3.4-R2: bytes that are not UTF-8 (and types outside the profile) are unreadable: E117 by the caller's rule
         return UNREADABLE
 
 
@@ -181,6 +184,7 @@ def check_attributes(
     """
     values: dict[str, Any] = {}
     for name in obj.attrs:
+        # SPEC §1.4-R3: an attribute this version does not define is I300
         if name not in known:
             yield Issue.of(
                 "I300",
@@ -188,6 +192,7 @@ def check_attributes(
                 f"attribute {name!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; readers ignore it",
             )
             continue
+        # SPEC §3.7-R1: a single value is stored in a scalar dataspace (E116)
         if name in singles and obj.attrs.get_id(name).shape != ():
             shape = obj.attrs.get_id(name).shape
             yield Issue.of(
@@ -196,6 +201,7 @@ def check_attributes(
                 f"attribute {name!r} of {path} holds a single value but is stored with shape "
                 f"{shape if shape is not None else 'null'}; store it in a scalar dataspace",
             )
+            # SPEC §3.7-R3: a null dataspace holds no value of the attribute's type: E117 (or E107 at the root) too
             if shape is None:
                 yield Issue.of(
                     type_code,
@@ -259,6 +265,7 @@ def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: st
     if "fingerprint" not in values:
         return
     fp = values["fingerprint"]
+    # SPEC §8.1-R1: a string "sha256:" and 64 lowercase hex digits, on a feature and on the root alike
     if not (isinstance(fp, str) and FINGERPRINT_PATTERN.match(fp)):
         yield Issue.of(
             "E161",

@@ -27,12 +27,12 @@ def _itemsize_in_chunk(tid: Any) -> int:
 
 
 def _whole_rows(shape: Sequence[int], chunks: Sequence[int]) -> bool:
-    """§7.1: every axis after the first is whole (an axis of extent 0 counts as whole)."""
+    """§7.1: every axis after the first is whole (an axis of extent 0 counts as whole) (SPEC §7.1-R1)."""
     return all(s == 0 or c == s for s, c in zip(shape[1:], chunks[1:], strict=True))
 
 
 def _row_slab(shape: Sequence[int], chunks: Sequence[int], itemsize: int) -> bool:
-    """§7.1.1: a C-order slab of one row of at most LARGE_SAMPLE_BYTES.
+    """§7.1.1: a C-order slab of one row of at most LARGE_SAMPLE_BYTES (SPEC §7.1.1-R1).
 
     ``c0 = 1`` and for some axis ``j >= 1``: ``ci = 1`` before ``j``, ``1 <= cj <= sj``, ``ci = si`` after ``j``.
     """
@@ -91,11 +91,13 @@ def check_chunks(dset: h5py.Dataset, path: str, *, rows_are_samples: bool) -> It
     """
     chunks = dset.chunks
     if chunks is None:
+        # SPEC §7.4-R1: contiguous and compact datasets have no chunks, so E150, W200, W201 never apply to them
         return
     shape = dset.shape
     itemsize = _itemsize_in_chunk(dset.id.get_type())
     chunk_bytes = itemsize * math.prod(chunks)
     one_row = itemsize * math.prod(shape[1:])
+    # SPEC §7.1-R1: whole rows; SPEC §7.1.1-R1: or, only for a row over 16 MiB, a C-order slab of that row
     if not _whole_rows(shape, chunks) and not (
         one_row > spec.LARGE_SAMPLE_BYTES and _row_slab(shape, chunks, itemsize)
     ):
@@ -107,7 +109,7 @@ def check_chunks(dset: h5py.Dataset, path: str, *, rows_are_samples: bool) -> It
             f"(r, {whole}), or for rows over {spec.LARGE_SAMPLE_BYTES} bytes a one-row slab (§7.1.1); "
             "rewrite it with h5ml.write",
         )
-    # §7.2: one chunk along the first axis that holds every row (c0 >= n) needs no power of two
+    # SPEC §7.2-R1: one chunk along the first axis that holds every row (c0 >= n) needs no power of two
     if rows_are_samples and chunks[0] < shape[0] and not _is_power_of_two(chunks[0]):
         yield Issue.of(
             "W200",

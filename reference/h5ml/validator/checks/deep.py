@@ -143,6 +143,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
     # A chunk larger than the read bound would be decoded whole by HDF5 (§10.4): such a feature is not read.
     readable = all(_chunk_bytes(dset) <= _MAX_READ_BYTES for dset in feature.members.values())
     computed: str | None = None
+    # SPEC §3.5-R2: data never written (fill values) or that does not decode is E145
     for path, text in missing:
         yield Issue.of(
             "E145",
@@ -163,6 +164,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
         state.all_fingerprints_computed = False
         return
     state.computed[(feature.split, feature.name)] = computed
+    # SPEC §8.1-R2: a feature's fingerprint equals the one computed from its decoded content (§8.2)
     if feature.fingerprint is not None and computed != feature.fingerprint:
         yield Issue.of(
             "E160",
@@ -176,12 +178,13 @@ def _check_bool(feature: CheckedFeature, values: npt.NDArray[Any], first: int, w
     """E142 for the first value of a logical-bool batch that is neither 0 nor 1 (§3.3)."""
     if not feature.logical_bool or values.dtype == np.dtype(bool) or values.size == 0:
         return
+    # SPEC §3.3-R2: a logical bool is 0 or 1 (E142)
     bad = np.flatnonzero((values != 0) & (values != 1))
     if bad.size:
         yield Issue.of(
             "E142",
             feature.path,
-            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]]!r} in "
+            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]].item()!r} in "
             f"{what} {first + int(bad[0]) // max(1, math.prod(values.shape[1:]))}; booleans are 0 or 1",
         )
 
@@ -213,6 +216,7 @@ def _deep_string(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
         items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in _read(dset, slice(start, start + step))]
         for i, raw in enumerate(items):
             try:
+                # SPEC §3.4-R2: sample strings are valid UTF-8, whatever the declared character set (E144)
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 yield Issue.of(
@@ -227,7 +231,7 @@ def _deep_string(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
 
 
 def _deep_categorical(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
-    """E141 for the first code outside [-1, K); the fingerprint when the class names were read (§6.5, §8.2)."""
+    """E141 for the first code outside [-1, K) (SPEC §6.5-R2); the fingerprint when the class names were read (§8.2)."""
     codes: h5py.Dataset = feature.members["codes"]
     if feature.class_names is None:
         return None
@@ -251,7 +255,7 @@ def _deep_categorical(feature: CheckedFeature) -> Generator[Issue, None, str | N
 
 
 def _check_offsets_values(offsets: h5py.Dataset, m: int) -> Iterator[Issue]:
-    """E140: offsets start at 0, never decrease and end at the number of value rows (§6.3, §6.6)."""
+    """E140: offsets start at 0, never decrease and end at the number of value rows (SPEC §6.3-R1, §6.6)."""
     path = offsets.name
     total = offsets.shape[0]
     previous: int | None = None
@@ -314,6 +318,7 @@ def _deep_ragged(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
             shp = None
             if shapes is not None:
                 shp = _read(shapes, slice(block + i, block + j)).astype(np.int64)
+                # SPEC §6.3-R2: every entry is >= 0 and each row's product is the sample's number of values (E143)
                 wrong = np.flatnonzero((shp < 0).any(axis=1) | (np.prod(shp, axis=1) != lengths))
                 if wrong.size and not bad_shape:
                     bad_shape = True
@@ -350,9 +355,12 @@ def check_file_fingerprint(state: FileState, f: h5py.File) -> Iterator[Issue]:
         fingerprint was recomputed, and their combination differs from it.
     """
     stored = read_value(f, "fingerprint") if "fingerprint" in f.attrs else None
+    # SPEC §9.1.1-R3: without every feature's fingerprint (a feature unread, or of an unknown encoding) the
+    # file's cannot be computed, and no E160 is reported on a guess
     if not (isinstance(stored, str) and FINGERPRINT_PATTERN.match(stored)) or not state.all_fingerprints_computed:
         return
     computed = file_fingerprint(state.computed)
+    # SPEC §8.1-R3: the root fingerprint equals the one computed from every feature's (§8.3)
     if computed != stored:
         yield Issue.of(
             "E160",

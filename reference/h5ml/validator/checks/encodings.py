@@ -66,6 +66,12 @@ def check_encoding(state: FileState, feature: CheckedFeature, n: int | None) -> 
     -------
     bool
         True when the feature's data can be read by the deep checks.
+
+    Notes
+    -----
+    The checks of each encoding enforce SPEC §6.1-R8 (members, object kinds,
+    ranks, datatypes and lengths, E133) and SPEC §5.3-R2 (exactly
+    ``num_samples`` samples, E122).
     """
     checks: dict[str, _Check] = {
         "dense": _check_dense,
@@ -88,7 +94,7 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
     """
     ok = True
     for dset in feature.members.values():
-        # SPEC §3.5-R6: from the chunk index and the storage size only, the same in shallow and deep validation
+        # SPEC §3.5.1-R2: from the chunk index and the storage size only, the same in shallow and deep validation
         missing = unallocated_storage(dset)
         if missing is None:
             continue
@@ -106,7 +112,7 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
 
 
 def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0) -> Generator[Issue, None, bool]:
-    """E122 when the first axis of ``dset`` is not ``n + extra`` long (§5.3); returns whether it is.
+    """E122 when the first axis of ``dset`` is not ``n + extra`` long (SPEC §5.3-R2); returns whether it is.
 
     SPEC §9.2.1-R1: called only for a dataset with a first axis its encoding allows: a wrong length is E122,
     never E133, and a dataset without one is E133 alone.
@@ -126,7 +132,7 @@ def _check_samples(dset: h5py.Dataset, path: str, n: int | None, extra: int = 0)
 def _check_dtype(
     dset: h5py.Dataset, path: str, allowed: Collection[str], expected: str
 ) -> Generator[Issue, None, bool]:
-    """E133 when the dataset's type is in the profile but not one the encoding allows (§6)."""
+    """E133 when the dataset's type is in the profile but not one the encoding allows (SPEC §6.1-R8)."""
     kind, detail = classify(dset.id.get_type())
     if kind == "forbidden":
         return False  # E113 already reported
@@ -139,7 +145,7 @@ def _check_dtype(
 def _check_ndim(
     dset: h5py.Dataset, path: str, ndims: Collection[int] | None, expected: str
 ) -> Generator[Issue, None, bool]:
-    """E133 when the dataset's rank is not in ``ndims`` (None: any rank >= 1) (§6)."""
+    """E133 when the dataset's rank is not in ``ndims`` (None: any rank >= 1) (SPEC §6.1-R8)."""
     ndim = -1 if dset.shape is None else len(dset.shape)
     if (ndim >= 1) if ndims is None else (ndim in ndims):
         return True
@@ -153,6 +159,7 @@ def _check_logical_bool(feature: CheckedFeature, dset: h5py.Dataset) -> Iterator
     if not feature.logical_bool:
         return
     kind, detail = classify(dset.id.get_type())
+    # SPEC §3.3-R3: logical_dtype 'bool' only on uint8 values (E117); on other encodings: splits.py
     if not (kind == "uint" and dset.id.get_type().get_size() == 1):
         yield Issue.of(
             "E117",
@@ -196,7 +203,11 @@ def _check_string(state: FileState, feature: CheckedFeature, n: int | None) -> G
 
 
 def _components(state: FileState, feature: CheckedFeature) -> Generator[Issue, None, bool]:
-    """Collect the members of a group encoding: E133 for missing ones, I301 for extra ones (§6, §5.5)."""
+    """Collect the members of a group encoding: E133 for missing ones, I301 for extra ones (§6, §5.5).
+
+    SPEC §6.1-R8 (the members the encoding requires) and SPEC §5.5-R2 (I301 for
+    every member the encoding does not define).
+    """
     group, path = feature.obj, feature.path
     required, optional = spec.ENCODING_COMPONENTS[feature.encoding]
     ok = True
@@ -274,7 +285,7 @@ def _check_categorical(state: FileState, feature: CheckedFeature, n: int | None)
 
 
 def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dataset) -> Generator[Issue, None, bool]:
-    """E134: class names are unique, non-empty UTF-8 strings (§6.5); returns whether all were read.
+    """E134: class names are unique, non-empty UTF-8 strings (SPEC §6.5-R1); returns whether all were read.
 
     Reads the K names in blocks of :data:`_NAMES_BLOCK`, and only when every declared name was written (§10.4).
     """
@@ -292,6 +303,7 @@ def _check_class_names(state: FileState, feature: CheckedFeature, dset: h5py.Dat
             return False
         for i, value in enumerate(block.tolist(), start):
             try:
+                # SPEC §3.4-R2: class names are valid UTF-8 (E134)
                 names.append(value if isinstance(value, str) else bytes(value).decode("utf-8"))
             except UnicodeDecodeError:
                 yield Issue.of("E134", path, f"class name {i} of {path} is not valid UTF-8: {value!r}")

@@ -121,6 +121,7 @@ def _open(path: str) -> tuple[h5py.File | None, str]:
     Returns the file, or None and the message of E100 (what HDF5 said, and what may cause it).
     """
     try:
+        # SPEC §9.1.1-R4: read-only, always; the validator never writes to the file it checks
         return h5py.File(path, "r"), ""
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
@@ -178,12 +179,14 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
         issues of the data. A file that cannot be read gives E100 or E101
         (and no :data:`METADATA_DONE`); nothing is raised on purpose.
     """
+    # SPEC §3.1-R1: a single HDF5 file that HDF5 1.10 opens, else E100
     version, problem = _read_head(state)
     if problem is not None:
         yield Issue.of("E100", "/", problem)
         return
     assert version is not None
     path = state.path
+    # SPEC §3.1-R2: superblock version at most 3 (E109)
     if version > spec.MAX_SUPERBLOCK_VERSION:
         yield Issue.of(
             "E109",
@@ -209,7 +212,13 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
 
 
 def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:
-    """Run the checks of an open file in order; nothing after the root when it is not a checkable h5ml file."""
+    """Run the checks of an open file in order; nothing after the root when it is not a checkable h5ml file.
+
+    Every check yields every issue it finds and the next check runs after it, whatever was found before, as
+    far as the file can be read (SPEC §9.1.2-R1); a file that is not h5ml (E102) or has another MAJOR (E104)
+    stops after the root, and its issue stands alone (§9.1.2). Every check runs in a shallow validation
+    (SPEC §9.1.1-R2); a deep one adds the checks of the data, the registry's deep codes (SPEC §9.1.1-R1).
+    """
     if not (yield from check_root(state, f)):
         yield METADATA_DONE
         return

@@ -119,5 +119,6 @@ def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: s
         a defect of the validator is never reported as a damaged file.
     """
     if not is_library_failure(exc):
-        raise exc
+        raise exc  # SPEC §9.1.1-R3: a defect of ours must not become an error of a file that meets the rules
+    # SPEC §10.3-R1: every object, attribute and chunk must be readable by HDF5 without error
     return Issue.of("E101", path, f"the HDF5 library failed while {doing} {what or path}: {exc}{suffix}")

@@ -63,6 +63,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         E103, E104): the other checks are skipped.
     """
     fmt = read_value(f, "format") if "format" in f.attrs else MISSING
+    # SPEC §4.1-R1: the root carries format = "h5ml" (E102); a missing or wrong one is E102 alone
+    # (SPEC §4.2-R1 and §4.2-R2 give E102, not E108 or E107, for 'format')
     if fmt != spec.FORMAT_NAME:
         found = _found(fmt)
         yield Issue.of(
@@ -75,6 +77,8 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     fv = read_value(f, "format_version") if "format_version" in f.attrs else MISSING
     if isinstance(fv, str):
         state.format_version = fv  # §9.3: the report gives the stored string, whatever its form
+    # SPEC §4.2-R1 and §4.2-R2: a missing or malformed format_version is E103, not E108 or E107
+    # SPEC §1.2-R1: format_version is a MAJOR.MINOR string (E103); nothing else is checked without it
     if fv is MISSING or not is_version(fv):
         # SPEC §9.1.2-R2: without a MAJOR.MINOR the rules to check against are unknown: E103 alone
         found = _found(fv)
@@ -87,6 +91,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         return False
     major, minor = spec.parse_version(fv)
     state.format_version = fv
+    # SPEC §1.3-R1, §1.3-R3: another MAJOR is E104, and the file is not checked further against 1.x
     if major != spec.FORMAT_VERSION[0]:
         advice = "use a newer h5ml to validate it" if major > spec.FORMAT_VERSION[0] else "rewrite it with h5ml.write"
         yield Issue.of(
@@ -96,6 +101,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             f"(up to {spec.FORMAT_VERSION_STRING}); {advice}",
         )
         return False
+    # SPEC §1.4-R2, §1.4-R3: a newer MINOR is checked by this version's rules and reported as I302
     state.newer_minor = minor > spec.FORMAT_VERSION[1]
     if state.newer_minor:
         yield Issue.of(
@@ -105,6 +111,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             "what this validator does not know is reported as info; upgrade h5ml for a full check",
         )
     singles = [a for a in spec.ROOT_ATTRS if a not in spec.ROOT_ARRAY_ATTRS]
+    # SPEC §4.2-R2: every root attribute of the table has its HDF5 type (single values scalar, E116 otherwise)
     values = yield from check_attributes(f, "/", spec.ROOT_ATTRS, singles, type_code="E107")
     handled = {"format", "format_version", "complete", "fingerprint"}
     handled.update(a for a in spec.ROOT_ATTRS if a in f.attrs and a not in values)  # non-scalar: E116
@@ -112,7 +119,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
         handled.add(name)
         values.pop(name, None)
         yield issue
-    for name in spec.ROOT_REQUIRED_ATTRS:
+    for name in spec.ROOT_REQUIRED_ATTRS:  # SPEC §4.2-R1: every required root attribute is present (E108)
         if name not in f.attrs and name not in handled:
             handled.add(name)
             yield Issue.of(
@@ -120,7 +127,7 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
                 "/",
                 f"the required root attribute {name!r} is missing; add it (SPEC §4.2 lists every required attribute)",
             )
-    if "complete" not in f.attrs:
+    if "complete" not in f.attrs:  # SPEC §4.4-R1: a valid file carries complete = 1 (E106)
         yield Issue.of(
             "E106",
             "/",
@@ -141,12 +148,17 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
                 yield Issue.of(
                     "E107", "/", f"the root attribute {name!r} cannot be read ({exc}); store it as SPEC §4.2 says"
                 )
+    # SPEC §4.6-R1: the root attributes, mapped to JSON as §4.6 says, satisfy the root schema (E107, E108);
+    # SPEC §4.2-R2: the schema holds the values of the table (patterns, ranges, non-empty strings);
+    # SPEC §1.5-R5: the schema refuses an empty or repeated extension name (E107);
+    # SPEC §3.4-R2: a root string that is not UTF-8 reaches the schema as bytes, not a string (E107)
     for problem in validate_root(doc):
         if problem.attribute in handled:
             continue
         if problem.attribute is not None:
             handled.add(problem.attribute)  # one issue per attribute: the schema may find several problems
         yield Issue.of("E107", "/", problem.message)
+    # SPEC §1.5-R2, §1.5-R3: each name of must_understand that this version does not define is E105
     must = values.get("must_understand")
     if isinstance(must, list):
         # SPEC §9.2.1-R1: E105 names each unknown non-empty name once; an empty or repeated name is E107 only
@@ -192,7 +204,8 @@ def _check_marker(f: h5py.File, value: Any) -> Iterator[Issue]:
     The marker's type belongs to the metadata schema of §4.2 (``complete`` is
     an integer), its value to the completeness check of §4.4: a float 1.0 or a
     string ``"1"`` is E107 alone, an integer 0 or 2 is E106 alone (§4.4 says
-    so). A datatype outside the storage profile is left to E113.
+    so). A datatype outside the storage profile is left to E113. SPEC §4.4-R1
+    (E106) and SPEC §4.2-R2 (E107).
     """
     if is_int(value):
         if value != 1:
@@ -231,7 +244,7 @@ def _check_arrays(f: h5py.File) -> Iterator[tuple[str, Issue]]:
     The JSON mapping of §4.6 cannot see these mistakes (an empty 2-D array and
     an empty integer array both map to ``[]``), so the HDF5 dataspace and
     datatype are checked themselves. A datatype outside the storage profile is
-    left to E113.
+    left to E113 (SPEC §4.2-R2).
     """
     for name, element in spec.ROOT_ARRAY_ELEMENTS.items():
         if name not in f.attrs:
@@ -240,6 +253,7 @@ def _check_arrays(f: h5py.File) -> Iterator[tuple[str, Issue]]:
         shape = aid.shape
         kind, detail = classify(aid.get_type())
         expected = f"a one-dimensional array of {element}s (possibly empty)"
+        # SPEC §3.7-R2: a 1-D dataspace, possibly of length 0 (E107); SPEC §3.7-R3: a null dataspace is E107 here
         if shape is None or len(shape) != 1:
             found = "a null dataspace" if shape is None else ("a scalar" if shape == () else f"shape {shape}")
             yield (

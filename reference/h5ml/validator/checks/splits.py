@@ -72,6 +72,7 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
             if not text(name).startswith(spec.RESERVED_PREFIX):
                 state.all_fingerprints_computed = False  # a split behind a link that is never followed (E110, E115)
             continue
+        # SPEC §1.4-R3 and §5.5-R2: objects this version does not define are I301
         if text(name).startswith(spec.RESERVED_PREFIX):
             yield Issue.of(
                 "I301",
@@ -85,7 +86,7 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 path,
                 f"{path} is a {type(obj).__name__}, neither a group nor a dataset; readers ignore it",
             )
-        elif isinstance(obj, h5py.Dataset):
+        elif isinstance(obj, h5py.Dataset):  # SPEC §5.1-R1: a split is a group (E123)
             yield Issue.of(
                 "E123",
                 path,
@@ -101,7 +102,10 @@ def check_splits(state: FileState, f: h5py.File) -> Iterator[Issue]:
 
 
 def _check_name(name: str | bytes, path: str, what: str) -> Iterator[Issue]:
-    """E120 for a split or feature name that is not UTF-8 or breaks the naming rule (§5.1.1)."""
+    """E120 for a split or feature name that is not UTF-8 or breaks the naming rule (§5.1.1).
+
+    Splits: SPEC §5.1-R2; features: SPEC §5.2-R1.
+    """
     if isinstance(name, bytes):
         yield Issue.of("E120", path, f"the {what} name {name!r} is not valid UTF-8; rename it")
     elif not spec.is_valid_name(name):
@@ -124,6 +128,7 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
         )
     values = yield from check_attributes(group, path, spec.SPLIT_ATTRS, spec.SPLIT_ATTRS)
     n: int | None = None
+    # SPEC §5.3-R1: every split carries num_samples, a scalar integer >= 0 (E121; E116 when not scalar)
     if "num_samples" not in group.attrs:
         yield Issue.of("E121", path, f"split {path} has no 'num_samples' attribute; add it (an integer >= 0)")
     elif "num_samples" in values:
@@ -132,7 +137,7 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
             n = value
         else:
             yield Issue.of("E121", path, f"'num_samples' of split {path} is {value!r}; it must be an integer >= 0")
-    yield from check_rules(values, path, SPLIT_ATTR_RULES)
+    yield from check_rules(values, path, SPLIT_ATTR_RULES)  # SPEC §5.3-R3: description and shuffle_seed (E117)
     if "shuffle_seed" not in group.attrs:
         yield Issue.of(
             "I303",
@@ -149,11 +154,12 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
             if not reserved:
                 state.all_fingerprints_computed = False  # a feature behind a link that is never followed (E110, E115)
             continue
-        if reserved:
+        if reserved:  # SPEC §5.5-R2
             yield Issue.of("I301", member_path, f"{member_path} has a reserved name; readers ignore it")
             continue
         yield from _check_name(member_name, member_path, "feature")
-        if not isinstance(obj, (h5py.Dataset, h5py.Group)):  # not a feature: no line of the file fingerprint
+        # not a feature: no line of the file fingerprint; SPEC §5.5-R2: I301
+        if not isinstance(obj, (h5py.Dataset, h5py.Group)):
             yield Issue.of(
                 "I301",
                 member_path,
@@ -168,7 +174,16 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
 
 
 def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, encoding: Any) -> Iterator[Issue]:
-    """E117 (or I300 for a value of a newer MINOR) for the feature attributes of §6.1, §6.6, §6.7."""
+    """E117 (or I300 for a value of a newer MINOR) for the feature attributes of §6.1, §6.6, §6.7.
+
+    SPEC §6.1-R4 (types and values of the table), SPEC §6.6-R1 (the form of
+    ``media_type``), SPEC §6.7-R2 and SPEC §6.7-R5 (statistics and
+    ``sample_rate``), through :data:`FEATURE_ATTR_RULES`; then SPEC §6.1-R5
+    (``media_type`` on bytes features only) and SPEC §6.7-R1 (no statistics on
+    string, categorical or bytes features). In a file of a newer MINOR, an
+    undefined string value of ``role``, ``logical_dtype`` or ``media_type`` is
+    I300 and the attribute is ignored (SPEC §1.4.1-R3).
+    """
     ignored: set[str] = set()
     for name, (rule, expected) in FEATURE_ATTR_RULES.items():
         if name not in values or rule(values[name]):
@@ -188,9 +203,9 @@ def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, en
     if encoding not in spec.ENCODINGS:
         return
     allowed = {
-        "logical_dtype": ("dense", "ragged"),
-        **dict.fromkeys(spec.STATS_ATTRS, ("dense", "ragged")),
-        "media_type": ("bytes",),
+        "logical_dtype": ("dense", "ragged"),  # SPEC §3.3-R3: on dense and ragged features only (E117)
+        **dict.fromkeys(spec.STATS_ATTRS, ("dense", "ragged")),  # SPEC §6.7-R1
+        "media_type": ("bytes",),  # SPEC §6.1-R5
     }
     for name, encodings in allowed.items():
         if name in values and name not in ignored and encoding not in encodings:
@@ -205,7 +220,7 @@ def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, en
 def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str, n: int | None) -> Iterator[Issue]:
     """One feature: common attributes, encoding, then its encoding's checks and its data (§6, §8)."""
     values = yield from check_attributes(obj, path, spec.FEATURE_COMMON_ATTRS, spec.FEATURE_COMMON_ATTRS)
-    for required in ("encoding", "encoding_version"):
+    for required in ("encoding", "encoding_version"):  # SPEC §6.1-R1 (E130)
         if required not in obj.attrs:
             yield Issue.of(
                 "E130", path, f"feature {path} has no {required!r} attribute; add it (SPEC §6 lists the encodings)"
@@ -213,6 +228,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     encoding = values.get("encoding", MISSING)
     if encoding is not MISSING and encoding not in spec.ENCODINGS:
         state.all_fingerprints_computed = False
+        # SPEC §1.4.1-R2: an unknown encoding in a newer-MINOR file is I301, not E131
         if state.newer_minor and isinstance(encoding, str):
             yield Issue.of(
                 "I301",
@@ -226,7 +242,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
                 ),
             )
             return
-        yield Issue.of(
+        yield Issue.of(  # SPEC §6.1-R2: an encoding 1.0 does not define, in a file whose MINOR is not newer
             "E131",
             path,
             f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} "
@@ -238,6 +254,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     )
     version = values.get("encoding_version", MISSING)
     usable = encoding in spec.ENCODINGS and is_version(version)
+    # SPEC §6.1-R3: the MAJOR of encoding_version is 1 (E132); a malformed one is E117 (SPEC §6.1-R4)
     if usable and spec.parse_version(version)[0] != spec.parse_version(spec.ENCODING_VERSION)[0]:
         usable = False
         yield Issue.of(
@@ -270,7 +287,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     )
     expected_kind = spec.ENCODINGS[encoding]
     actual_kind = "dataset" if isinstance(obj, h5py.Dataset) else "group"
-    if actual_kind != expected_kind:
+    if actual_kind != expected_kind:  # SPEC §6.1-R8: the object kind the encoding requires (E133)
         ok = False
         yield Issue.of(
             "E133",

@@ -136,7 +136,9 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
                     reserved.append((parent, raw_parent, gid, raw))
                 else:
                     yield from _enter(state, seen, groups, parent, raw_parent, gid, raw)
+            # SPEC §3.6-R1: no external links (E110)
             elif kind == h5l.TYPE_EXTERNAL:
+                # SPEC §10.1-R3: reported from the link's value; the link is never followed
                 target_file, target = (text(part) for part in gid.links.get_val(raw))
                 yield Issue.of(
                     "E110",
@@ -144,7 +146,7 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
                     f"{path} is an external link to {target!r} in file {target_file!r}; it was not "
                     "followed: copy the data into this file (readers refuse external data, §10.1)",
                 )
-            else:
+            else:  # SPEC §3.6-R2: no soft or user-defined links (E115)
                 what = "a soft link" if kind == h5l.TYPE_SOFT else f"a user-defined link (type {kind})"
                 yield Issue.of(
                     "E115", path, f"{path} is {what}; store the object under one hard link only, without aliases"
@@ -254,6 +256,7 @@ def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
 def _check_type(tid: Any, path: str, what: str) -> Iterator[Issue]:
     """E113, W208, W205, W206 for one datatype (§3.2-§3.4)."""
     kind, detail = classify(tid)
+    # SPEC §3.2-R1: every dataset and attribute has a datatype of the profile (E113)
     if kind == "forbidden":
         yield Issue.of(
             "E113",
@@ -274,7 +277,9 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
     """E111, E112, E114 for one dataset (§3.5, §3.6)."""
     plist = dset.id.get_create_plist()
     if plist.get_external_count() > 0 or plist.get_layout() == h5d.VIRTUAL:
+        # SPEC §10.1-R3: reported from the creation properties; its data is never read (state.external)
         state.external.add(address(dset))
+    # SPEC §3.6-R3: no external raw storage (E111)
     if plist.get_external_count() > 0:
         files = sorted({plist.get_external(i)[0].decode("utf-8", "replace") for i in range(plist.get_external_count())})
         yield Issue.of(
@@ -283,12 +288,14 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
             f"dataset {path} keeps its raw data in external file(s) {files}; it was not read: "
             "store the data inside the file (readers refuse external data, §10.1)",
         )
+    # SPEC §3.6-R4: no virtual datasets (E112)
     if plist.get_layout() == h5d.VIRTUAL:
         yield Issue.of(
             "E112",
             path,
             f"dataset {path} is a virtual dataset (its data lives in other datasets or files); store the data itself",
         )
+    # SPEC §3.5-R1: a filter that is not core is listed in required_filters (E114)
     for i in range(plist.get_nfilters()):
         filter_id, _flags, _values, filter_name = plist.get_filter(i)
         if filter_id not in spec.CORE_FILTERS and filter_id not in state.required_filters:
