@@ -17,7 +17,7 @@ import pytest
 
 import h5ml
 from _files import Dense, write_file
-from h5ml.errors import EncodingError, UnsupportedEncodingVersionError
+from h5ml.errors import EncodingError, UnknownEncodingError, UnsupportedEncodingVersionError
 from h5ml.ingest import export_npz, merge, subset
 from h5ml.tools import cli
 
@@ -82,6 +82,39 @@ def test_newer_minor_unknown_encoding_is_still_left_out(tmp_path: Path) -> None:
         assert ds["train"].every_feature() == ("x",)
         assert ds["train"].read(slice(None))["x"].tolist() == [0, 1, 2]
         assert list(ds["train"].unreadable) == ["sparse"]
+
+
+def test_unknown_encoding_of_a_file_that_is_not_newer_is_refused_whole(tmp_path: Path) -> None:
+    """SPEC §1.4.1-R1: only a newer MINOR makes an unknown encoding ignorable; in a 1.0 file (E131) it is refused.
+
+    Reading every feature raises UnknownEncodingError naming the feature and the others to read by
+    name, the feature x still reads by name, and ``h5ml dump`` exits 2 with one line.
+    """
+    path = tmp_path / "v10.h5"
+    write_file(path, {"train": {"x": Dense(np.arange(3))}})
+    with h5py.File(path, "r+") as f:
+        f["train"].create_group("sparse").attrs.update({"encoding": "sparse", "encoding_version": "1.0"})
+    with h5ml.open(path) as ds:
+        assert list(ds["train"].features) == ["x"]
+        with pytest.raises(UnknownEncodingError, match=r"'sparse'.*features=\['x'\] \(--feature x\)") as info:
+            ds["train"].read(slice(None))
+        assert info.value.hdf5_path == "/train/sparse"
+        assert ds["train"].read(slice(None), features=["x"])["x"].tolist() == [0, 1, 2]
+    code, out, err = run_cli("dump", str(path))
+    assert (code, out) == (2, "") and "Traceback" not in err and "sparse" in err
+
+
+def test_a_dense_feature_the_reader_cannot_decode_is_refused_whole(tmp_path: Path) -> None:
+    """A dense feature of a compound type (E113) is not left out of a read of every feature: EncodingError."""
+    path = tmp_path / "compound.h5"
+    write_file(path, {"train": {"x": Dense(np.arange(4))}})
+    with h5py.File(path, "r+") as f:
+        y = f["train"].create_dataset("y", data=np.zeros(4, dtype=[("a", "<i4"), ("b", "<f8")]))
+        y.attrs.update({"encoding": "dense", "encoding_version": "1.0"})
+    with h5ml.open(path) as ds:
+        with pytest.raises(EncodingError, match=r"/train/y.*not a numeric type.*features=\['x'\]"):
+            ds["train"].read(slice(None))
+        assert ds["train"]["x"][:].tolist() == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize("fixture", ["e132-encoding-major-2", "e132-encoding-major-2-beside-readable"])

@@ -233,7 +233,7 @@ def _independent_file(path: Path) -> Path:
     with h5py.File(path, "w", libver=("earliest", "v110")) as f:  # SPEC §3.1-S1
         for key, value in (
             ("format", "h5ml"),
-            ("format_version", "1.0"),
+            ("format_version", "1.1"),
             ("name", ROOT_TEXT["name"]),
             ("created", LEAP_SECOND),
             ("writer", "independent cross-check 1.0"),
@@ -326,7 +326,7 @@ def test_validate_gives_the_same_verdict_shallow_and_deep(files: tuple[Path, Pat
     assert ref_shallow == ref_deep
     w205 = [("W205", "/test/text"), ("W205", "/train/text")]
     assert ind_deep == sorted(ref_deep + w205)
-    assert results[(independent, "d")][1]["format_version"] == "1.0"
+    assert results[(independent, "d")][1]["format_version"] == "1.1"
 
 
 def test_the_reader_returns_the_same_values(files: tuple[Path, Path]) -> None:

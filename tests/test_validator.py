@@ -277,7 +277,7 @@ def test_newer_minor_unknown_encoding_and_role(tmp_path: Path) -> None:
     path = _edited(tmp_path, mutate)
     assert _codes_at(validate(path)) == {("E131", "/train/image"), ("E117", "/train/label")}
     with h5py.File(path, "r+") as f:
-        write_attr(f, "format_version", "1.1")
+        write_attr(f, "format_version", "1.2")
     report = validate(path, deep=True)
     assert _codes_at(report) == {("I302", "/"), ("I301", "/train/image"), ("I300", "/train/label")}
     assert report.valid

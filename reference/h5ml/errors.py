@@ -23,6 +23,7 @@ __all__ = [
     "NotH5MLError",
     "ParameterError",
     "SplitNotFoundError",
+    "UnknownEncodingError",
     "UnknownExtensionError",
     "UnsupportedEncodingVersionError",
     "UnsupportedFilterError",
@@ -131,6 +132,16 @@ class UnsupportedEncodingVersionError(EncodingError):
     (``Split.read(features=None)``, ``h5ml dump``, the adapters). Only a
     feature of an unknown *encoding* in a file of a newer format MINOR is
     ignored (§1.4.1).
+    """
+
+
+class UnknownEncodingError(EncodingError):
+    """A feature's ``encoding`` is none of those this implementation knows (§6.1; E131, or I301, §1.4.1).
+
+    SPEC §1.4.1-R1: in a file of a newer format MINOR such a feature is an
+    unknown object, which readers ignore; in any other file it makes the file
+    invalid (E131), and reading every feature of its split raises this error
+    instead of leaving the feature out.
     """
 
 

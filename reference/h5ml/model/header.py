@@ -40,11 +40,11 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import (
-    EncodingError,
     H5MLError,
     IncompleteFileError,
     InvalidFileError,
     NotH5MLError,
+    UnknownEncodingError,
     UnknownExtensionError,
     UnsupportedEncodingVersionError,
     UnsupportedVersionError,
@@ -196,8 +196,9 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
     ------
     InvalidFileError
         If ``encoding`` or ``encoding_version`` is not a string, or the version is not ``MAJOR.MINOR``.
-    EncodingError
-        If the encoding is not one this package implements (§6.1).
+    UnknownEncodingError
+        If the encoding is not one this package implements (§6.1); an
+        :class:`~h5ml.errors.EncodingError`.
     UnsupportedEncodingVersionError
         If its ``encoding_version`` has a MAJOR this package does not implement
         (SPEC §6.1-R7); the message names both versions.
@@ -214,7 +215,7 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
             hdf5_path=where,
         )
     if encoding not in spec.ENCODINGS:
-        raise EncodingError(
+        raise UnknownEncodingError(
             f"{filename}: {where} uses encoding {encoding!r}, which {_IMPLEMENTER[purpose]} (h5ml "
             f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
             f"upgrade h5ml to {purpose} it",

@@ -8,12 +8,14 @@ read (:attr:`Split.unreadable`), and reads several features at once
 (``split[idx]``, :meth:`Split.read`).
 
 Taking "every feature" (:meth:`Split.every_feature`, ``read(features=None)``)
-never leaves out silently a feature that the file holds and this reader must
-refuse: a damaged one (an :class:`~h5ml.errors.InvalidFileError`) or one of an
+never leaves out silently a feature that the file holds and this reader cannot
+read: a damaged one (an :class:`~h5ml.errors.InvalidFileError`), one of an
 encoding MAJOR it does not implement (SPEC §6.1-R7, an
-:class:`~h5ml.errors.UnsupportedEncodingVersionError`). Only a feature of an
-encoding this version does not define is left out (an unknown object in a
-newer-MINOR file, §1.4.1).
+:class:`~h5ml.errors.UnsupportedEncodingVersionError`), one whose values it
+cannot decode, or one of an unknown encoding in a file whose MINOR is not newer
+(E131, an :class:`~h5ml.errors.UnknownEncodingError`). Only a feature of an
+unknown encoding in a newer-MINOR file is left out (an unknown object,
+SPEC §1.4.1-R1).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import h5py
 import numpy as np
 
 from h5ml import spec
-from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnsupportedEncodingVersionError
+from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnknownEncodingError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
 from h5ml.model.header import declared_num_samples
@@ -40,13 +42,17 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Split"]
 
 
-def _refused(error: H5MLError) -> bool:
+def _refused(error: H5MLError, newer_minor: bool) -> bool:
     """Whether a feature that failed to open with ``error`` must stop a read of every feature.
 
-    A damaged feature, and (SPEC §6.1-R7) a feature of an encoding MAJOR this
-    reader does not implement: leaving either out would drop data silently.
+    Every feature this reader cannot read does, since leaving it out would
+    drop data silently: a damaged one, one of an encoding MAJOR this reader
+    does not implement (SPEC §6.1-R7), one whose values it cannot decode (a
+    dense feature of a compound type), one of an unknown encoding in a file
+    whose MINOR is not newer (E131). The one exception is an unknown encoding
+    in a file of a newer MINOR: an unknown object, ignored (SPEC §1.4.1-R1).
     """
-    return isinstance(error, InvalidFileError | UnsupportedEncodingVersionError)
+    return not (newer_minor and isinstance(error, UnknownEncodingError))
 
 
 class Split:
@@ -219,7 +225,8 @@ class Split:
                 if feature is not None:  # None: no encoding, an unknown object (SPEC §5.5-R1: ignored)
                     found[name] = feature
             self._features, self._skipped = found, skipped
-            self._damaged = any(_refused(e) for e in skipped.values())
+            newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
+            self._damaged = any(_refused(e, newer_minor) for e in skipped.values())
             self._all = tuple(found.items())
         return MappingProxyType(self._features)
 
@@ -245,9 +252,11 @@ class Split:
         """The names of every feature, for a caller that takes them all: refused if one cannot be read.
 
         SPEC §6.1-R7: a feature of an encoding MAJOR this reader does not
-        implement is refused, never silently left out; so is a damaged one.
-        A feature of an encoding this version does not define (an unknown
-        object of a newer-MINOR file, §1.4.1) is left out.
+        implement is refused, never silently left out; so is a damaged one,
+        one whose values this reader cannot decode, and one of an unknown
+        encoding in a file whose MINOR is not newer (E131). Only a feature of
+        an unknown encoding in a newer-MINOR file (an unknown object,
+        SPEC §1.4.1-R1) is left out.
 
         Returns
         -------
@@ -260,6 +269,12 @@ class Split:
             If a feature has an ``encoding_version`` of another MAJOR (§6.1):
             the message names the feature, the file, both versions, and the
             other features to read by name.
+        UnknownEncodingError
+            If a feature's ``encoding`` is unknown and the file's MINOR is not
+            newer than this reader's (E131); the message is as above.
+        EncodingError
+            If this reader cannot decode a feature's values (a dense feature of
+            a compound type, §3.2); the message is as above.
         InvalidFileError
             If a feature is damaged (broken structure, wrong number of
             samples), or as :attr:`features`.
@@ -267,7 +282,8 @@ class Split:
         features = self.features
         if not self._damaged:
             return tuple(features)
-        name, error = next((n, e) for n, e in self._skipped.items() if _refused(e))
+        newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
+        name, error = next((n, e) for n, e in self._skipped.items() if _refused(e, newer_minor))
         if isinstance(error, InvalidFileError):
             raise error
         others = list(features)
@@ -276,7 +292,7 @@ class Split:
             if others
             else "the split has no other feature to read"
         )
-        raise UnsupportedEncodingVersionError(
+        raise type(error)(
             f"{error.message}; the split {self._name!r} cannot be read whole while feature {name!r} is there; {choice}",
             path=error.path,
             hdf5_path=error.hdf5_path,
