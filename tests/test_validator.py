@@ -581,6 +581,7 @@ def test_chunk_rules_skip_unchunked_datasets(tmp_path: Path, layout: str) -> Non
         del f["train/image"]
         space = h5py.h5s.create_simple(shape)
         h5py.h5d.create(f["train"].id, b"image", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+        f["train/image"][...] = 0  # written: storage never written is E146 (SPEC §3.5.1-R1)
         for key, value in attrs.items():
             f["train/image"].attrs[key] = value
 

@@ -855,6 +855,9 @@ def feature_mutations(info: FixtureInfo, feature: Feature) -> list[Mutation]:
         out.append(_m(info, "set_attr", p, ("role", ("str", "loss")), ("E117", p), why="§6.1: input/target/metadata"))
     if enc != "bytes":
         out.append(_m(info, "set_attr", p, ("media_type", ("str", "image/png")), ("E117", p), why="§6.6: bytes only"))
+    elif info.newer_minor:
+        # SPEC §1.4.1-R3: an undefined media_type value of a newer MINOR is I300, never E117
+        out.append(_m(info, "set_attr", p, ("media_type", ("str", "png")), ("I300", p), absent=("E117",), valid=None))
     else:
         out.append(_m(info, "set_attr", p, ("media_type", ("str", "png")), ("E117", p), why="§6.6: type/subtype"))
     if enc in ("string", "categorical", "bytes"):
@@ -863,7 +866,12 @@ def feature_mutations(info: FixtureInfo, feature: Feature) -> list[Mutation]:
         out.append(_m(info, "extend_rows", p, 1, ("E122", p), why="§5.3: N rows"))
         out.append(_m(info, "retype", p, "str", ("E133", p), why="§6.2: strings are not dense"))
         out.append(_m(info, "retype", p, "compound", ("E113", p), why="§3.2: no compound"))
-        out.append(_m(info, "set_attr", p, ("logical_dtype", ("str", "maybe")), ("E117", p), why="§6.1: only bool"))
+        if info.newer_minor:  # SPEC §1.4.1-R3: an undefined logical_dtype of a newer MINOR is I300, never E117
+            out.append(
+                _m(info, "set_attr", p, ("logical_dtype", ("str", "maybe")), ("I300", p), absent=("E117",), valid=None)
+            )
+        else:
+            out.append(_m(info, "set_attr", p, ("logical_dtype", ("str", "maybe")), ("E117", p), why="§6.1: only bool"))
         if feature.kind == "f":
             out.append(_m(info, "set_attr", p, ("logical_dtype", ("str", "bool")), ("E117", p), why="§3.3: uint8"))
         if feature.boolean and feature.n:
