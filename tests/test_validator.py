@@ -893,7 +893,7 @@ def test_deep_time_limit_keeps_the_metadata_issues(tmp_path: Path) -> None:
     assert (last.code, last.path) == ("E101", "/")
     assert "did not finish within 5 s" in last.message
     assert "metadata checks had finished" in last.message
-    assert (report.readable, report.valid, report.format_version) == (False, False, "1.0")
+    assert (report.readable, report.valid, report.format_version) == (False, False, "1.1")
     doc = Report((report,)).to_json()
     assert [e.message for e in schemas.validator_for("report").iter_errors(doc)] == []
 
@@ -977,7 +977,7 @@ def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert report.issues[0] == found
     assert "SIGSEGV" in report.issues[1].message
     assert "the 1 issue(s) before this one" in report.issues[1].message
-    assert (report.readable, report.format_version) == (False, "1.0")
+    assert (report.readable, report.format_version) == (False, "1.1")
 
 
 def test_names_that_are_not_utf8(tmp_path: Path) -> None:
