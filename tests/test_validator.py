@@ -977,7 +977,7 @@ def test_child_crash_is_e101(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert report.issues[0] == found
     assert "SIGSEGV" in report.issues[1].message
     assert "the 1 issue(s) before this one" in report.issues[1].message
-    assert (report.readable, report.format_version) == (False, "1.1")
+    assert (report.readable, report.format_version) == (False, "1.0")
 
 
 def test_names_that_are_not_utf8(tmp_path: Path) -> None:
