@@ -616,7 +616,7 @@ def test_num_samples_mismatch_for_group_encodings(tmp_path: Path) -> None:
 
 def test_stop_after_unsupported_major(tmp_path: Path) -> None:
     """§1.3: a newer MAJOR stops the check: nothing else is reported."""
-    # SPEC §1.3-R3: no further check against 1.x
+    # SPEC §1.3-R3: no further check against 1.x; SPEC §9.1.2-R3: E104 alone
 
     def mutate(f: h5py.File) -> None:
         write_attr(f, "format_version", "2.3")
@@ -810,7 +810,7 @@ def _truncated(fraction: float) -> Callable[[Path], None]:
 )
 def test_unreadable_inputs(tmp_path: Path, make: Callable[[Path], Any]) -> None:
     """§3.1: what is not an HDF5 file gives E100 and readable=False, never an exception."""
-    # SPEC §3.1-R1
+    # SPEC §3.1-R1; SPEC §9.1.2-R3: E100 alone
     path = tmp_path / "input.h5"
     make(path)
     report = validate(path, timeout=LIMIT)  # a damaged file may make HDF5 loop: child process (§10.3)
@@ -819,7 +819,7 @@ def test_unreadable_inputs(tmp_path: Path, make: Callable[[Path], Any]) -> None:
 
 
 def test_not_an_h5ml_file(tmp_path: Path) -> None:
-    """§4.1: a plain HDF5 file (the tutorial's x_train/y_train) is E102 and nothing else."""
+    """§4.1: a plain HDF5 file (the tutorial's x_train/y_train) is E102 and nothing else (SPEC §9.1.2-R3)."""
     report = validate(not_h5ml(tmp_path / "plain.h5"))
     assert report.codes == ["E102"]
     assert report.readable

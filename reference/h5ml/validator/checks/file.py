@@ -216,7 +216,7 @@ def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:
 
     Every check yields every issue it finds and the next check runs after it, whatever was found before, as
     far as the file can be read (SPEC §9.1.2-R1); a file that is not h5ml (E102) or has another MAJOR (E104)
-    stops after the root, and its issue stands alone (§9.1.2). Every check runs in a shallow validation
+    stops after the root, and its issue stands alone (SPEC §9.1.2-R3, as E100 and E103 do). Every check runs in a shallow validation
     (SPEC §9.1.1-R2); a deep one adds the checks of the data, the registry's deep codes (SPEC §9.1.1-R1).
     """
     if not (yield from check_root(state, f)):
