@@ -43,7 +43,7 @@ H5ML = shutil.which("h5ml", path=str(Path(sys.executable).parent)) or shutil.whi
 KNOWN_FAILURES: dict[str, str] = {}
 
 #: Optional features the reference implementation supports (h5py always ships the LZF filter).
-FEATURES = ["--feature", "filter-32000"]
+FEATURES = ["--feature", "filter-32000", "--feature", "float16"]
 
 
 def _python(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:

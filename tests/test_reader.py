@@ -255,7 +255,10 @@ def test_invalid_utf8_string_raises_encoding_error(tmp_path: Path) -> None:
 
 
 def test_booleans_big_endian_and_float16(tmp_path: Path) -> None:
-    """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native."""
+    """§3.2/§3.3: uint8 with logical_dtype bool and h5py enum bools read as bool; big-endian values come back native.
+
+    SPEC §3.2-R2: the reference implements binary16 and reads it in both byte orders.
+    """
     # SPEC §3.3-R4: h5py's enumeration (enum_flag) reads as booleans
     flags = np.array([True, False, True, True])
     write_file(

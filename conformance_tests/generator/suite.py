@@ -238,4 +238,6 @@ LEVELS = {
     "core": "Every conforming implementation.",
     "filter-32000": "Implementations that decode the LZF filter (HDF5 filter id 32000), an optional filter a file "
     "may declare in required_filters (SPEC §3.5).",
+    "float16": "Implementations that read IEEE binary16 (float16) values, which the storage profile allows "
+    "(SPEC §3.2-R2: an implementation without it refuses such a feature instead of returning other values).",
 }

@@ -81,6 +81,7 @@ def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None
             path=filename,
             hdf5_path=dset.name,
         )
+    # SPEC §3.2-R2: this reader implements binary16 (the optional level float16): "f" of 2 bytes reads as float16
     return native(dtype)
 
 
