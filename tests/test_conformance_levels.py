@@ -174,7 +174,9 @@ def test_a_validator_reporting_every_error_and_nothing_else_passes_errors_on_the
     """A validator that prints exactly the expected errors passes every deep case at ``--level errors``; at
     ``warnings`` exactly the cases expecting a warning fail, at ``info`` also those expecting an info."""
     command = _fake(tmp_path, "errors_oracle", ERRORS_ORACLE % str(SUITE / "manifest.json"))
-    runs = _run_levels(tmp_path, command, ["--batch", "60", "--feature", "filter-32000", "--feature", "float16"], timeout=300)
+    runs = _run_levels(
+        tmp_path, command, ["--batch", "60", "--feature", "filter-32000", "--feature", "float16"], timeout=300
+    )
     warned, informed = _with_warnings_or_infos("warnings"), _with_warnings_or_infos("info")
     # 28 cases of the 1.0 suite failed such a validator before the levels; 1.1's cases add more warnings and infos
     assert len(warned | informed) >= 28 and warned and informed - warned
@@ -201,7 +203,12 @@ def test_a_validator_reporting_every_error_and_nothing_else_passes_errors_on_the
 def test_a_naive_validator_fails_every_level(tmp_path: Path, name: str, body: str) -> None:
     """A validator that always says valid, one that checks only the HDF5 signature, and one that always says
     invalid fail every level on the whole suite, most of their failures already at the level errors."""
-    runs = _run_levels(tmp_path, _fake(tmp_path, name, body), ["--batch", "60", "--feature", "filter-32000", "--feature", "float16"], 300)
+    runs = _run_levels(
+        tmp_path,
+        _fake(tmp_path, name, body),
+        ["--batch", "60", "--feature", "filter-32000", "--feature", "float16"],
+        300,
+    )
     for level, run in runs.items():
         assert run["rc"] == 1, f"{level}: {run['stdout'][-2000:]}{run['stderr'][-2000:]}"
         assert not _statuses(run, "ERROR"), run["stdout"][-3000:]
