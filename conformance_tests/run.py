@@ -225,10 +225,8 @@ class Suite:
             self.features.update(_read_features(path))
         unknown = self.features - set(self.manifest.get("levels", {}))
         if unknown:
-            print(
-                f"run.py: unknown feature(s) {sorted(unknown)}; the manifest defines {sorted(self.manifest['levels'])}",
-                file=sys.stderr,
-            )
+            optional = sorted(set(self.manifest.get("levels", {})) - {"core"})
+            print(f"run.py: unknown feature(s) {sorted(unknown)}; the optional features are {optional}", file=sys.stderr)
             raise SystemExit(2)
         self.checker = schema_checker() if args.kind == "validator" else None
 
@@ -245,9 +243,16 @@ class Suite:
                 skipped.append(Outcome(case["id"], SKIP, [f"holds in {case['mode']} validation only"]))
                 continue
             if case["level"] not in self.features:
+                if self.args.kind == "reader" and case["reader"]["expect"] == "decode":
+                    # CONTRACT §10.3: a reader without the feature must refuse the file, never return other values
+                    chosen.append({**case, "reader": {"expect": "refuse", "without": case["level"]}})
+                    continue
                 skipped.append(Outcome(case["id"], SKIP, [f"needs the optional feature {case['level']}"]))
                 continue
             chosen.append(case)
+        if self.args.case and not chosen and not skipped:
+            print(f"run.py: no case of the manifest matches --case {' '.join(self.args.case)}", file=sys.stderr)
+            raise SystemExit(2)
         return chosen, skipped
 
     def _prepare(self, case: dict[str, Any], workdir: Path) -> tuple[Path | None, str]:
@@ -311,7 +316,7 @@ class Suite:
                     if entry.get("path") != str(copy):
                         general.append(f"path is {entry.get('path')!r}, not the path given ({copy})")
                     levels = compare_report(case, entry, self.registry)
-            levels[ERRORS] = general + levels.get(ERRORS, [])
+            levels[ERRORS] = levels.get(ERRORS, []) + general  # the missing or unexpected codes first
             failed, reasons = first_failure(levels, self.args.level)
             outcomes.append(Outcome(case["id"], FAIL if failed else PASS, reasons, failed))
         return outcomes
@@ -320,7 +325,13 @@ class Suite:
         expect = case["reader"]
         if expect["expect"] == "refuse":
             if run.returncode == 0:
-                return Outcome(case["id"], FAIL, [f"exited 0 on a file it must refuse (SPEC {expect['clause']})"])
+                why = (
+                    f"without the optional feature {expect['without']} (not declared with --feature) a reader must "
+                    "refuse this file, never return other values (CONTRACT.md §10.3)"
+                    if "without" in expect
+                    else f"SPEC {expect['clause']}"
+                )
+                return Outcome(case["id"], FAIL, [f"exited 0 on a file it must refuse ({why})"])
             return Outcome(case["id"], PASS)
         if run.returncode != 0:
             return Outcome(
@@ -456,7 +467,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--level",
         choices=LEVELS,
-        default=LEVELS[-1],
+        default=None,
         help="validator: the conformance level checked (CONTRACT.md §8): errors (every expected error, no other "
         "error), warnings (and every expected warning) or info (and every expected info: the whole case); "
         "default: info",
@@ -488,7 +499,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--batch",
         type=int,
-        default=1,
+        default=None,
         help="validator: fixtures given to one command run (its report lists each); default 1",
     )
     parser.add_argument(
@@ -504,6 +515,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(own)
     if not command:
         parser.error("give the command to test after '--'")
+    if args.kind == "reader":
+        given = [flag for flag, value in (("--level", args.level), ("--batch", args.batch)) if value is not None]
+        given += ["--no-exit-status"] if args.no_exit_status else []
+        if given:
+            parser.error(f"{', '.join(given)}: for validators only; a reader runs one fixture at a time, judged whole")
+    args.level = LEVELS[-1] if args.level is None else args.level
+    args.batch = 1 if args.batch is None else args.batch
     if args.jobs < 1 or args.batch < 1 or args.timeout <= 0:
         parser.error("--jobs and --batch must be at least 1, --timeout positive")
     args.command = command

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,47 @@ def test_a_manifest_of_format_1_0_is_judged_by_the_codes_severity(tmp_path: Path
     }
     wrong = _runner("validator", ["--level", "all"], command, tmp_path / "wrong.json", timeout=60)
     assert wrong["rc"] == 2 and "--level: invalid choice: 'all'" in wrong["stderr"], wrong["stderr"]
+
+
+def test_a_reader_without_an_optional_feature_must_refuse_its_files(tmp_path: Path) -> None:
+    """CONTRACT §10.3, SPEC §3.2-R2 and §3.5-R3: an undeclared feature's decode cases run as refusals.
+
+    A reader that refuses everything passes the float16 and LZF cases when it does not declare those
+    features; the reference reader, which decodes them, fails them unless it declares the features,
+    and then passes them by their expected documents.
+    """
+    refuser = _fake(tmp_path, "refuser", "sys.exit(1)\n")  # the report helpers import sys
+    cases = ["--case", "valid-dense-float16", "--case", "valid-lzf-declared"]
+    run = _runner("reader", cases, refuser, tmp_path / "refuser.json", timeout=120)
+    assert _statuses(run, "PASS") == {"valid-dense-float16", "valid-lzf-declared"}, run["stdout"]
+    dump = [H5ML, "dump", "--format", "json"]
+    undeclared = _runner("reader", cases, dump, tmp_path / "undeclared.json", timeout=120)
+    assert _statuses(undeclared, "FAIL") == {"valid-dense-float16", "valid-lzf-declared"}, undeclared["stdout"]
+    assert "without the optional feature float16 (not declared with --feature) a reader must refuse" in (
+        undeclared["stdout"]
+    )
+    declared = [*cases, "--feature", "float16", "--feature", "filter-32000"]
+    run = _runner("reader", declared, dump, tmp_path / "declared.json", timeout=120)
+    assert _statuses(run, "PASS") == {"valid-dense-float16", "valid-lzf-declared"}, run["stdout"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["reader", "--level", "errors"], "--level: for validators only"),
+        (["reader", "--batch", "3"], "--batch: for validators only"),
+        (["validator", "--case", "no-such-case-*"], "no case of the manifest matches --case no-such-case-*"),
+        (["validator", "--feature", "float17"], "unknown feature(s) ['float17']; the optional features are"),
+    ],
+)
+def test_runner_usage_errors(options: list[str], message: str) -> None:
+    """Options that would make a run mean nothing are usage errors (exit 2), not an empty pass."""
+    proc = subprocess.run(
+        [sys.executable, str(SUITE / "run.py"), *options, "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
