@@ -1,7 +1,7 @@
-"""Print the SPEC.md §9.2 registry table from reference/h5ml/codes.py .
+"""Print the SPEC.md §9.2 registry table from the reference's copy, reference/h5ml/spec/codes.py.
 
-Usage: python gen_registry.py            -> prints the block
-       python gen_registry.py --update F -> replaces the block between the markers in F
+Usage: python scripts/update_spec_registry.py            -> prints the block
+       python scripts/update_spec_registry.py --update F -> replaces the block between the markers in F
 """
 
 import sys
@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 from h5ml.spec.codes import CODES
 
-BEGIN, END = "<!-- registry:begin (generated from reference/h5ml/codes.py) -->", "<!-- registry:end -->"
+BEGIN, END = "<!-- registry:begin (the reference's copy: reference/h5ml/spec/codes.py) -->", "<!-- registry:end -->"
 
 
 def block() -> str:

@@ -262,7 +262,8 @@ _TABLE: Final = [
         "bool_as_enum",
         _W,
         "§3.3",
-        "A boolean is stored as an HDF5 enum (h5py's default) instead of uint8 with logical_dtype 'bool'.",
+        "A boolean is stored as the HDF5 enumeration FALSE/TRUE over an 8-bit integer instead of uint8 with "
+        "logical_dtype 'bool'.",
     ),
     Code(
         "W209",
