@@ -62,6 +62,7 @@ _TAG = re.compile(r"(?<!`)\[(file|writer|reader|validator)(?: (§[0-9]+(?:\.[0-9
 _REQUIREMENT = re.compile(r"\b(?:MUST|REQUIRED|SHALL)\b")
 _RECOMMENDATION = re.compile(r"\b(?:SHOULD|RECOMMENDED)\b")
 _CODE = re.compile(r"\b([EWI][0-9]{3})\b")
+_INLINE_HEADING = re.compile(r"^§[0-9]+(?:\.[0-9]+)+\s+(?:\*\*[^*]+\*\*\s*)?")
 _CITED_ID = re.compile(r"§[0-9]+(?:\.[0-9]+)*-[RS][0-9]+(?![0-9])")
 _SENTENCE = re.compile(r"(?<=[.:;])\s+(?=[A-Z§`(])")
 
@@ -138,12 +139,12 @@ def requirements(spec_text: str) -> tuple[list[Requirement], list[Requirement]]:
             sentences = _SENTENCE.split(segment.strip())
             normative = next((i for i, s in enumerate(sentences) if _REQUIREMENT.search(s)), None)
             if normative is not None:
-                body = " ".join(sentences[normative:])
+                body = _INLINE_HEADING.sub("", " ".join(sentences[normative:]))
                 musts.append(Requirement(rid, clause, "R", (tag,), body, tuple(_CODE.findall(body))))
                 continue
             advice = next((i for i, s in enumerate(sentences) if _RECOMMENDATION.search(s)), None)
             if advice is not None:
-                body = " ".join(sentences[advice:])
+                body = _INLINE_HEADING.sub("", " ".join(sentences[advice:]))
                 shoulds.append(Requirement(rid, clause, "S", (tag,), body, tuple(_CODE.findall(body))))
     return musts, shoulds
 
@@ -338,13 +339,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in id_problems([*musts, *shoulds]):
         print(f"MISS {problem}")
         problems += 1
-    print(f"{'id':<12} {'class':<10} {'cases':>5} {'code':>5} {'tests':>5}  requirement")
+    print(
+        "Each requirement of SPEC.md by its id: the conformance cases that name it ('runner': run.py checks it on "
+        "every case), the lines of the implementation and the test functions that name it."
+    )
+    print(f"{'id':<12} {'class':<10} {'cases':>6} {'lines':>5} {'tests':>5}  requirement")
     for req in musts:
         if args.failed and req.covered:
             continue
         status = "" if req.covered else "  MISS"
+        named = "runner" if req.rid in RUNNER_CHECKS and not req.cases else str(len(req.cases))
         print(
-            f"{req.ident:<12} {req.tags[0]:<10} {len(req.cases):>5} {len(req.code_refs):>5} {len(req.tests):>5}  "
+            f"{req.ident:<12} {req.tags[0]:<10} {named:>6} {len(req.code_refs):>5} {len(req.tests):>5}  "
             f"{req.text[:70]}{status}"
         )
         for item in req.covered_by if args.verbose else []:

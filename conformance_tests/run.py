@@ -226,7 +226,9 @@ class Suite:
         unknown = self.features - set(self.manifest.get("levels", {}))
         if unknown:
             optional = sorted(set(self.manifest.get("levels", {})) - {"core"})
-            print(f"run.py: unknown feature(s) {sorted(unknown)}; the optional features are {optional}", file=sys.stderr)
+            print(
+                f"run.py: unknown feature(s) {sorted(unknown)}; the optional features are {optional}", file=sys.stderr
+            )
             raise SystemExit(2)
         self.checker = schema_checker() if args.kind == "validator" else None
 

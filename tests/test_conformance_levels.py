@@ -289,8 +289,9 @@ def test_a_reader_without_an_optional_feature_must_refuse_its_files(tmp_path: Pa
     dump = [H5ML, "dump", "--format", "json"]
     undeclared = _runner("reader", cases, dump, tmp_path / "undeclared.json", timeout=120)
     assert _statuses(undeclared, "FAIL") == {"valid-dense-float16", "valid-lzf-declared"}, undeclared["stdout"]
-    assert "without the optional feature float16 (not declared with --feature) a reader must refuse" in (
-        undeclared["stdout"]
+    assert (
+        "without the optional feature float16 (not declared with --feature) a reader must refuse"
+        in (undeclared["stdout"])
     )
     declared = [*cases, "--feature", "float16", "--feature", "filter-32000"]
     run = _runner("reader", declared, dump, tmp_path / "declared.json", timeout=120)
