@@ -161,7 +161,7 @@ def test_inspect_shows_stats_classes_descriptions_and_skipped_files(tmp_path: Pa
     ):
         assert piece in out, piece
     assert "ratio" not in out  # uncompressed: no ratio (below 1 it would only be chunk padding)
-    assert "chunk padding" in out  # x: 24 raw bytes in a chunk of more rows
+    assert "raw 24 B in " in out and "of chunks (the last chunk is whole)" in out  # x: a chunk of more rows
 
 
 def test_inspect_ratio_of_a_compressed_feature_says_what_it_is(tmp_path: Path) -> None:
@@ -204,3 +204,16 @@ def test_the_count_of_what_is_not_listed_is_bounded(tmp_path: Path, monkeypatch:
     assert (len(walk.nodes), walk.not_shown, walk.count_complete) == (5, 10, False)
     code, out, _ = run_cli("inspect", str(path), "--max-objects", "5")
     assert code == 0 and "more than 10 more objects not shown (5 shown; --max-objects N shows more)" in out
+
+
+def test_inspect_padding_counts_only_the_fixed_size_components(tmp_path: Path) -> None:
+    """A categorical's padding is its codes' chunk (5 codes in 8 bytes), never its class names (48 B of strings)."""
+    path = tmp_path / "labels.h5"
+    codes = np.array([0, 1, 2, 1, 0], dtype=np.int8)
+    h5ml.write(path, {"train": {"label": codes}}, {"name": "t"}, features={"label": {"class_names": ["a", "b", "c"]}})
+    with h5py.File(path, "r") as f:
+        chunks = f["train/label/codes"].chunks
+    code, out, _ = run_cli("inspect", str(path))
+    assert code == 0
+    assert chunks == (8,)  # the writer's rows per chunk are a power of two (§7.2)
+    assert "stored 56 B, raw 5 B in 8 B of chunks (the last chunk is whole)" in out

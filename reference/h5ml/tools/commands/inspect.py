@@ -83,8 +83,11 @@ def _feature_label(feature: FeatureSummary) -> Text:
         # Only for a compressed feature: on uncompressed data, raw/stored below 1 is chunk padding, not compression.
         share = 1 / feature.compression_ratio  # over the fixed-size components, as the ratio is
         storage.append(f"raw {_size(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
-    elif feature.logical_bytes is not None and feature.stored_bytes > feature.logical_bytes:
-        storage.append(f"raw {_size(feature.logical_bytes)} (the rest is chunk padding: the last chunk is whole)")
+    elif feature.logical_bytes is not None and feature.compression_ratio and feature.compression_ratio < 1:
+        # The fixed-size components store more than their elements: the last chunk is whole. The ratio is over
+        # those components only (a categorical's class_names, variable-length strings, are not among them).
+        fixed = round(feature.logical_bytes / feature.compression_ratio)
+        storage.append(f"raw {_size(feature.logical_bytes)} in {_size(fixed)} of chunks (the last chunk is whole)")
     label = Text(feature.name, style="bold")
     label.append("  " + "  ".join(what))
     if feature.description:
