@@ -23,7 +23,7 @@ from typing import Final
 import h5py
 from h5py import h5d
 
-__all__ = ["NeverWritten", "unallocated_storage"]
+__all__ = ["NeverWritten", "unallocated_components", "unallocated_storage"]
 
 #: The most chunks within the extent whose offsets are kept to name the first missing one (a memory bound, §10.4).
 _LOCATE_CHUNKS: Final = 1 << 16
@@ -90,6 +90,30 @@ def unallocated_storage(dset: h5py.Dataset) -> NeverWritten | None:
         # SPEC §3.5.1-R1: a contiguous dataset with at least one element has its storage allocated
         return NeverWritten(f"{dset.name} declares shape {shape} but its data was never written (no storage allocated)")
     return None
+
+
+def unallocated_components(node: h5py.Dataset | h5py.Group) -> dict[str, NeverWritten]:
+    """What :func:`unallocated_storage` says of each dataset of a feature that was not all written (§3.5.1, E146).
+
+    Parameters
+    ----------
+    node
+        A feature: its dataset (dense, string) or its group (categorical,
+        ragged, bytes), whose member datasets are its components (§6).
+
+    Returns
+    -------
+    dict
+        Component name (``""`` for a dataset feature) -> what is missing, for
+        the components whose declared data was not all written; ``{}`` when
+        every one was. Members that are not datasets are not looked at.
+    """
+    if isinstance(node, h5py.Dataset):
+        members = {"": node}
+    else:
+        members = {name: node[name] for name in node if isinstance(node.get(name), h5py.Dataset)}
+    found = {name: unallocated_storage(dset) for name, dset in members.items()}
+    return {name: missing for name, missing in found.items() if missing is not None}
 
 
 class _ChunkTally:
