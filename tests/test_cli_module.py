@@ -22,7 +22,12 @@ META = {"name": "t", "license": "CC0-1.0", "description": "d"}
 def _run_module(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     return subprocess.run(
-        [sys.executable, "-m", "h5ml.tools.cli", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+        [sys.executable, "-m", "h5ml.tools.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
 
 

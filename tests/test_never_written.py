@@ -102,9 +102,9 @@ def test_a_chunk_outside_the_extent_does_not_count(tmp_path: Path, deep: bool) -
     errors = [(i.code, i.path) for i in report.issues if i.severity == "error"]
     assert errors == [("E146", "/train/y")]
     (message,) = _e146(path, deep=deep)
-    assert "only 3 within it were ever written" in message
+    assert "in 4 chunks of (2,) but only 3 were ever written" in message
     assert "the first missing one starts at element (2,)" in message
-    assert "1 more chunk(s) lie outside the current extent and do not count" in message
+    assert "1 more chunk(s) of its index lie outside the current extent and do not count" in message
     assert "E145" not in report.codes
 
 

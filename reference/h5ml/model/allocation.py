@@ -156,7 +156,7 @@ def _missing_chunks(dset: h5py.Dataset, shape: tuple[int, ...], chunks: tuple[in
     beyond = (
         ""
         if tally.outside == 0
-        else f"; {tally.outside} more chunk(s) lie outside the current extent and do not count (§3.5.1)"
+        else f"; {tally.outside} more chunk(s) of its index lie outside the current extent and do not count (§3.5.1)"
     )
     # The writer stopped early when the written chunks are exactly the first rows of chunks: a chunk index
     # holds each offset once, so `inside` chunks all in the first `rows` chunk rows fill them
@@ -165,7 +165,7 @@ def _missing_chunks(dset: h5py.Dataset, shape: tuple[int, ...], chunks: tuple[in
     trailing = tally.inside % per_row == 0 and tally.last_row + 1 == rows
     return NeverWritten(
         f"{dset.name} declares shape {shape} in {expected} chunks of {chunks} but only {tally.inside} "
-        f"within it were ever written{where}{beyond}",
+        f"were ever written{where}{beyond}",
         rows_written=min(rows * chunks[0], shape[0]) if trailing else None,
     )
 
