@@ -384,7 +384,7 @@ def stored_layout(encoding: str, obj: Any) -> Layout:
     if never_written:
         # SPEC §3.5.1-R1: never-written storage would be read back as fill values (class names, offsets)
         raise EncodingError(
-            "; ".join(m.what for m in never_written.values()) + " (never written, E146): write the feature again"
+            "; ".join(m.what for m in never_written.values()) + " (E146, SPEC §3.5.1): write the feature again"
         )
     if encoding == "string":
         info = h5py.check_string_dtype(obj.dtype)
