@@ -2,7 +2,9 @@
 
 A ``raw`` recipe is empty, text, deterministic random bytes, or another
 fixture's bytes with patches: truncated, overwritten at an offset, its local
-heap signature broken, its chunks overwritten or one of their bytes flipped.
+heap signature broken, its chunks overwritten or one of their bytes flipped,
+or a dataset's current extent changed in its dataspace message without
+touching its chunk index (so that chunks may lie outside the extent).
 Offsets are found by reading the built file (HDF5 file format specification).
 """
 
@@ -71,6 +73,29 @@ def _chunk_spans(f: h5py.File, path: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _extent_offset(f: h5py.File, path: str, data: bytes) -> int:
+    """The file offset of the current dimensions in the dataspace message of dataset ``path``.
+
+    A dataspace message holds the current dimensions, then the maximum ones,
+    each an 8-byte little-endian length, an unlimited one all ones (HDF5 file
+    format specification, section IV.A.2.b); the 16 bytes per axis are looked
+    for in the whole file and must occur exactly once.
+    """
+    dset = f[path]
+    unlimited = (1 << 64) - 1
+    maxdims = [unlimited if m is None else int(m) for m in (dset.maxshape or dset.shape)]
+    pattern = b"".join(int(d).to_bytes(8, "little") for d in dset.shape)
+    pattern += b"".join(m.to_bytes(8, "little") for m in maxdims)
+    hits = []
+    at = data.find(pattern)
+    while at >= 0:
+        hits.append(at)
+        at = data.find(pattern, at + 1)
+    if len(hits) != 1:
+        raise RecipeError(f"{path}: its dataspace {dset.shape}/{dset.maxshape} occurs {len(hits)} times, not once")
+    return hits[0]
+
+
 def raw_bytes(recipe: dict[str, Any], source: Callable[[str], Path]) -> bytes:
     """The bytes of a ``raw`` recipe; ``source(id)`` gives the built fixture of another recipe."""
     raw = recipe["raw"]
@@ -113,6 +138,13 @@ def raw_bytes(recipe: dict[str, Any], source: Callable[[str], Path]) -> bytes:
             with h5py.File(base_path, "r") as f:
                 offset, _size = _chunk_spans(f, patch["path"])[int(patch.get("chunk", 0))]
             data[offset + int(patch.get("byte", 0))] ^= 0xFF
+        elif op == "set_extent":
+            with h5py.File(base_path, "r") as f:
+                offset = _extent_offset(f, patch["path"], bytes(data))
+                if len(patch["dims"]) != f[patch["path"]].ndim:
+                    raise RecipeError(f"{recipe['id']}: set_extent gives {patch['dims']} for a dataset of another rank")
+            new = b"".join(int(d).to_bytes(8, "little") for d in patch["dims"])
+            data[offset : offset + len(new)] = new
         else:
             raise RecipeError(f"{recipe['id']}: unknown patch {op!r}")
     return bytes(data)

@@ -206,19 +206,21 @@ def declared_encoding(node: Any, filename: str, where: str, purpose: Purpose = "
     encoding = read_attribute(node, "encoding", filename, where)
     if encoding is None:
         return None
+    if isinstance(encoding, str) and encoding not in spec.ENCODINGS:
+        # SPEC §1.4.1-R1, §1.4.1-R4: an unknown encoding is told before any other attribute is looked at: in a
+        # newer-MINOR file the feature is an unknown object (the caller ignores it), whatever its encoding_version
+        raise UnknownEncodingError(
+            f"{filename}: {where} uses encoding {encoding!r}, which {_IMPLEMENTER[purpose]} (h5ml "
+            f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
+            f"upgrade h5ml to {purpose} it",
+            path=filename,
+            hdf5_path=where,
+        )
     version_text = read_attribute(node, "encoding_version", filename, where)
     if not isinstance(encoding, str) or not isinstance(version_text, str | None):
         raise InvalidFileError(
             f"{filename}: {where}: 'encoding' and 'encoding_version' must be strings (§6.1); "
             f"{validate_advice(filename)}",
-            path=filename,
-            hdf5_path=where,
-        )
-    if encoding not in spec.ENCODINGS:
-        raise UnknownEncodingError(
-            f"{filename}: {where} uses encoding {encoding!r}, which {_IMPLEMENTER[purpose]} (h5ml "
-            f"{spec.FORMAT_VERSION_STRING}) does not implement; known encodings: {', '.join(spec.ENCODINGS)}; "
-            f"upgrade h5ml to {purpose} it",
             path=filename,
             hdf5_path=where,
         )

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import EncodingError, WriterError
+from h5ml.model.allocation import unallocated_components
 from h5ml.model.fingerprint import FeatureHasher
 from h5ml.model.values import (
     Categorical,
@@ -372,11 +373,19 @@ def stored_layout(encoding: str, obj: Any) -> Layout:
     Raises
     ------
     EncodingError
-        If strings are not variable-length, codes are not signed integers or
-        values are outside the storage profile.
+        If strings are not variable-length, codes are not signed integers,
+        values are outside the storage profile, or a dataset of the feature
+        was never written (E146, §3.5.1: its class names or offsets would be
+        fill values).
     KeyError, TypeError, ValueError
         If the feature's objects are missing or malformed (h5py's errors).
     """
+    never_written = unallocated_components(obj)
+    if never_written:
+        # SPEC §3.5.1-R1: never-written storage would be read back as fill values (class names, offsets)
+        raise EncodingError(
+            "; ".join(m.what for m in never_written.values()) + " (E146, SPEC §3.5.1): write the feature again"
+        )
     if encoding == "string":
         info = h5py.check_string_dtype(obj.dtype)
         if info is None or info.length is not None:

@@ -265,7 +265,7 @@ class Column:
         if missing is not None:
             # SPEC §3.5.1-S1: refuse never-written data rather than return fill values as samples
             raise InvalidFileError(
-                f"{self.filename}: {missing}; HDF5 would return fill values in their place, so this reader refuses "
+                f"{self.filename}: {missing.what}; HDF5 would return fill values in their place, so this reader refuses "
                 "to read them as samples (SPEC §3.5.1, E146): the file was not written completely, write it again; "
                 f"{validate_advice(self.filename)}",
                 path=self.filename,

@@ -1,6 +1,7 @@
 """The ``h5ml`` command line: validate, inspect, dump, convert, export, subset, merge, demo.
 
-``main()`` (the console script) only calls :func:`run`, which takes the
+``main()`` (the console script; ``python -m h5ml`` and ``python -m
+h5ml.tools.cli`` run the same entry point) only calls :func:`run`, which takes the
 arguments and the two output streams and returns the exit code, so the whole
 command line is tested in-process. Each command lives in its own module of
 :mod:`h5ml.tools.commands`; this module holds the group and the error contract.
@@ -186,3 +187,11 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    # ``python -m h5ml.tools.cli ...``: the same entry point as the ``h5ml`` console script (and ``python -m h5ml``),
+    # so that this form validates, exits 1 for an invalid file and 2 for an unreadable one, instead of doing nothing
+    from h5ml.tools.entry import main as entry_main
+
+    entry_main()

@@ -13,6 +13,14 @@ file's global heap, which neither figure counts, so a string feature (and the
 ``class_names`` of a categorical) has no ``logical_bytes`` share and no
 compression ratio of its own: ``compression_ratio`` is ``logical / stored``
 over the fixed-size components only, None when they store nothing.
+
+Never-written storage (§3.5.1, E146): HDF5 returns fill values for it, so a
+figure read from such a component (class counts from ``codes``, lengths from
+``offsets``, sample shapes from ``shapes``, class names) would describe fill
+values, not data. Each component is checked with
+:func:`h5ml.model.allocation.unallocated_components`, the reader's and the
+validator's check; what was never written is listed in
+``FeatureSummary.never_written`` and the figures it would give are None.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import h5py
 import numpy as np
 
 from h5ml.ingest.report import SKIPPED_ATTR
+from h5ml.model.allocation import unallocated_components
 from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
 
@@ -94,6 +103,11 @@ class FeatureSummary:
         the codes, read in blocks), else None.
     missing_count
         Samples of a categorical feature with code -1 (missing, §6.5), else None.
+    never_written
+        Component name (``""`` for a dataset feature) -> what of it was never
+        written (E146, §3.5.1); ``{}`` when all was. The figures such a
+        component would give (lengths, sample shapes, class names, class
+        counts) are None: they would be fill values.
     """
 
     name: str
@@ -121,6 +135,7 @@ class FeatureSummary:
     class_names: list[str] | None = None
     class_counts: list[int] | None = None
     missing_count: int | None = None
+    never_written: dict[str, str] = field(default_factory=dict)
 
     @property
     def compression(self) -> str | None:
@@ -229,23 +244,28 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
     inner: list[int] = []
     length_min = length_max = None
     shape_min = shape_max = None
+    # SPEC §3.5.1-S1: no figure is read from storage that was never written (it would be fill values)
+    unwritten = unallocated_components(node)
+    has_shapes = feature.encoding == "ragged" and "shapes" in node
     if feature.encoding in ("ragged", "bytes"):
-        lengths = np.asarray(feature.lengths())
-        if lengths.size:
-            length_min, length_max = int(lengths.min()), int(lengths.max())
-        if feature.encoding == "ragged" and "shapes" in node:
+        # lengths come from the offsets; with shapes never written they would be shown as one axis they are not
+        if not {"offsets", "shapes"} & unwritten.keys():
+            lengths = np.asarray(feature.lengths())
+            if lengths.size:
+                length_min, length_max = int(lengths.min()), int(lengths.max())
+        if has_shapes and "shapes" not in unwritten:
             shapes = np.asarray(node["shapes"][()], dtype=np.int64)
             if shapes.size:
                 shape_min = [int(v) for v in shapes.min(axis=0)]
                 shape_max = [int(v) for v in shapes.max(axis=0)]
-        elif feature.encoding == "ragged":
+        elif feature.encoding == "ragged" and not has_shapes:
             inner = [int(d) for d in main.shape[1:]]
     else:
         shape = [n, *(int(d) for d in feature.sample_shape)]
     stored, logical, ratio = _sizes(node)
-    class_names = feature.class_names
+    class_names = None if "class_names" in unwritten else feature.class_names
     counts = missing = None
-    if class_names is not None:
+    if class_names is not None and "codes" not in unwritten:
         counts, missing = _class_counts(main, len(class_names))
     return FeatureSummary(
         name=feature.name,
@@ -267,13 +287,23 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         description=feature.description,
         units=feature.units,
         media_type=feature.media_type,
-        num_classes=None if class_names is None else len(class_names),
+        num_classes=_num_classes(node, class_names),
         sample_rate=feature.sample_rate,
         stats={key: attribute_json(value) for key, value in feature.statistics.attributes().items()},
         class_names=None if class_names is None else list(class_names),
         class_counts=counts,
         missing_count=missing,
+        never_written={name: what.what for name, what in unwritten.items()},
     )
+
+
+def _num_classes(node: Any, class_names: list[str] | None) -> int | None:
+    """K of a categorical feature (§6.5): its class names, or their declared count when they were never written."""
+    if class_names is not None:
+        return len(class_names)
+    if isinstance(node, h5py.Group) and isinstance(node.get("class_names"), h5py.Dataset):
+        return int(node["class_names"].shape[0])
+    return None
 
 
 def _class_counts(codes: h5py.Dataset, num_classes: int) -> tuple[list[int], int]:

@@ -105,6 +105,9 @@ def _number(value: Any) -> str:
 def _content_lines(feature: FeatureSummary) -> list[str]:
     """The statistics the file stores (§6.7) and the classes with their counts (§6.5), as lines."""
     lines = []
+    for what in feature.never_written.values():
+        # SPEC §3.5.1-S1: fill values are never shown as data; the figures of such a component are left out
+        lines.append(f"never written (E146): {what}; HDF5 would return fill values, so they are not summarised")
     if feature.stats:
         names = {"stats_min": "min", "stats_max": "max", "stats_mean": "mean", "stats_std": "std"}
         parts = [f"{word} {_number(feature.stats[key])}" for key, word in names.items() if key in feature.stats]
@@ -112,14 +115,18 @@ def _content_lines(feature: FeatureSummary) -> list[str]:
             parts.append(f"over {feature.stats['stats_count']} values")
         lines.append("stats " + ", ".join(parts))
     if feature.class_names is not None:
-        counts = feature.class_counts or [0] * len(feature.class_names)
-        pairs = [f"{name} {count}" for name, count in zip(feature.class_names, counts, strict=True)]
+        counts = feature.class_counts
+        pairs = (
+            list(feature.class_names)
+            if counts is None
+            else [f"{name} {count}" for name, count in zip(feature.class_names, counts, strict=True)]
+        )
         text = ", ".join(pairs[:_CLASSES_SHOWN])
         if len(pairs) > _CLASSES_SHOWN:
             text += f", ... {len(pairs) - _CLASSES_SHOWN} more"
         if feature.missing_count:
             text += f"; missing (code -1) {feature.missing_count}"
-        lines.append("classes (samples each) " + text)
+        lines.append(("classes " if counts is None else "classes (samples each) ") + text)
     return lines
 
 

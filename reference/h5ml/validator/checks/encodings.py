@@ -24,7 +24,7 @@ from typing import Final
 import h5py
 
 from h5ml import spec
-from h5ml.model.allocation import unallocated_storage
+from h5ml.model.allocation import NeverWritten, unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
 from h5ml.validator.checks.chunking import check_chunks, check_contiguous
@@ -93,7 +93,7 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
     read, so deep validation adds no E145 for the same cause.
     """
     ok = True
-    for dset in feature.members.values():
+    for member, dset in feature.members.items():
         # SPEC §3.5.1-R2: from the chunk index and the storage size only, the same in shallow and deep validation
         missing = unallocated_storage(dset)
         if missing is None:
@@ -102,10 +102,27 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
         yield Issue.of(
             "E146",
             dset.name,
-            f"{state.path}: {missing}; HDF5 would return fill values in their place, so the file was not "
-            "written completely: write it again (or shrink the dataset to the rows that were written)",
+            f"{state.path}: {missing.what}; HDF5 would return fill values in their place, so the file was not "
+            f"written completely: {_rewrite_advice(feature, member, missing)}",
         )
     return ok
+
+
+def _rewrite_advice(feature: CheckedFeature, member: str, missing: NeverWritten) -> str:
+    """What to do about a never-written dataset (E146): write it again, or keep the rows that were written.
+
+    Keeping the first rows is offered only where it makes the feature whole: a feature stored in one dataset
+    (dense or string encoding) whose missing chunks all lie after the written ones along the first axis.
+    A chunk missing in the middle, a contiguous block, class names or one component of a group encoding
+    can only be written again.
+    """
+    if member == "" and feature.encoding in ("dense", "string") and missing.rows_written is not None:
+        return (
+            f"write the feature {feature.path} again, or, if the writer stopped early, keep only the first "
+            f"{missing.rows_written} samples, which were written (shrink every feature of the split and its "
+            "num_samples to them)"
+        )
+    return f"write the feature {feature.path} again"
 
 
 # --------------------------------------------------------------------------- shared checks of one dataset

@@ -32,6 +32,7 @@ from h5ml.validator.checks.attributes import (
     check_rules,
     is_int,
     is_version,
+    read_value,
 )
 from h5ml.validator.checks.encodings import check_encoding
 from h5ml.validator.checks.issue import Issue, damaged
@@ -217,8 +218,45 @@ def _check_feature_attrs(state: FileState, values: dict[str, Any], path: str, en
             )
 
 
+def _unknown_encoding(obj: Any) -> str | None:
+    """The feature's ``encoding`` when it is a single string that this version does not define, else None (§1.4.1).
+
+    Only the attribute ``encoding`` is read, in a scalar dataspace: a malformed one (an array, a number, bytes that
+    are not UTF-8) is not an unknown encoding but an error that the common attribute checks report.
+    """
+    if "encoding" not in obj.attrs or obj.attrs.get_id("encoding").shape != ():
+        return None
+    encoding = read_value(obj, "encoding")
+    return encoding if isinstance(encoding, str) and encoding not in spec.ENCODINGS else None
+
+
+def _unknown_feature(state: FileState, path: str, encoding: str) -> Iterator[Issue]:
+    """I301 for a feature of a newer-MINOR file whose encoding this version does not define (§1.4.1).
+
+    SPEC §1.4.1-R2: I301, not E131. SPEC §1.4.1-R4: the feature is an unknown object as a whole: none of its
+    attributes (its ``encoding_version`` included: no E130 when it is missing, no E117 when it is malformed)
+    and none of its members is checked.
+    """
+    state.all_fingerprints_computed = False
+    yield Issue.of(
+        "I301",
+        path,
+        f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} does not "
+        f"define; the file's newer version {state.format_version} may: readers ignore the feature"
+        + (
+            ", and the file fingerprint cannot be recomputed without it, so it is not checked (§8.3)"
+            if state.deep
+            else ""
+        ),
+    )
+
+
 def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str, n: int | None) -> Iterator[Issue]:
     """One feature: common attributes, encoding, then its encoding's checks and its data (§6, §8)."""
+    unknown = _unknown_encoding(obj) if state.newer_minor else None
+    if unknown is not None:
+        yield from _unknown_feature(state, path, unknown)
+        return
     values = yield from check_attributes(obj, path, spec.FEATURE_COMMON_ATTRS, spec.FEATURE_COMMON_ATTRS)
     for required in ("encoding", "encoding_version"):  # SPEC §6.1-R1 (E130)
         if required not in obj.attrs:
@@ -228,20 +266,6 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
     encoding = values.get("encoding", MISSING)
     if encoding is not MISSING and encoding not in spec.ENCODINGS:
         state.all_fingerprints_computed = False
-        # SPEC §1.4.1-R2: an unknown encoding in a newer-MINOR file is I301, not E131
-        if state.newer_minor and isinstance(encoding, str):
-            yield Issue.of(
-                "I301",
-                path,
-                f"feature {path} has encoding {encoding!r}, which h5ml {spec.FORMAT_VERSION_STRING} does not "
-                f"define; the file's newer version {state.format_version} may: readers ignore the feature"
-                + (
-                    ", and the file fingerprint cannot be recomputed without it, so it is not checked (§8.3)"
-                    if state.deep
-                    else ""
-                ),
-            )
-            return
         yield Issue.of(  # SPEC §6.1-R2: an encoding 1.0 does not define, in a file whose MINOR is not newer
             "E131",
             path,

@@ -240,7 +240,7 @@ def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
     """
     missing = unallocated_storage(dset)
     if missing is not None:
-        return missing
+        return missing.what
     if not dset.shape or math.prod(dset.shape) == 0:
         return None
     plist = dset.id.get_create_plist()
