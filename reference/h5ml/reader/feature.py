@@ -73,9 +73,11 @@ from typing import Any, ClassVar, Final, Protocol
 
 import h5py
 import numpy as np
+import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
+from h5ml.model.booleans import bool_enum_base, first_non_boolean
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
 from h5ml.reader.column import Column, numeric_dtype
@@ -356,13 +358,41 @@ class Feature:
         return None
 
     def _is_logical_bool(self) -> bool:
-        """``logical_dtype = "bool"`` (§3.3), looked up once."""
+        """Whether the values are booleans (§3.3), looked up once.
+
+        They are when the feature has ``logical_dtype = "bool"`` (on uint8
+        values, checked when the feature is opened: SPEC §3.3-R3) or its values
+        dataset is the boolean enumeration (SPEC §3.3-R4), which is read as its
+        base integers (:func:`h5ml.reader.column.numeric_dtype`).
+        """
         if self._logical_bool is None:
-            self._logical_bool = bool(self._attr("logical_dtype") == "bool")
+            self._logical_bool = bool(
+                self._attr("logical_dtype") == "bool" or bool_enum_base(self._main().id.get_type()) is not None
+            )
         return self._logical_bool
 
+    def _booleans(self, values: Any) -> Any:
+        """The stored integers ``values`` (an array or a numpy scalar) of a boolean feature as numpy bool, once each is 0 or 1.
+
+        Raises
+        ------
+        InvalidFileError
+            If a value is neither 0 nor 1 (E142): SPEC §3.3-R5, a reader never
+            guesses that another value is true.
+        """
+        # SPEC §3.3-R5: a value other than 0 and 1 is refused, never read as true (E142)
+        stored: npt.NDArray[Any] = np.asarray(values)
+        bad = first_non_boolean(stored)
+        if bad is not None:
+            raise self._invalid(
+                f"holds the value {stored.reshape(-1)[bad].item()!r} in a boolean feature, whose values are only "
+                "0 (false) and 1 (true) (§3.3, E142); the reader does not guess what it means",
+                self._main_member or None,
+            )
+        return values != 0
+
     def _values_dtype(self) -> np.dtype[Any]:
-        """The main dataset's numeric dtype in native order, or bool for ``logical_dtype = "bool"`` (§3.2, §3.3)."""
+        """The main dataset's numeric dtype in native order, or bool for booleans (§3.2, §3.3)."""
         if self._is_logical_bool():
             return np.dtype(bool)
         return numeric_dtype(self._main(), self.path)
