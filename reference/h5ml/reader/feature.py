@@ -73,11 +73,10 @@ from typing import Any, ClassVar, Final, Protocol
 
 import h5py
 import numpy as np
-import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
-from h5ml.model.booleans import bool_enum_base, first_non_boolean
+from h5ml.model.booleans import bool_enum_base, refuse_non_members
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
 from h5ml.reader.column import Column, numeric_dtype
@@ -167,6 +166,7 @@ class Feature:
         self._attr_values: dict[str, Any] = {}
         self._filters_checked = False
         self._logical_bool: bool | None = None
+        self._bool_enum = False  # the values dataset is the boolean enumeration (set with _logical_bool)
         self._columns: dict[str, Column] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -358,37 +358,24 @@ class Feature:
         return None
 
     def _is_logical_bool(self) -> bool:
-        """Whether the values are booleans (§3.3), looked up once.
-
-        They are when the feature has ``logical_dtype = "bool"`` (on uint8
-        values, checked when the feature is opened: SPEC §3.3-R3) or its values
-        dataset is the boolean enumeration (SPEC §3.3-R4), which is read as its
-        base integers (:func:`h5ml.reader.column.numeric_dtype`).
-        """
+        """Whether the values are booleans: ``logical_dtype = "bool"`` (SPEC §3.3-R3) or the boolean enumeration."""
         if self._logical_bool is None:
-            self._logical_bool = bool(
-                self._attr("logical_dtype") == "bool" or bool_enum_base(self._main().id.get_type()) is not None
-            )
+            self._bool_enum = bool_enum_base(self._main().id.get_type()) is not None  # read as its base integers
+            self._logical_bool = bool(self._bool_enum or self._attr("logical_dtype") == "bool")
         return self._logical_bool
 
     def _booleans(self, values: Any) -> Any:
-        """The stored integers ``values`` (an array or a numpy scalar) of a boolean feature as numpy bool, once each is 0 or 1.
+        """Stored integers (an array or a numpy scalar) as numpy bool: ``value != 0``, as before for uint8.
 
         Raises
         ------
         InvalidFileError
-            If a value is neither 0 nor 1 (E142): SPEC §3.3-R5, a reader never
-            guesses that another value is true.
+            If a value of the boolean enumeration is neither 0 nor 1 (E142,
+            SPEC §3.3-R5: never returned as true).
         """
-        # SPEC §3.3-R5: a value other than 0 and 1 is refused, never read as true (E142)
-        stored: npt.NDArray[Any] = np.asarray(values)
-        bad = first_non_boolean(stored)
-        if bad is not None:
-            raise self._invalid(
-                f"holds the value {stored.reshape(-1)[bad].item()!r} in a boolean feature, whose values are only "
-                "0 (false) and 1 (true) (§3.3, E142); the reader does not guess what it means",
-                self._main_member or None,
-            )
+        if self._bool_enum:
+            member = self._main_member
+            refuse_non_members(values, self.path, f"{self.hdf5_path}/{member}" if member else self.hdf5_path)
         return values != 0
 
     def _values_dtype(self) -> np.dtype[Any]:
