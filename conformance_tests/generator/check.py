@@ -252,7 +252,7 @@ class SuiteChecker:
             return
         got = np.empty(want_data.shape, dtype=want_data.dtype)
         try:
-            if node.htype.kind in ("fixed-str", "custom-int", "array"):
+            if node.htype.kind in ("fixed-str", "custom-int", "array", "bool-enum"):  # raw bytes, no conversion
                 dset.id.read(h5s.ALL, h5s.ALL, got, mtype=node.htype.tid())
             elif node.htype.kind in ("vlen-str", "vlen-seq"):
                 got = dset[...]

@@ -101,7 +101,10 @@ class HType:
         if self.kind in ("num", "custom-int"):
             arr = numeric_array(value, self.np_dtype)
         elif self.kind == "bool-enum":
-            arr = np.array(nested_map(value, lambda v: scalar(v, "b")), dtype=bool)
+            # booleans, or integers: the enumeration's raw base values, such as a 5 that is no member (SPEC §3.3-R2)
+            base = np.dtype(np.uint8 if self.unsigned else np.int8)
+            raw = nested_map(value, lambda v: v if isinstance(v, bool) else scalar(v, base.kind))
+            arr = np.array(raw, dtype=base).view(bool)
         elif self.kind == "fixed-str":
             leaves = string_leaves(value)
             for leaf in flatten(leaves):

@@ -111,7 +111,7 @@ def write_node(f: h5py.File, node: NodePlan) -> None:
             data = node.htype.buffer(data, node.shape or (), f)
         if data is not None and (node.shape is None or math.prod(node.shape) > 0):
             rows = node.written
-            if node.htype.kind in ("fixed-str", "custom-int", "array"):
+            if node.htype.kind in ("fixed-str", "custom-int", "array", "bool-enum"):  # raw bytes, no conversion
                 dsid.write(h5s.ALL, h5s.ALL, np.ascontiguousarray(data), mtype=tid)
             elif rows is not None:
                 if rows[1] > rows[0]:

@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.allocation import unallocated_storage
+from h5ml.model.booleans import bool_enum_base, is_enum
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
@@ -71,10 +72,40 @@ def has_filters(dset: h5py.Dataset) -> bool:
 
 
 def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
-    """The dataset's numeric dtype in native byte order; EncodingError for any other type (§3.2)."""
+    """The dtype the dataset's numbers are read in, native byte order; EncodingError for any other type (§3.2).
+
+    The boolean enumeration (SPEC §3.3.1) is read as its base integer (int8 or
+    uint8), never through h5py's numpy ``bool`` view of it: the feature checks
+    those integers are 0 or 1 before it turns them into booleans (SPEC §3.3-R5).
+
+    Raises
+    ------
+    EncodingError
+        If the dataset's type is not an integer or IEEE float of the storage
+        profile, or is an enumeration other than the boolean one (E113,
+        SPEC §3.3.1-R2): never read as booleans nor as its base integers.
+    """
+    tid = dset.id.get_type()
+    if is_enum(tid):
+        base = bool_enum_base(tid)
+        if base is not None:
+            return base  # SPEC §3.3-R4, §3.3.1-R1: the boolean enumeration, read as booleans
+        # SPEC §3.3.1-R2: any other enumeration is refused, neither booleans nor raw integers
+        members = ", ".join(
+            f"{tid.get_member_name(i).decode('utf-8', 'backslashreplace')} = {tid.get_member_value(i)}"
+            for i in range(tid.get_nmembers())
+        )
+        raise EncodingError(
+            f"{filename}: dataset {dset.name} is an HDF5 enumeration over a {8 * tid.get_super().get_size()}-bit "
+            f"integer with members {members}, which is not the boolean enumeration (FALSE = 0, TRUE = 1 over an "
+            "8-bit integer) and is forbidden (§3.2, §3.3.1, E113); the reader reads it neither as booleans nor as "
+            "integers: re-create the feature as uint8 0/1 with logical_dtype 'bool', or as integers; "
+            f"{validate_advice(filename)}",
+            path=filename,
+            hdf5_path=dset.name,
+        )
     dtype = dset.dtype if dtype is None else dtype
-    # SPEC §3.3-R4: h5py maps the enumeration FALSE = 0, TRUE = 1 to numpy bool (kind "b"), read as booleans
-    if dtype.kind not in "biuf":
+    if dtype.kind not in "iuf":
         raise EncodingError(
             f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
             f"(§3.2); the file is not a valid h5ml file; {validate_advice(filename)}",

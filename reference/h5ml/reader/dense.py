@@ -42,12 +42,12 @@ class DenseFeature(Feature):
     def _read_one(self, index: int | np.integer[Any]) -> Any:
         column = self._column()
         value = column.sample(check_index(index, column.rows))
-        return value != 0 if self._is_logical_bool() else value
+        return self._booleans(value) if self._is_logical_bool() else value
 
     def _read_range(self, start: int, stop: int) -> Any:
         block = self._column().read(start, stop)
-        return block != 0 if self._is_logical_bool() else block
+        return self._booleans(block) if self._is_logical_bool() else block
 
     def _read(self, indices: Indices) -> Any:
         values, _ = self._column().take(indices)
-        return values != 0 if self._is_logical_bool() else values
+        return self._booleans(values) if self._is_logical_bool() else values

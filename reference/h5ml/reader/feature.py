@@ -76,6 +76,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
+from h5ml.model.booleans import bool_enum_base, refuse_non_members
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
 from h5ml.reader.column import Column, numeric_dtype
@@ -165,6 +166,7 @@ class Feature:
         self._attr_values: dict[str, Any] = {}
         self._filters_checked = False
         self._logical_bool: bool | None = None
+        self._bool_enum = False  # the values dataset is the boolean enumeration (set with _logical_bool)
         self._columns: dict[str, Column] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -356,13 +358,28 @@ class Feature:
         return None
 
     def _is_logical_bool(self) -> bool:
-        """``logical_dtype = "bool"`` (§3.3), looked up once."""
+        """Whether the values are booleans: ``logical_dtype = "bool"`` (SPEC §3.3-R3) or the boolean enumeration."""
         if self._logical_bool is None:
-            self._logical_bool = bool(self._attr("logical_dtype") == "bool")
+            self._bool_enum = bool_enum_base(self._main().id.get_type()) is not None  # read as its base integers
+            self._logical_bool = bool(self._bool_enum or self._attr("logical_dtype") == "bool")
         return self._logical_bool
 
+    def _booleans(self, values: Any) -> Any:
+        """Stored integers (an array or a numpy scalar) as numpy bool: ``value != 0``, as before for uint8.
+
+        Raises
+        ------
+        InvalidFileError
+            If a value of the boolean enumeration is neither 0 nor 1 (E142,
+            SPEC §3.3-R5: never returned as true).
+        """
+        if self._bool_enum:
+            member = self._main_member
+            refuse_non_members(values, self.path, f"{self.hdf5_path}/{member}" if member else self.hdf5_path)
+        return values != 0
+
     def _values_dtype(self) -> np.dtype[Any]:
-        """The main dataset's numeric dtype in native order, or bool for ``logical_dtype = "bool"`` (§3.2, §3.3)."""
+        """The main dataset's numeric dtype in native order, or bool for booleans (§3.2, §3.3)."""
         if self._is_logical_bool():
             return np.dtype(bool)
         return numeric_dtype(self._main(), self.path)

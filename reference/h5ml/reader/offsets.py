@@ -113,7 +113,7 @@ class OffsetFeature(Feature):
         first = int(bounds[0])
         buf = self._column("values").read(first, int(bounds[-1]))
         if as_bool:
-            buf = buf != 0
+            buf = self._booleans(buf)
         cuts = (bounds - first).tolist()
         if copy:
             return [buf[a:b].copy() for a, b in itertools.pairwise(cuts)]
@@ -150,7 +150,7 @@ class OffsetFeature(Feature):
             for k, (a, b) in enumerate(spans):
                 buf = values.read(a, b)
                 if as_bool:
-                    buf = buf != 0
+                    buf = self._booleans(buf)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
                     piece = buf[int(starts[j]) - a : int(stops[j]) - a]
                     out[j] = piece.copy() if copy else piece

@@ -78,7 +78,7 @@ class RaggedFeature(OffsetFeature):
         start, stop = self._bounds(row)
         sample = self._column("values").read(start, stop)
         if self._is_logical_bool():
-            sample = sample != 0
+            sample = self._booleans(sample)
         if shapes is not None:
             sample = self._reshaped(row, sample, shapes.sample(row).tolist())
         return sample

@@ -2,14 +2,17 @@
 
 A split is a root group whose features hold the same number of samples
 (``num_samples``, §5.3). It lists its readable features in the file's order
-(§5.2; members starting with ``"_"`` are reserved, §5.4; objects without an
-``encoding`` are ignored, §5.5), keeps the reason for each feature it cannot
-read (:attr:`Split.unreadable`), and reads several features at once
-(``split[idx]``, :meth:`Split.read`).
+(§5.2; members starting with ``"_"`` are reserved, §5.4; committed
+datatypes are unknown objects, ignored, §5.5), keeps the reason for each
+feature it cannot read (:attr:`Split.unreadable`), and reads several features
+at once (``split[idx]``, :meth:`Split.read`). A group or dataset without an
+``encoding`` attribute is a feature that cannot be read (E130, SPEC §5.2-R2),
+not an unknown object, in a file of any MINOR, as the validator says.
 
 Taking "every feature" (:meth:`Split.every_feature`, ``read(features=None)``)
 never leaves out silently a feature that the file holds and this reader cannot
-read: a damaged one (an :class:`~h5ml.errors.InvalidFileError`), one of an
+read: a damaged one or one without ``encoding`` (an
+:class:`~h5ml.errors.InvalidFileError`), one of an
 encoding MAJOR it does not implement (SPEC §6.1-R7, an
 :class:`~h5ml.errors.UnsupportedEncodingVersionError`), one whose values it
 cannot decode, or one of an unknown encoding in a file whose MINOR is not newer
@@ -46,7 +49,10 @@ def _refused(error: H5MLError, newer_minor: bool) -> bool:
     """Whether a feature that failed to open with ``error`` must stop a read of every feature.
 
     Every feature this reader cannot read does, since leaving it out would
-    drop data silently: a damaged one, one of an encoding MAJOR this reader
+    drop data silently: a damaged one, one without ``encoding`` (E130,
+    SPEC §5.2-R2, in every MINOR), one with ``logical_dtype = "bool"`` on
+    values that are not uint8 (E117), one of a forbidden enumeration (E113),
+    one of an encoding MAJOR this reader
     does not implement (SPEC §6.1-R7), one whose values it cannot decode (a
     dense feature of a compound type), one of an unknown encoding in a file
     whose MINOR is not newer (E131). The one exception is an unknown encoding
@@ -186,8 +192,9 @@ class Split:
         """The readable features, in the file's order (§5.2): name -> :class:`Feature`.
 
         Members whose names start with ``"_"``, are not UTF-8 or are soft
-        links, and objects without an ``encoding`` attribute are ignored
-        (§5.1, §5.4, §5.5). A feature of an encoding this reader does not
+        links, and committed datatypes are ignored (§5.1, §5.4, §5.5). A
+        group or dataset without an ``encoding`` attribute (E130,
+        SPEC §5.2-R2), a feature of an encoding this reader does not
         implement or of an encoding MAJOR it does not implement (§6.1), with
         a broken structure, with a number of samples other than
         :attr:`num_samples` (§5.3), or whose HDF5 objects the library cannot
@@ -212,7 +219,7 @@ class Split:
                     continue
                 where = f"/{self._name}/{name}"
                 try:
-                    # SPEC §1.4-R1, §1.4.1-R1: an object without encoding, or of an encoding this reader does not know, is ignored (left out)
+                    # SPEC §1.4.1-R1: an unknown encoding of a newer MINOR is left out; SPEC §5.2-R2: no encoding is E130
                     feature = open_feature(self._dataset, self._name, name, self._dataset.h5_node(where), count)
                 except H5MLError as exc:
                     skipped[name] = exc
@@ -222,7 +229,7 @@ class Split:
                         raise
                     skipped[name] = damaged_file(path, where, "opening this object", exc)
                     continue
-                if feature is not None:  # None: no encoding, an unknown object (SPEC §5.5-R1: ignored)
+                if feature is not None:  # None: a committed datatype, an unknown object (SPEC §5.5-R1: ignored)
                     found[name] = feature
             self._features, self._skipped = found, skipped
             newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
@@ -238,7 +245,11 @@ class Split:
         (:class:`~h5ml.errors.InvalidFileError`), one of an encoding MAJOR
         this reader does not implement
         (:class:`~h5ml.errors.UnsupportedEncodingVersionError`, §6.1), one of
-        an encoding it does not know (:class:`~h5ml.errors.EncodingError`).
+        an encoding it does not know (:class:`~h5ml.errors.EncodingError`),
+        a group or dataset without ``encoding`` (E130, SPEC §5.2-R2), one
+        with ``logical_dtype = "bool"`` on values that are not uint8 (E117),
+        one of a forbidden enumeration (E113, an
+        :class:`~h5ml.errors.EncodingError`).
 
         Raises
         ------
@@ -277,15 +288,15 @@ class Split:
             a compound type, §3.2); the message is as above.
         InvalidFileError
             If a feature is damaged (broken structure, wrong number of
-            samples), or as :attr:`features`.
+            samples), has no ``encoding`` (E130, SPEC §5.2-R2) or has
+            ``logical_dtype = "bool"`` on values that are not uint8 (E117);
+            the message is as above. Or as :attr:`features`.
         """
         features = self.features
         if not self._damaged:
             return tuple(features)
         newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
         name, error = next((n, e) for n, e in self._skipped.items() if _refused(e, newer_minor))
-        if isinstance(error, InvalidFileError):
-            raise error
         others = list(features)
         choice = (
             f"or read the other features by name: features={others!r} ({' '.join(f'--feature {n}' for n in others)})"

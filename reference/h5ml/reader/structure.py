@@ -17,7 +17,9 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
+from h5ml.model.booleans import is_enum, is_uint8
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.model.hdf5 import read_attribute
 from h5ml.model.header import declared_encoding
 from h5ml.reader.bytes import BytesFeature
 from h5ml.reader.categorical import CategoricalFeature
@@ -59,8 +61,8 @@ def open_feature(
     Returns
     -------
     Feature or None
-        The reader, or None when the member has no ``encoding`` attribute (an
-        object of unknown kind, ignored by readers, §5.5).
+        The reader, or None when the member is neither a group nor a dataset
+        (a committed datatype: an unknown object, ignored by readers, §5.5).
 
     Raises
     ------
@@ -70,7 +72,10 @@ def open_feature(
         if ``encoding`` is not UTF-8 (§3.4); if a dense or ragged feature's
         values are not numeric (§3.2).
     InvalidFileError
-        If the HDF5 objects do not have the structure the encoding requires
+        If the member is a group or dataset without an ``encoding`` attribute
+        (a feature without encoding, SPEC §5.2-R2, E130); if
+        ``logical_dtype = "bool"`` is on values that are not uint8 (§3.3-R3,
+        E117); if the HDF5 objects do not have the structure the encoding requires
         (members, ranks, datatypes, §6), the feature does not hold
         ``num_samples`` samples (§5.3), or the HDF5 library fails on them (a
         damaged file).
@@ -141,6 +146,21 @@ class _Structure:
     def numbers(self, node: h5py.Dataset, member: str) -> None:
         numeric_dtype(node, self.source.path, self.dtype(node, member))
 
+    def booleans(self, feature: Any, values: h5py.Dataset, member: str) -> None:
+        """Refuse ``logical_dtype = "bool"`` on values that are not uint8 (E117): never cast to booleans."""
+        if read_attribute(feature, "logical_dtype", self.source.path, self.where) != "bool":
+            return
+        tid = values.id.get_type()
+        # SPEC §3.3-R3: logical_dtype 'bool' marks uint8 values only; other numbers are never cast to booleans
+        if not is_uint8(tid):
+            stored = "an HDF5 enumeration" if is_enum(tid) else str(values.dtype)
+            raise self.invalid(
+                f"has logical_dtype 'bool' on values of type {stored}, but logical_dtype 'bool' marks uint8 values "
+                "0/1 only (§3.3, E117), so the reader does not turn these numbers into booleans; store the values "
+                "as uint8 0/1, or remove the attribute logical_dtype to read them as numbers",
+                member,
+            )
+
 
 def _open_feature(source: NodeSource, split: str, name: str, node: Any, num_samples: int | None) -> Feature | None:
     """:func:`open_feature` without the mapping of library errors."""
@@ -148,7 +168,17 @@ def _open_feature(source: NodeSource, split: str, name: str, node: Any, num_samp
     filename = source.path
     encoding = declared_encoding(node, filename, where)
     if encoding is None:
-        return None
+        if not isinstance(node, h5py.Group | h5py.Dataset):
+            return None  # SPEC §5.5-R1: neither a group nor a dataset (a committed datatype): an unknown object
+        # SPEC §5.2-R2: a split member that does not start with "_" is a feature; without encoding it is E130
+        raise InvalidFileError(
+            f"{filename}: {where}: this {'group' if isinstance(node, h5py.Group) else 'dataset'} is a feature of "
+            f"split /{split} (§5.2) but has no 'encoding' attribute (§6.1, E130), so the reader cannot tell how to "
+            f"decode it; add the attributes encoding and encoding_version, or rename it to start with '_' if it is "
+            f"not a feature; {validate_advice(filename)}",
+            path=filename,
+            hdf5_path=where,
+        )
     cls = FEATURE_CLASSES[encoding]
     kind = spec.ENCODINGS[encoding]
     if (kind == "dataset") != isinstance(node, h5py.Dataset):
@@ -178,6 +208,7 @@ def _sample_count(check: _Structure, encoding: str, node: Any) -> int:
     if encoding == "dense":
         dset = check.dataset("")
         check.numbers(dset, "")
+        check.booleans(node, dset, "")
         return int(dset.shape[0])
     if encoding == "string":
         dset = check.dataset("", (1,))
@@ -200,6 +231,7 @@ def _sample_count(check: _Structure, encoding: str, node: Any) -> int:
         return count
     values = check.dataset("values")
     check.numbers(values, "values")
+    check.booleans(node, values, "values")
     if "shapes" in node:
         shapes = check.dataset("shapes", (2,))
         check.integers(shapes, "shapes")

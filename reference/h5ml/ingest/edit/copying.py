@@ -15,9 +15,12 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from h5ml import spec
+from h5ml.errors import InvalidFileError
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.options import parameter_error
 from h5ml.ingest.progress import ProgressBars
+from h5ml.model.failures import validate_advice
 from h5ml.reader import Dataset, Feature, Split
 from h5ml.writer import Writer
 
@@ -92,8 +95,82 @@ def feature_signature(feature: Feature) -> FeatureSignature:
     )
 
 
-def declaration(feature: Feature, compression: Compression) -> dict[str, Any]:
-    """Keyword arguments of :meth:`h5ml.Writer.add_feature` that recreate ``feature`` (§6)."""
+def _undefined(key: str, value: str) -> bool:
+    """Whether ``value`` is a string that this version does not define for ``role`` or ``media_type`` (§1.4.1)."""
+    return value not in spec.ROLES if key == "role" else spec.media_type_problem(value) is not None
+
+
+def _defined_values(feature: Feature, source_version: tuple[int, int], notes: list[str] | None) -> dict[str, Any]:
+    """``role`` and ``media_type`` of ``feature`` that the new file may carry; unknown values of a newer MINOR dropped.
+
+    SPEC §1.4.1-R3: in a file of a newer MINOR, a ``role`` or ``media_type``
+    string this version does not define is an unknown value, which readers
+    ignore (they decode the feature as if it were absent). The new file is
+    written in this version, where that value would be an error (E117), so it
+    is left out, as the reader leaves it out, and a note says so (never
+    silently). In a file whose MINOR is not newer the value is an error of the
+    source (E117): refused, naming the source file and the HDF5 path.
+    """
+    kept: dict[str, Any] = {}
+    keys = ("role", "media_type") if feature.encoding == "bytes" else ("role",)
+    for key in keys:
+        value = getattr(feature, key)
+        if value is None or not _undefined(key, value):
+            if value is not None:
+                kept[key] = value
+            continue
+        shown = ".".join(map(str, source_version))
+        if source_version[0] == spec.FORMAT_VERSION[0] and source_version[1] > spec.FORMAT_VERSION[1]:
+            if notes is not None:
+                notes.append(
+                    f"{feature.path}: {feature.hdf5_path}: left out {key} {value!r}, a value that h5ml "
+                    f"{spec.FORMAT_VERSION_STRING} does not define (the source is version {shown}; readers of "
+                    f"{spec.FORMAT_VERSION_STRING} ignore it, SPEC §1.4.1); the samples are copied unchanged"
+                )
+            continue
+        what = f"one of {list(spec.ROLES)}" if key == "role" else "an IANA media type of the form type/subtype (§6.6)"
+        raise InvalidFileError(
+            f"{feature.path}: {feature.hdf5_path}: {key} {value!r} is not {what} (§6.1, E117) in a file of "
+            f"version {shown}, so it cannot be copied; correct or delete the attribute {key} in the source, then copy "
+            f"again; {validate_advice(feature.path)}",
+            path=feature.path,
+            hdf5_path=feature.hdf5_path,
+        )
+    return kept
+
+
+def declaration(
+    feature: Feature,
+    compression: Compression,
+    source_version: tuple[int, int] = spec.FORMAT_VERSION,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of :meth:`h5ml.Writer.add_feature` that recreate ``feature`` (§6).
+
+    Parameters
+    ----------
+    feature
+        A feature of an open file.
+    compression
+        ``"keep"``, ``"gzip"`` or None (see :func:`check_compression`).
+    source_version
+        The source file's ``format_version`` as (MAJOR, MINOR) (§1.2).
+    notes
+        Where to append a note for each attribute value left out (an unknown
+        ``role`` or ``media_type`` of a newer-MINOR source, SPEC §1.4.1-R3).
+
+    Returns
+    -------
+    dict
+        The arguments of :meth:`h5ml.Writer.add_feature`.
+
+    Raises
+    ------
+    h5ml.InvalidFileError
+        If ``role`` or ``media_type`` holds a value this version does not
+        define in a source whose MINOR is not newer (E117); the message names
+        the source file and the HDF5 path.
+    """
     encoding = feature.encoding
     shape = tuple(feature.sample_shape)
     args: dict[str, Any] = {"encoding": encoding}
@@ -108,9 +185,8 @@ def declaration(feature: Feature, compression: Compression) -> dict[str, Any]:
             args["sample_shape"] = tuple(int(d or 0) for d in shape[1:])
     elif encoding == "categorical":
         args["class_names"] = feature.class_names
-    elif encoding == "bytes":
-        args["media_type"] = feature.media_type
-    for key in ("role", "description", "units", "sample_rate"):
+    args.update(_defined_values(feature, source_version, notes))
+    for key in ("description", "units", "sample_rate"):
         value = getattr(feature, key)
         if value is not None:
             args[key] = value

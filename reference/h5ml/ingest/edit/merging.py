@@ -161,6 +161,13 @@ def merge(
         record(root, {name: union([records[path] for path, _ in members], name) for name, members in order.items()})
         root.update(metadata or {})
         report = IngestReport(out, merged_from=inputs)
+        declared = {  # before the output exists, so that a value that cannot be copied names the source (§1.4.1)
+            (name, feature): declaration(
+                members[0][1][name].feature(feature), compression, members[0][1].format_version, report.notes
+            )
+            for name, members in order.items()
+            for feature in members[0][1][name].features
+        }
         total = sum(ds[name].num_samples for name, members in order.items() for _, ds in members)
         with ProgressBars(progress, total) as bars, Writer(out, root) as writer:
             for name, members in order.items():
@@ -170,7 +177,7 @@ def merge(
                 writer.add_split(name, first.description, shuffle_seed=seed, expected_samples=count)
                 names = list(first.features)
                 for feature in names:
-                    writer.add_feature(name, feature, **declaration(first.feature(feature), compression))
+                    writer.add_feature(name, feature, **declared[name, feature])
                 task = bars.add(f"{out.name}: {name}", count)
                 report.samples[name] = 0
                 for _, ds in members:

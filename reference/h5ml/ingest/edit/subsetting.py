@@ -124,11 +124,17 @@ def subset(
                     "samples", f"{source_path}: samples= names split(s) {unknown}, which are not kept ({names})"
                 )
         plan: list[tuple[Split, list[str], range | npt.NDArray[np.int64]]] = []
+        report = IngestReport(out)
+        declared: dict[tuple[str, str], dict[str, Any]] = {}
         for name in names:
             split = dataset[name]
             chosen = list(split.every_feature() if features is None else features)  # SPEC §6.1-R7: none left out
             for feature in chosen:
-                split.feature(feature)  # raises FeatureNotFoundError naming the split and the available features
+                # raises FeatureNotFoundError naming the split and the available features; the declaration is
+                # made before the output exists, so that a value that cannot be copied names the source (§1.4.1)
+                declared[name, feature] = declaration(
+                    split.feature(feature), compression, dataset.format_version, report.notes
+                )
             selection = samples.get(name) if isinstance(samples, Mapping) else samples
             where = f"{source_path}: split {name!r}"
             rows = parse_samples(selection, split.num_samples, where)
@@ -139,14 +145,13 @@ def subset(
         root.pop(SOURCE_SPLITS_ATTR, None)  # the entries of the kept splits only (§4.7)
         record(root, kept(read(dataset, where=source_path), names) or {})
         root.update(metadata or {})
-        report = IngestReport(out)
         with ProgressBars(progress, sum(len(rows) for _, _, rows in plan)) as bars, Writer(out, root) as writer:
             for split, chosen, rows in plan:
                 whole = isinstance(rows, range) and rows == range(split.num_samples)
                 seed = split.shuffle_seed if whole else None
                 writer.add_split(split.name, split.description, shuffle_seed=seed, expected_samples=len(rows))
                 for feature in chosen:
-                    writer.add_feature(split.name, feature, **declaration(split.feature(feature), compression))
+                    writer.add_feature(split.name, feature, **declared[split.name, feature])
                 task = bars.add(f"{out.name}: {split.name}", len(rows))
                 report.samples[split.name] = copy_rows(writer, split.name, split, chosen, rows, bars, task)
     report.seconds = time.perf_counter() - start

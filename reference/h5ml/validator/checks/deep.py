@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import EncodingError
+from h5ml.model.booleans import bool_enum_base, first_non_boolean
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 from h5ml.validator.checks.attributes import read_value
@@ -57,11 +58,11 @@ class _ReadError(Exception):
         self.cause = cause
 
 
-def _read(dset: h5py.Dataset, sel: slice) -> Any:
-    """Read ``dset[sel]``, turning a library failure into :class:`_ReadError`."""
+def _read(dset: h5py.Dataset, sel: slice, as_type: np.dtype[Any] | None = None) -> Any:
+    """Read ``dset[sel]`` (converted to ``as_type`` when given), turning a library failure into :class:`_ReadError`."""
     # SPEC §9.2.1-R1: a library failure while reading a feature dataset's elements is E145, never E101
     try:
-        return dset[sel]
+        return (dset if as_type is None else dset.astype(as_type))[sel]
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
             raise
@@ -174,18 +175,27 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
         )
 
 
-def _check_bool(feature: CheckedFeature, values: npt.NDArray[Any], first: int, what: str) -> Iterator[Issue]:
-    """E142 for the first value of a logical-bool batch that is neither 0 nor 1 (§3.3)."""
-    if not feature.logical_bool or values.dtype == np.dtype(bool) or values.size == 0:
+def _check_bool(
+    feature: CheckedFeature, values: npt.NDArray[Any], first: int, what: str, enum: bool = False
+) -> Iterator[Issue]:
+    """E142 for the first value of a boolean batch that is neither 0 nor 1 (§3.3).
+
+    A batch is boolean when the feature has ``logical_dtype = "bool"``, or when
+    ``enum`` says its dataset is the boolean enumeration; then ``values`` are
+    the enumeration's raw base integers (int8 or uint8), never h5py's numpy
+    ``bool`` view, in which a stored 5 or -3 reads as an arbitrary true byte.
+    """
+    if not (feature.logical_bool or enum):
         return
-    # SPEC §3.3-R2: a logical bool is 0 or 1 (E142)
-    bad = np.flatnonzero((values != 0) & (values != 1))
-    if bad.size:
+    # SPEC §3.3-R2: a logical bool, and a value of the boolean enumeration, is 0 or 1 (E142)
+    bad = first_non_boolean(values)
+    if bad is not None:
+        kind = "boolean enumeration (members FALSE = 0, TRUE = 1)" if enum else "boolean feature"
         yield Issue.of(
             "E142",
             feature.path,
-            f"boolean feature {feature.path} holds {values.reshape(-1)[bad[0]].item()!r} in "
-            f"{what} {first + int(bad[0]) // max(1, math.prod(values.shape[1:]))}; booleans are 0 or 1",
+            f"{kind} {feature.path} holds {values.reshape(-1)[bad].item()!r} in "
+            f"{what} {first + bad // max(1, math.prod(values.shape[1:]))}; booleans are 0 or 1",
         )
 
 
@@ -195,15 +205,16 @@ def _deep_dense(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
     if row_bytes(dset) > _MAX_READ_BYTES:
         return None  # one sample is too large to read at once (§10.4)
     hasher = FeatureHasher("dense", bool if feature.logical_bool else dset.dtype, dset.shape[1:])
+    base = bool_enum_base(dset.id.get_type())  # the boolean enumeration: its raw base integers are checked
     step = _rows_per_batch(dset)
     bad_bool = False
     for start in range(0, dset.shape[0], step):
-        batch = _read(dset, slice(start, start + step))
+        batch = _read(dset, slice(start, start + step), base)
         if not bad_bool:
-            issues = list(_check_bool(feature, batch, start, "sample"))
+            issues = list(_check_bool(feature, batch, start, "sample", base is not None))
             bad_bool = bool(issues)
             yield from issues
-        hasher.update_dense(batch)
+        hasher.update_dense(batch if base is None else batch != 0)
     return hasher.fingerprint()
 
 
@@ -297,6 +308,7 @@ def _deep_ragged(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
         hasher = FeatureHasher("bytes")
     else:
         hasher = FeatureHasher("ragged", bool if feature.logical_bool else values.dtype)
+    base = bool_enum_base(values.id.get_type())  # the boolean enumeration: its raw base integers are checked
     one_row = max(1, row_bytes(values))
     budget = max(1, _BATCH_BYTES // one_row)
     n = offsets.shape[0] - 1
@@ -310,11 +322,13 @@ def _deep_ragged(feature: CheckedFeature) -> Generator[Issue, None, str | None]:
             if (int(offs[j]) - int(offs[i])) * one_row > _MAX_READ_BYTES:
                 return None  # one sample is too large to read at once (§10.4)
             lengths = np.diff(offs[i : j + 1])
-            batch = _read(values, slice(int(offs[i]), int(offs[j])))
+            batch = _read(values, slice(int(offs[i]), int(offs[j])), base)
             if not bad_bool:
-                issues = list(_check_bool(feature, batch, int(offs[i]), "value row"))
+                issues = list(_check_bool(feature, batch, int(offs[i]), "value row", base is not None))
                 bad_bool = bool(issues)
                 yield from issues
+            if base is not None:
+                batch = batch != 0
             shp = None
             if shapes is not None:
                 shp = _read(shapes, slice(block + i, block + j)).astype(np.int64)

@@ -28,6 +28,7 @@ from h5py import h5d, h5g, h5l, h5o, h5t
 
 from h5ml import spec
 from h5ml.model.allocation import unallocated_storage
+from h5ml.model.booleans import bool_enum_base
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, address, hdf5_path, text
@@ -73,11 +74,10 @@ def classify(tid: Any) -> tuple[str, str]:
     if cls == h5t.STRING:
         return "string", "a string"
     if cls == h5t.ENUM:
-        base = tid.get_super()
-        members = tuple((tid.get_member_name(i), tid.get_member_value(i)) for i in range(tid.get_nmembers()))
+        base = bool_enum_base(tid)
         # SPEC §3.3.1-R1: over int8 or uint8, FALSE = 0 and TRUE = 1 in either order; any other enum is E113
-        if base.get_size() == 1 and sorted(members) == sorted(spec.BOOL_ENUM_MEMBERS):
-            signed = "int8, h5py's default for numpy bool" if base.get_sign() != h5t.SGN_NONE else "uint8"
+        if base is not None:
+            signed = "int8, h5py's default for numpy bool" if base.kind == "i" else "uint8"
             return "bool_enum", f"an HDF5 enum boolean (over {signed})"
         return "forbidden", "an enum other than the boolean FALSE = 0, TRUE = 1 over an 8-bit integer"
     names = {
