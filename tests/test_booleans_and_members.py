@@ -118,7 +118,7 @@ def test_reader_refuses_a_boolean_value_other_than_0_and_1_spec_3_3_r5(tmp_path:
         for request in (2, slice(0, 6), [2, 0], np.arange(6) % 2 == 0):
             with pytest.raises(InvalidFileError) as info:
                 y[request]
-            assert f"holds the base value {bad}" in str(info.value) and "/train/y" in str(info.value)
+            assert f"holds the stored value {bad}" in str(info.value) and "/train/y" in str(info.value)
         assert y[0] is np.False_ and y[1] is np.True_  # the samples that are booleans stay readable one by one
         np.testing.assert_array_equal(y[[0, 1, 3]], [False, True, False])
     out = tmp_path / "sub.h5"
@@ -126,11 +126,11 @@ def test_reader_refuses_a_boolean_value_other_than_0_and_1_spec_3_3_r5(tmp_path:
     assert code != 0 and not out.exists() and "E142" in err
 
 
-def test_uint8_logical_bool_holding_2_still_reads_as_true(tmp_path: Path) -> None:
-    """Unchanged: a uint8 logical bool holding 2 is E142 for the validator and reads as True (value != 0).
+def test_uint8_logical_bool_holding_2_is_refused_spec_3_3_r5(tmp_path: Path) -> None:
+    """SPEC §3.3-R5: a uint8 logical bool holding 2 is E142 for the validator and refused by the reader.
 
-    tests/test_features.py asserts this reading; only the boolean
-    enumeration's non-member values are refused (SPEC §3.3-R5).
+    The samples holding 0 and 1 still read; the one holding 2 is never
+    returned as True.
     """
     path = tmp_path / "u8.h5"
     h5ml.write(path, {"train": {"b": np.array([True, False, True])}}, {"name": "t"})
@@ -138,7 +138,11 @@ def test_uint8_logical_bool_holding_2_still_reads_as_true(tmp_path: Path) -> Non
         f["train/b"][0] = 2
     assert "E142" in _codes(path)
     with h5ml.open(path) as ds:
-        np.testing.assert_array_equal(ds["train"]["b"][0:3], [True, False, True])
+        np.testing.assert_array_equal(ds["train"]["b"][1:3], [False, True])
+        with pytest.raises(InvalidFileError, match=r"/train/b: holds the stored value 2 in a boolean feature"):
+            ds["train"]["b"][0:3]
+        with pytest.raises(InvalidFileError, match="E142"):
+            ds["train"]["b"][0]
 
 
 def test_valid_bool_enumerations_still_read_as_booleans_spec_3_3_1_r1(tmp_path: Path) -> None:

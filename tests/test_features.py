@@ -77,7 +77,7 @@ def _source() -> dict[str, Any]:
     return {
         "x": rng.standard_normal((N, 3, 2)).astype(np.float32),
         "n": rng.integers(-(2**40), 2**40, size=N).astype(np.int64),
-        "flag": rng.integers(0, 3, size=N).astype(np.uint8),
+        "flag": rng.integers(0, 2, size=N).astype(np.uint8),  # 0 and 1 only: a 2 is refused (SPEC §3.3-R5)
         "mask": rng.integers(0, 2, size=(N, 4)).astype(np.uint8),
         "enum": rng.integers(0, 2, size=N).astype(bool),
         "be": rng.integers(-1000, 1000, size=(N, 2)).astype(">i4"),

@@ -12,7 +12,7 @@ One place for the rules that the reader and the validator both apply:
   (SPEC §3.3-R2, E142), read from the raw integers (never from h5py's numpy
   ``bool`` view of the enumeration, which turns a value such as 5 into an
   arbitrary byte that prints as ``True``); :func:`refuse_non_members`, the
-  reader's refusal of such a value of the enumeration (SPEC §3.3-R5).
+  reader's refusal of such a value (SPEC §3.3-R5).
 """
 
 from __future__ import annotations
@@ -96,29 +96,31 @@ def first_non_boolean(values: npt.NDArray[Any]) -> int | None:
 
 
 def refuse_non_members(values: Any, filename: str, where: str) -> None:
-    """Refuse base integers of the boolean enumeration that are neither 0 nor 1 (SPEC §3.3-R5, E142).
+    """Refuse stored booleans that are neither 0 nor 1 (SPEC §3.3-R5, E142).
 
     Parameters
     ----------
     values
-        The enumeration's stored base integers (int8 or uint8), an array or a numpy scalar.
+        The stored integers of a boolean feature (uint8 for ``logical_dtype =
+        "bool"``; int8 or uint8, the base of the boolean enumeration), an
+        array or a numpy scalar.
     filename, where
         The file and the dataset's HDF5 path, for the message.
 
     Raises
     ------
     InvalidFileError
-        If a value is no member of the enumeration: it has no boolean meaning,
-        so it is never returned as true or false.
+        If a value is neither 0 nor 1: it has no boolean meaning, so it is
+        never returned as true or false.
     """
     stored: npt.NDArray[Any] = np.asarray(values)
     bad = first_non_boolean(stored)
     if bad is None:
         return
-    # SPEC §3.3-R5: a value of the boolean enumeration other than 0 and 1 is refused, never read as true (E142)
+    # SPEC §3.3-R5: a stored boolean other than 0 and 1 is refused, never read as true (E142)
     raise InvalidFileError(
-        f"{filename}: {where}: holds the base value {stored.reshape(-1)[bad].item()!r} in the boolean enumeration, "
-        "whose only members are FALSE = 0 and TRUE = 1 (§3.3, E142); the reader does not guess what it means; the "
+        f"{filename}: {where}: holds the stored value {stored.reshape(-1)[bad].item()!r} in a boolean feature, whose "
+        "only values are 0 (false) and 1 (true) (§3.3, E142); the reader does not guess what it means; the "
         f"file is not a valid h5ml file: re-create it, and {validate_advice(filename)}",
         path=filename,
         hdf5_path=where,

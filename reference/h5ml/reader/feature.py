@@ -365,17 +365,17 @@ class Feature:
         return self._logical_bool
 
     def _booleans(self, values: Any) -> Any:
-        """Stored integers (an array or a numpy scalar) as numpy bool: ``value != 0``, as before for uint8.
+        """Stored integers (an array or a numpy scalar) as numpy bool, after checking that each is 0 or 1.
 
         Raises
         ------
         InvalidFileError
-            If a value of the boolean enumeration is neither 0 nor 1 (E142,
+            If a stored value is neither 0 nor 1, in a uint8 feature with
+            ``logical_dtype = "bool"`` or in the boolean enumeration (E142,
             SPEC §3.3-R5: never returned as true).
         """
-        if self._bool_enum:
-            member = self._main_member
-            refuse_non_members(values, self.path, f"{self.hdf5_path}/{member}" if member else self.hdf5_path)
+        member = self._main_member
+        refuse_non_members(values, self.path, f"{self.hdf5_path}/{member}" if member else self.hdf5_path)
         return values != 0
 
     def _values_dtype(self) -> np.dtype[Any]:
