@@ -127,7 +127,7 @@ def resolve_target(path: Path) -> Path:
     return real
 
 
-def discard(h5file: h5py.File, temp: Path, stop: Callable[[], None]) -> None:
+def discard(h5file: h5py.File, temp: Path, stop: Callable[[], None], owner_pid: int | None = None) -> None:
     """Stop the writer's threads, close and delete an unfinished temporary file (also the writer's finalizer).
 
     Parameters
@@ -138,6 +138,12 @@ def discard(h5file: h5py.File, temp: Path, stop: Callable[[], None]) -> None:
         Its path.
     stop
         Stops the threads that write to ``h5file`` without storing what they hold.
+    owner_pid
+        The process that created the writer. In any other process (a child
+        forked while the writer was open, whose exit runs the finalizers it
+        inherited) nothing is done: the file belongs to the parent, which is
+        still writing it, and closing it here would write HDF5 metadata into
+        it. None: the current process.
 
     Notes
     -----
@@ -145,6 +151,8 @@ def discard(h5file: h5py.File, temp: Path, stop: Callable[[], None]) -> None:
     something else failed (a full disk makes closing it fail too), and that
     first error is the one the caller must see.
     """
+    if owner_pid is not None and os.getpid() != owner_pid:
+        return
     try:
         with contextlib.suppress(Exception):
             stop()
@@ -197,6 +205,8 @@ class AtomicFile:
         self.target_path = resolve_target(path)
         self.temp_path = self.target_path.parent / f".{self.target_path.name}.h5ml-tmp-{secrets.token_hex(8)}"
         self.closed = False
+        #: The process that created the file: only it writes, finishes or discards it (see :func:`discard`).
+        self._owner_pid = os.getpid()
         #: What made storing samples fail: the file is discarded and every later call raises.
         self._failure: BaseException | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
@@ -246,7 +256,7 @@ class AtomicFile:
         except BaseException:
             self.temp_path.unlink(missing_ok=True)
             raise
-        self._finalizer = weakref.finalize(owner, discard, h5file, self.temp_path, stop)
+        self._finalizer = weakref.finalize(owner, discard, h5file, self.temp_path, stop, os.getpid())
         return h5file
 
     def check_open(self) -> None:
@@ -255,13 +265,24 @@ class AtomicFile:
         Raises
         ------
         WriterError
-            If storing samples failed earlier (the file was discarded), or
-            the file is closed.
+            If storing samples failed earlier (the file was discarded), the
+            file is closed, or this process is not the one that created the
+            writer (a forked child).
         """
         if self._failure is not None:
             raise self._failed_error()
         if self.closed:
             raise WriterError(f"{self.path}: the writer is closed", path=str(self.path))
+        if os.getpid() != self._owner_pid:
+            raise self._other_process_error()
+
+    def _other_process_error(self) -> WriterError:
+        return WriterError(
+            f"{self.path}: this writer was created by process {self._owner_pid} and this is process {os.getpid()} "
+            "(a child forked while the writer was open); only the process that created a writer can write, finish "
+            "or discard its file; create a writer in this process instead",
+            path=str(self.path),
+        )
 
     def _failed_error(self) -> WriterError:
         failure = self._failure
@@ -308,12 +329,18 @@ class AtomicFile:
             is then deleted and the target is untouched. Closing twice does
             nothing.
         WriterError
-            If storing samples failed earlier (see :meth:`fail`), unless ``abort``.
+            If storing samples failed earlier (see :meth:`fail`), unless
+            ``abort``; or, unless ``abort`` (which then does nothing), if this
+            process is not the one that created the writer (a forked child).
         """
         if self._failure is not None and not abort:
             raise self._failed_error()
         if self.closed:
             return
+        if os.getpid() != self._owner_pid:  # a forked child: the file is the parent's, which is still writing it
+            if abort:
+                return
+            raise self._other_process_error()
         self.closed = True
         if abort:
             self._discard()
