@@ -42,6 +42,7 @@ from h5ml.tools.commands.demo import demo_command
 from h5ml.tools.commands.dump import dump_command
 from h5ml.tools.commands.edit import export_command, merge_command, subset_command
 from h5ml.tools.commands.inspect import inspect_command
+from h5ml.tools.commands.temporaries import temporaries_command
 from h5ml.tools.commands.validate import validate_command
 from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams
 
@@ -72,6 +73,7 @@ for _command in (
     export_command,
     subset_command,
     merge_command,
+    temporaries_command,
     demo_command,
 ):
     app.add_command(_command)

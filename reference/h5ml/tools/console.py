@@ -25,6 +25,7 @@ __all__ = [
     "plural",
     "print_json",
     "require_file",
+    "size_text",
     "tuple_text",
 ]
 
@@ -60,6 +61,18 @@ class Streams:
             width=None if is_tty else _PLAIN_WIDTH,
             force_terminal=None if is_tty else False,
         )
+
+
+def size_text(nbytes: int | None) -> str:
+    """A byte count for people: ``"512 B"``, ``"1.9 GB"`` (powers of 1000), ``"?"`` for None."""
+    if nbytes is None:
+        return "?"
+    value = float(nbytes)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
 def print_json(streams: Streams, document: Any, indent: int | None = 2) -> None:

@@ -8,7 +8,8 @@ holds either nothing, the previous complete file, or the new complete file:
    itself, or where its symbolic link points; anything else (a FIFO, a
    device, a directory, a dangling link) is refused;
 2. :meth:`AtomicFile.open` creates the temporary file
-   ``.<name>.h5ml-tmp-<random>`` in the target's directory with libver bounds
+   ``.<name>.h5ml-tmp-<pid>-<machine>-<random>`` in the target's directory (stale ones
+   of the same target, whose writer is gone, are removed first: :mod:`h5ml.writer.temporaries`) with libver bounds
    ``spec.LIBVER_BOUNDS`` (§3.1), a copy of the target in append mode;
 3. :meth:`AtomicFile.close`, once the caller has finished the file: fsync,
    the target resolved again (it must still lead to the same file),
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import stat
 import weakref
@@ -39,6 +39,7 @@ from h5ml import spec
 from h5ml.errors import WriterError
 from h5ml.model.hdf5 import unopenable_file
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
+from h5ml.writer.temporaries import remove_stale, temporary_name
 
 __all__ = ["AtomicFile", "discard", "file_kind", "fsync_path", "resolve_target"]
 
@@ -185,7 +186,8 @@ class AtomicFile:
     target_path
         The file that is replaced: ``path``, or where its symbolic link points.
     temp_path
-        The temporary file, ``.<name>.h5ml-tmp-<random>`` beside ``target_path``.
+        The temporary file, ``.<name>.h5ml-tmp-<pid>-<machine>-<random>`` beside ``target_path``
+        (:func:`h5ml.writer.temporaries.temporary_name`).
     closed
         The file was moved over the target or discarded.
 
@@ -203,7 +205,7 @@ class AtomicFile:
         if not parent.is_dir():
             raise WriterError(f"{where}: the directory {str(parent)!r} does not exist; create it first", path=where)
         self.target_path = resolve_target(path)
-        self.temp_path = self.target_path.parent / f".{self.target_path.name}.h5ml-tmp-{secrets.token_hex(8)}"
+        self.temp_path = temporary_name(self.target_path)
         self.closed = False
         #: The process that created the file: only it writes, finishes or discards it (see :func:`discard`).
         self._owner_pid = os.getpid()
@@ -242,6 +244,8 @@ class AtomicFile:
             If the file cannot be created or copied (a missing or unreadable
             target, a full disk). No temporary file remains on any error.
         """
+        # issue 14: the temporaries of this target that a killed writer left are removed, never a live one's
+        remove_stale(self.target_path.parent, self.target_path.name)
         try:
             if append:
                 shutil.copyfile(self.target_path, self.temp_path)

@@ -49,7 +49,7 @@ class Writer:
     ----------
     path
         The target file: a regular file, a symbolic link to one (written
-        through), or nothing yet. It is built in ``.<name>.h5ml-tmp-<random>``
+        through), or nothing yet. It is built in ``.<name>.h5ml-tmp-<pid>-<machine>-<random>``
         beside it and moved over it on close (see :mod:`h5ml.writer.writer`).
     metadata
         Root metadata (§4.2): ``name`` (default: the target's stem), and

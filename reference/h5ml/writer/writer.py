@@ -8,7 +8,7 @@ Files are built in a temporary file beside the target and moved over it with
 ``os.replace`` only once they are complete (§4.4), so the target path always
 holds either nothing, the previous complete file, or the new complete file:
 
-1. the temporary file ``.<name>.h5ml-tmp-<random>`` is created in the target's
+1. the temporary file ``.<name>.h5ml-tmp-<pid>-<machine>-<random>`` is created in the target's
    directory with libver bounds ``spec.LIBVER_BOUNDS`` (§3.1);
 2. samples are appended batch by batch; fingerprints (§8) and statistics
    (§6.7) are computed from each batch as it arrives;

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file, tuple_text
+from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file, size_text, tuple_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.tree import TreeWalk
@@ -35,17 +35,6 @@ _DESCRIPTION_CHARS: Final = 200
 _CLASSES_SHOWN: Final = 20
 #: Skipped source files listed; the others are counted.
 _SKIPPED_SHOWN: Final = 10
-
-
-def _size(nbytes: int | None) -> str:
-    if nbytes is None:
-        return "?"
-    value = float(nbytes)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if value < 1000 or unit == "TB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
 def _shape_text(feature: FeatureSummary) -> str:
@@ -77,17 +66,19 @@ def _feature_label(feature: FeatureSummary) -> Text:
     storage = [
         "chunks " + ("contiguous" if feature.chunks is None else tuple_text(feature.chunks)),
         "compression " + (feature.compression or "none"),
-        f"stored {_size(feature.stored_bytes)}",
+        f"stored {size_text(feature.stored_bytes)}",
     ]
     if feature.logical_bytes is not None and feature.compression is not None and feature.compression_ratio:
         # Only for a compressed feature: on uncompressed data, raw/stored below 1 is chunk padding, not compression.
         share = 1 / feature.compression_ratio  # over the fixed-size components, as the ratio is
-        storage.append(f"raw {_size(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
+        storage.append(f"raw {size_text(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
     elif feature.logical_bytes is not None and feature.compression_ratio and feature.compression_ratio < 1:
         # The fixed-size components store more than their elements: the last chunk is whole. The ratio is over
         # those components only (a categorical's class_names, variable-length strings, are not among them).
         fixed = round(feature.logical_bytes / feature.compression_ratio)
-        storage.append(f"raw {_size(feature.logical_bytes)} in {_size(fixed)} of chunks (the last chunk is whole)")
+        storage.append(
+            f"raw {size_text(feature.logical_bytes)} in {size_text(fixed)} of chunks (the last chunk is whole)"
+        )
     label = Text(feature.name, style="bold")
     label.append("  " + "  ".join(what))
     if feature.description:
@@ -140,7 +131,7 @@ def render_summary(console: Console, summary: FileSummary) -> None:
     summary
         What :func:`h5ml.tools.summary.summarize` returned for the file.
     """
-    root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {_size(summary.file_bytes)})", style="bold"))
+    root = Tree(Text(f"{summary.path}  (h5ml {summary.format_version}, {size_text(summary.file_bytes)})", style="bold"))
     for split in summary.splits:
         shuffled = "" if split.shuffle_seed is None else f"  shuffled on write, seed {split.shuffle_seed}"
         count = plural(split.num_samples, "sample")
