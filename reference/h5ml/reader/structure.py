@@ -115,6 +115,13 @@ class _Structure:
         Members are opened by name, so a member the encoding does not define is
         never opened (SPEC §5.5-R1, SPEC §6.1-R6).
         """
+        if member:
+            # SPEC §3.6-R2 (E115): a component reached through a soft link is refused, never followed: it would
+            # read another dataset of the file (issue 14, item 5)
+            link = self.source.h5_node(self.where).get(member, getlink=True)
+            if not isinstance(link, h5py.HardLink | h5py.ExternalLink):
+                kind = "a soft link" if isinstance(link, h5py.SoftLink) else "not a hard link"
+                raise self.invalid(f"is {kind}; a feature's components are datasets of its group (§3.6, E115)", member)
         node = self.source.h5_node(f"{self.where}/{member}" if member else self.where)
         if not isinstance(node, h5py.Dataset):
             raise self.invalid("is not a dataset", member)
