@@ -57,3 +57,21 @@ def test_no_command_copies_what_the_link_points_to(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(["dump", str(path)], out, err) == 2
     assert "7.0" not in out.getvalue() and "soft link" in err.getvalue()
+
+
+def test_a_soft_linked_split_member_is_refused_never_left_out(tmp_path: Path) -> None:
+    """SPEC §3.6-R2, §5.2-R2: a split member that is a soft link is unreadable; a whole-split read refuses it."""
+    path = tmp_path / "member.h5"
+    h5ml.write(path, {"train": {"b": np.arange(3)}}, {"name": "t"})
+    with h5py.File(path, "r+") as f:
+        f["train/c"] = h5py.SoftLink("/train/b")
+    with h5ml.open(path) as ds:
+        split = ds["train"]
+        assert list(split.features) == ["b"]
+        assert "soft or user-defined link" in str(split.unreadable["c"])
+        with pytest.raises(InvalidFileError, match=r"/train/c: is a soft or user-defined link.*E115"):
+            split["c"]
+        with pytest.raises(InvalidFileError, match=r"features=\['b'\]"):
+            split.read(slice(None))
+        assert split.read(slice(None), features=["b"])["b"].tolist() == [0, 1, 2]
+    assert "E115" in {i.code for i in h5ml.validate(path).issues}

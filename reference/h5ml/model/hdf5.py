@@ -23,7 +23,14 @@ from h5ml.errors import EncodingError, H5MLError, NotH5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.spec.attrs import read_attr
 
-__all__ = ["group_links", "member_names", "read_attribute", "read_attributes", "unopenable_file"]
+__all__ = [
+    "group_links",
+    "linked_names",
+    "member_names",
+    "read_attribute",
+    "read_attributes",
+    "unopenable_file",
+]
 
 
 def _check_text(value: Any, name: str, filename: str, where: str) -> Any:
@@ -167,6 +174,23 @@ def member_names(group: Any, filename: str, where: str, *, external: bool = Fals
     kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
     links = group_links(group.id, filename, where)
     return [name for name in (_utf8_name(raw) for raw, kind in links if kind in kinds) if name is not None]
+
+
+def linked_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
+    """The names of a group's soft and user-defined links (and external ones unless ``external``), as :func:`member_names`.
+
+    What :func:`member_names` leaves out because of its link type (§3.6,
+    E110, E115): a reader that takes every member of a split must refuse
+    these rather than leave them out silently.
+
+    Raises
+    ------
+    InvalidFileError
+        If the HDF5 library cannot list the group's links (a damaged file).
+    """
+    kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
+    links = group_links(group.id, filename, where)
+    return [name for name in (_utf8_name(raw) for raw, kind in links if kind not in kinds) if name is not None]
 
 
 def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:

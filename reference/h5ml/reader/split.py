@@ -33,7 +33,7 @@ import numpy as np
 from h5ml import spec
 from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnknownEncodingError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
-from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
+from h5ml.model.hdf5 import linked_names, member_names, read_attribute, read_attributes
 from h5ml.model.header import declared_num_samples
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index, normalize_indices
@@ -191,8 +191,10 @@ class Split:
     def features(self) -> Mapping[str, Feature]:
         """The readable features, in the file's order (§5.2): name -> :class:`Feature`.
 
-        Members whose names start with ``"_"``, are not UTF-8 or are soft
-        links, and committed datatypes are ignored (§5.1, §5.4, §5.5). A
+        Members whose names start with ``"_"`` or are not UTF-8, and
+        committed datatypes, are ignored (§5.1, §5.4, §5.5); a member that is
+        a soft or user-defined link is not followed but listed in
+        :attr:`unreadable` (§3.6, E115). A
         group or dataset without an ``encoding`` attribute (E130,
         SPEC §5.2-R2), a feature of an encoding this reader does not
         implement or of an encoding MAJOR it does not implement (§6.1), with
@@ -214,7 +216,19 @@ class Split:
             group = self._group()
             found: dict[str, Feature] = {}
             skipped: dict[str, H5MLError] = {}
-            for name in member_names(group, path, "/" + self._name, external=self._dataset.allow_external):
+            external = self._dataset.allow_external
+            for name in linked_names(group, path, "/" + self._name, external=external):
+                if not name.startswith(spec.RESERVED_PREFIX):
+                    # SPEC §3.6-R2 (E115): a member reached through a soft or user-defined link is never followed,
+                    # and a read of every feature refuses it rather than leave it out (SPEC §5.2-R2)
+                    where = f"/{self._name}/{name}"
+                    skipped[name] = InvalidFileError(
+                        f"{path}: {where}: is a soft or user-defined link; every object of a file is reached through "
+                        f"hard links (§3.6, E115), so the reader does not follow it; {validate_advice(path)}",
+                        path=path,
+                        hdf5_path=where,
+                    )
+            for name in member_names(group, path, "/" + self._name, external=external):
                 if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 where = f"/{self._name}/{name}"
