@@ -7,6 +7,7 @@ whole command line in-process, with any streams (tests pass ``io.StringIO``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ __all__ = [
     "plural",
     "print_json",
     "require_file",
+    "safe_copy",
+    "safe_text",
     "size_text",
     "tuple_text",
 ]
@@ -61,6 +64,45 @@ class Streams:
             width=None if is_tty else _PLAIN_WIDTH,
             force_terminal=None if is_tty else False,
         )
+
+
+def safe_text(text: str, *, lines: bool = False) -> str:
+    """``text`` with every control character escaped, so that a file's text cannot drive the terminal (§10.2).
+
+    C0 and C1 control characters and DEL (ESC starts the sequences that set a
+    window title or clear the screen) become ``\\xNN`` / ``\\uNNNN``
+    escapes, as Python writes them; with ``lines``, line feeds and tabs
+    are kept (a description's paragraphs).
+    """
+    keep = "\n\t" if lines else ""
+    if all(c.isprintable() or c in keep for c in text):
+        return text
+    return "".join(c if c.isprintable() or c in keep or not _is_control(c) else repr(c)[1:-1] for c in text)
+
+
+def _is_control(char: str) -> bool:
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code < 0xA0
+
+
+def safe_copy(value: Any) -> Any:
+    """A copy of ``value`` (dataclasses, lists, tuples, dicts, strings) with every string passed through :func:`safe_text`.
+
+    Long text (a ``description``) keeps its line feeds and tabs; names and
+    other strings lose them too.
+    """
+    if isinstance(value, str):
+        return safe_text(value, lines="\n" in value and len(value) > 80)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: safe_copy(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, list):
+        return [safe_copy(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(safe_copy(v) for v in value)
+    if isinstance(value, dict):
+        return {safe_copy(k): safe_copy(v) for k, v in value.items()}
+    return value
 
 
 def size_text(nbytes: int | None) -> str:

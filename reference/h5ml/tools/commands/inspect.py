@@ -21,7 +21,17 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from h5ml.tools.console import EXIT_OK, Streams, plural, print_json, require_file, size_text, tuple_text
+from h5ml.tools.console import (
+    EXIT_OK,
+    Streams,
+    plural,
+    print_json,
+    require_file,
+    safe_copy,
+    safe_text,
+    size_text,
+    tuple_text,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.tree import TreeWalk
@@ -187,7 +197,7 @@ def inspect_command(streams: Streams, file: str, fmt: str, max_objects: int | No
     if fmt == "json":
         print_json(streams, summary.to_json())
     else:
-        render_summary(streams.console(), summary)
+        render_summary(streams.console(), safe_copy(summary))  # §10.2: a file's text never drives the terminal
     return EXIT_OK
 
 
@@ -203,15 +213,15 @@ def _show_foreign(streams: Streams, fmt: str, file: str, reason: str, walk: Tree
         print_json(streams, document)
         return
     console = streams.console()
-    console.print(Text(note), soft_wrap=True)
-    render_tree(console, walk, "--max-objects N")
+    console.print(Text(safe_text(note, lines=True)), soft_wrap=True)
+    render_tree(console, safe_copy(walk), "--max-objects N")  # §10.2: names of the file never drive the terminal
     console.print(Text("\nwhat `h5ml convert` would do with it:"))
     if plan is None:
-        console.print(Text(f"  it would refuse it: {refusal}"), soft_wrap=True)
+        console.print(Text(safe_text(f"  it would refuse it: {refusal}", lines=True)), soft_wrap=True)
     else:
         from h5ml.tools.plan_text import render_plan
 
-        console.print(Text(render_plan(plan)), soft_wrap=True)
+        console.print(Text(safe_text(render_plan(plan), lines=True)), soft_wrap=True)
 
 
 def _proposed_plan(file: str) -> tuple[Any, str | None]:
