@@ -29,7 +29,9 @@ __all__ = [
     "Ragged",
     "String",
     "apply_keys",
+    "codes_at",
     "read_after_fork",
+    "run_cli",
     "write_file",
 ]
 
@@ -234,3 +236,19 @@ def read_after_fork(dataset: Any, handle: Any, keys: Sequence[Any], queue: Any) 
     for key in keys:
         obj = obj[key]
     queue.put((obj, dataset.h5file is not handle))
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """Run the real command line (``h5ml.tools.cli.run``) in this process; return (exit code, stdout, stderr)."""
+    import io
+
+    from h5ml.tools import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(args), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def codes_at(report: Any) -> set[tuple[str, str]]:
+    """The ``(code, path)`` of every issue of a validator ``FileReport``."""
+    return {(i.code, i.path) for i in report.issues}

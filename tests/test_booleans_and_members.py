@@ -11,7 +11,6 @@ and the validator are run on the real files.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import h5py
@@ -19,16 +18,9 @@ import numpy as np
 import pytest
 
 import h5ml
+from _files import run_cli
 from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.ingest import export_npz, merge, subset
-from h5ml.tools import cli
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """Run the command line in this process; return (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(args), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _base(path: Path, version: str | None = None) -> h5py.File:

@@ -7,7 +7,6 @@ DataLoader and Keras PyDataset.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -16,19 +15,11 @@ import numpy as np
 import pytest
 
 import h5ml
-from _files import Dense, write_file
+from _files import Dense, run_cli, write_file
 from h5ml.errors import EncodingError, UnknownEncodingError, UnsupportedEncodingVersionError
 from h5ml.ingest import export_npz, merge, subset
-from h5ml.tools import cli
 
 FIXTURES = Path(__file__).parent.parent / "conformance_tests" / "fixtures"
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """Run the command line in this process; return (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(args), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _major_2(tmp_path: Path) -> Path:

@@ -7,7 +7,6 @@ checks the validator (shallow and deep), the reader, ``h5ml inspect`` and the wr
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,12 @@ import numpy as np
 import pytest
 
 import h5ml
+from _files import run_cli
 from h5ml.errors import InvalidFileError, WriterError
 from h5ml.model.allocation import unallocated_storage
-from h5ml.tools import cli
 from h5ml.validator.runner import validate
 
 META = {"name": "t", "license": "CC0-1.0", "description": "d"}
-
-
-def _run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(args), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _replace(f: h5py.File, hdf5_path: str, **create: Any) -> h5py.Dataset:
@@ -122,7 +115,7 @@ def test_the_command_line_says_invalid_for_a_chunk_outside_the_extent(tmp_path: 
     """SPEC §3.5.1-R2 through ``h5ml validate`` and ``--deep``: exit 1, E146 in the JSON report."""
     path = _chunk_outside_extent(tmp_path / "f1.h5")
     for flags in ([], ["--deep"]):
-        code, out, err = _run_cli("validate", "--format", "json", *flags, str(path))
+        code, out, err = run_cli("validate", "--format", "json", *flags, str(path))
         assert code == 1, err
         (entry,) = json.loads(out)["files"]
         assert [(i["code"], i["path"]) for i in entry["issues"] if i["severity"] == "error"] == [("E146", "/train/y")]
@@ -230,7 +223,7 @@ def _rich(path: Path, component: str) -> Path:
 
 
 def _inspect_json(path: Path) -> dict[str, Any]:
-    code, out, err = _run_cli("inspect", "--format", "json", str(path))
+    code, out, err = run_cli("inspect", "--format", "json", str(path))
     assert code == 0, err
     document: dict[str, Any] = json.loads(out)
     return {f["name"]: f for f in document["splits"][0]["features"]}
@@ -245,7 +238,7 @@ def test_inspect_does_not_count_classes_from_codes_never_written(tmp_path: Path)
     assert c["class_counts"] is None and c["missing_count"] is None
     assert c["class_names"] == ["a", "b"] and c["num_classes"] == 2
     assert features["rs"]["never_written"] == {} and features["rs"]["shape_min"] == [1, 2]
-    code, out, _err = _run_cli("inspect", str(path))
+    code, out, _err = run_cli("inspect", str(path))
     assert code == 0
     text = " ".join(out.split())
     assert "never written (E146): /train/c/codes" in text
@@ -260,7 +253,7 @@ def test_inspect_does_not_show_sample_shapes_never_written(tmp_path: Path) -> No
     assert set(rs["never_written"]) == {"shapes"}
     assert rs["shape_min"] is None and rs["shape_max"] is None and rs["length_min"] is None
     assert features["c"]["class_counts"] == [2, 1]  # the categorical is whole and counted
-    code, out, _err = _run_cli("inspect", str(path))
+    code, out, _err = run_cli("inspect", str(path))
     assert code == 0
     text = " ".join(out.split())
     assert "(3, 0, 0)" not in text and "rs ragged float64 (3, ?)" in text

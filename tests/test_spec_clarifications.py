@@ -10,7 +10,6 @@ conformance fixture of the decision, and checks the validator, the reader and ``
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
@@ -22,21 +21,11 @@ import pytest
 from h5py import h5a, h5d, h5s, h5t
 
 import h5ml
+from _files import codes_at, run_cli
 from h5ml.model.fingerprint import fingerprint_feature
-from h5ml.tools import cli
-from h5ml.validator.runner import FileReport, validate
+from h5ml.validator.runner import validate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "conformance_tests" / "fixtures"
-
-
-def _run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(args), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _codes_at(report: FileReport) -> set[tuple[str, str]]:
-    return {(i.code, i.path) for i in report.issues}
 
 
 def _fixed_string_type(length: int, pad: int) -> h5t.TypeID:
@@ -82,7 +71,7 @@ def test_spacepad_fixture_decodes_without_its_padding() -> None:
     with h5ml.open(path) as ds:
         assert list(ds["train"]["text"][:]) == expected
         assert ds.metadata.description == "padded with spaces"
-    code, out, _ = _run_cli("dump", str(path), "--format", "json")
+    code, out, _ = run_cli("dump", str(path), "--format", "json")
     doc = json.loads(out)
     assert code == 0
     assert doc["metadata"]["description"] == "padded with spaces"
@@ -102,7 +91,7 @@ def test_spacepad_fingerprint_hashes_the_decoded_text(tmp_path: Path) -> None:
     shutil.copy(fixture, wrong)
     with h5py.File(wrong, "r+") as f:
         f["train/text"].attrs["fingerprint"] = fingerprint_feature("string", [w.ljust(8) for w in decoded])
-    assert ("E160", "/train/text") in _codes_at(validate(wrong, deep=True))
+    assert ("E160", "/train/text") in codes_at(validate(wrong, deep=True))
 
 
 @pytest.mark.parametrize(
@@ -127,7 +116,7 @@ def test_only_the_declared_padding_is_removed(
     assert {c for c in report.codes if c.startswith("E")} == set() and "W205" in report.codes
     with h5ml.open(path) as ds:
         assert list(ds["train"]["text"][:]) == decoded
-    code, out, _ = _run_cli("dump", str(path), "--format", "json")
+    code, out, _ = run_cli("dump", str(path), "--format", "json")
     assert code == 0 and json.loads(out)["splits"]["train"]["features"]["text"]["values"] == decoded
 
 
@@ -140,7 +129,7 @@ def test_spacepad_root_attribute_reads_as_text(tmp_path: Path) -> None:
         aid = h5a.create(f.id, b"license", tid, h5s.create(h5s.SCALAR))
         aid.write(np.array(b"CC0-1.0     ", dtype="S12"), mtype=tid)
     report = validate(path)
-    assert report.valid and ("W205", "/") in _codes_at(report)
+    assert report.valid and ("W205", "/") in codes_at(report)
     with h5ml.open(path) as ds:
         assert ds.metadata.license == "CC0-1.0"
 
@@ -184,7 +173,7 @@ def test_one_rule_for_statistics_and_sample_rate(tmp_path: Path, value: Any, val
         with h5py.File(path, "r+") as f:
             f["train/x"].attrs[name] = value
         report = validate(path)
-        assert (("E117", "/train/x") not in _codes_at(report)) is valid, (name, [str(i) for i in report.issues])
+        assert (("E117", "/train/x") not in codes_at(report)) is valid, (name, [str(i) for i in report.issues])
     if valid:
         with h5ml.open(tmp_path / "sample_rate.h5") as ds:
             assert ds["train"]["x"].sample_rate == float(value)  # binary32 0.1 -> 0.10000000149011612
@@ -211,7 +200,7 @@ def test_created_allows_the_leap_second_only_at_23_59(tmp_path: Path, created: s
         f.attrs["created"] = created
     report = validate(path)
     assert report.valid is valid, [str(i) for i in report.issues]
-    assert (("E107", "/") in _codes_at(report)) is not valid
+    assert (("E107", "/") in codes_at(report)) is not valid
     if valid:
         with h5ml.open(path) as ds:
             assert ds.metadata.created == created
@@ -248,7 +237,7 @@ def test_w200_only_when_the_dataset_needs_more_than_one_chunk(tmp_path: Path, n:
             f["train/x"].attrs[key] = value
     report = validate(path, deep=True)
     assert report.valid
-    assert (("W200", "/train/x") in _codes_at(report)) is warned
+    assert (("W200", "/train/x") in codes_at(report)) is warned
 
 
 def test_one_chunk_fixture_has_no_w200() -> None:
@@ -267,9 +256,9 @@ def test_null_dataspace_on_a_defined_feature_attribute_is_e117(tmp_path: Path) -
         f["train/text"].attrs["description"] = h5py.Empty(h5py.string_dtype())
     report = validate(path)
     assert not report.valid
-    assert {("E116", "/train/text"), ("E117", "/train/text")} <= _codes_at(report)
+    assert {("E116", "/train/text"), ("E117", "/train/text")} <= codes_at(report)
     fixture = validate(FIXTURES / "e117-feature-description-null-dataspace.h5")
-    assert ("E117", "/train/x") in _codes_at(fixture) and not fixture.valid
+    assert ("E117", "/train/x") in codes_at(fixture) and not fixture.valid
 
 
 def test_null_dataspace_on_a_defined_root_attribute_is_e107(tmp_path: Path) -> None:
@@ -277,7 +266,7 @@ def test_null_dataspace_on_a_defined_root_attribute_is_e107(tmp_path: Path) -> N
     with h5py.File(path, "r+") as f:
         f.attrs["description"] = h5py.Empty(h5py.string_dtype())
     report = validate(path)
-    assert not report.valid and {("E116", "/"), ("E107", "/")} <= _codes_at(report)
+    assert not report.valid and {("E116", "/"), ("E107", "/")} <= codes_at(report)
 
 
 def test_null_dataspace_user_attribute_is_reported_and_maps_to_null(tmp_path: Path) -> None:
@@ -289,15 +278,15 @@ def test_null_dataspace_user_attribute_is_reported_and_maps_to_null(tmp_path: Pa
         f["train/text"].attrs["acme:void"] = h5py.Empty("i4")
     report = validate(path, deep=True)
     assert report.valid, [str(i) for i in report.issues]
-    assert {("I300", "/"), ("I300", "/train/text")} <= _codes_at(report)
+    assert {("I300", "/"), ("I300", "/train/text")} <= codes_at(report)
     with h5ml.open(path) as ds:
         assert ds.metadata.extra == {"acme:empty": None}
         assert "acme:empty" in ds.attrs and ds.attrs["acme:empty"] is None
         assert list(ds["train"]["text"][:]) == ["a", "b"]
-    code, out, err = _run_cli("dump", str(path), "--format", "json")
+    code, out, err = run_cli("dump", str(path), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["metadata"]["acme:empty"] is None
-    code, out, _ = _run_cli("dump", str(FIXTURES / "valid-user-attribute-null-dataspace.h5"), "--format", "json")
+    code, out, _ = run_cli("dump", str(FIXTURES / "valid-user-attribute-null-dataspace.h5"), "--format", "json")
     assert code == 0 and json.loads(out)["metadata"]["acme:empty"] is None
 
 
@@ -369,7 +358,7 @@ def test_compact_feature_datasets_get_no_chunk_rules(tmp_path: Path) -> None:
         f["train"].create_dataset("x", data=data["x"], chunks=(5, 3), maxshape=(None, 3))
         for key, value in attrs.items():
             f["train/x"].attrs[key] = value
-    assert ("W200", "/train/x") in _codes_at(validate(path))
+    assert ("W200", "/train/x") in codes_at(validate(path))
 
 
 # --------------------------------------------------------------------------- §6.1: media_type on bytes only
@@ -390,7 +379,7 @@ def test_media_type_on_a_feature_that_is_not_bytes_is_e117(tmp_path: Path, featu
     assert {(i.code, i.path) for i in report.issues if i.code.startswith("E")} == {("E117", f"/train/{feature}")}
     assert any("bytes features only" in i.message for i in report.issues if i.code == "E117")
     fixture = validate(FIXTURES / "e117-media-type-on-dense.h5")
-    assert not fixture.valid and ("E117", "/train/x") in _codes_at(fixture)
+    assert not fixture.valid and ("E117", "/train/x") in codes_at(fixture)
 
 
 # --------------------------------------------------------------------------- §4.2: W204 for a blank description
@@ -417,7 +406,7 @@ def test_blank_description_is_w204_and_never_an_error(tmp_path: Path, descriptio
     report = validate(path, deep=True)
     assert report.valid, [str(i) for i in report.issues]
     assert {c for c in report.codes if c.startswith("E")} == set()
-    assert (("W204", "/") in _codes_at(report)) is warned
+    assert (("W204", "/") in codes_at(report)) is warned
     with h5ml.open(path) as ds:
         assert ds.metadata.description == description  # the reader returns it as stored
 
@@ -444,7 +433,7 @@ def test_core_filters_in_required_filters_are_allowed(tmp_path: Path, listed: li
         f.attrs["required_filters"] = np.array(listed, dtype=np.int64)
         assert f["train/x"].compression == "gzip"
     report = validate(path, deep=True)
-    assert report.valid and _codes_at(report) == {("I303", "/train")}, [str(i) for i in report.issues]  # unshuffled
+    assert report.valid and codes_at(report) == {("I303", "/train")}, [str(i) for i in report.issues]  # unshuffled
     if h5py.h5z.filter_avail(32000) or 32000 not in listed:
         with h5ml.open(path) as ds:
             np.testing.assert_array_equal(ds["train"]["x"][:], x)

@@ -20,22 +20,12 @@ import pytest
 from h5py import h5d, h5s, h5t
 
 import h5ml
+from _files import codes_at, run_cli
 from h5ml.errors import InvalidFileError
-from h5ml.tools import cli
-from h5ml.validator.runner import FileReport, validate
+from h5ml.validator.runner import validate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "conformance_tests" / "fixtures"
 META = {"name": "r", "license": "CC0-1.0", "description": "d"}
-
-
-def _run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(args), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _codes_at(report: FileReport) -> set[tuple[str, str]]:
-    return {(i.code, i.path) for i in report.issues}
 
 
 def _written(path: Path, data: dict[str, Any]) -> Path:
@@ -68,13 +58,13 @@ def test_one_missing_chunk_of_many_is_e146_in_both_modes(tmp_path: Path) -> None
         dset[:2500] = 1
         dset[2501:] = 1
     shallow, deep = validate(path), validate(path, deep=True)
-    assert _codes_at(shallow) == {("E146", "/train/x"), ("W202", "/train/x"), ("W202", "/")}
+    assert codes_at(shallow) == {("E146", "/train/x"), ("W202", "/train/x"), ("W202", "/")}
     assert deep.issues == shallow.issues
     (issue,) = [i for i in deep.issues if i.code == "E146"]
     assert "in 5000 chunks of (1,) but only 4999 were ever written" in issue.message
     assert "(the first missing one starts at element (2500,))" in issue.message
     assert str(path) in issue.message
-    code, out, err = _run_cli("validate", "--deep", str(path))
+    code, out, err = run_cli("validate", "--deep", str(path))
     assert code == 1 and "E146" in out and "Traceback" not in out + err
 
 
@@ -95,7 +85,7 @@ def test_contiguous_storage_never_allocated_is_e146_and_its_counterpart_valid(tm
     assert validate(path, deep=True).issues == ()
     with h5py.File(path, "r+") as f:
         _replace(f, "train/x", shape=(2, 3), dtype=np.float32)
-    assert _codes_at(validate(path)) == {("E146", "/train/x"), ("W202", "/train/x"), ("W202", "/")}
+    assert codes_at(validate(path)) == {("E146", "/train/x"), ("W202", "/train/x"), ("W202", "/")}
     assert validate(path, deep=True).issues == validate(path).issues
     assert "E146" not in validate(FIXTURES / "valid-every-chunk-written.h5", deep=True).codes
 
@@ -103,7 +93,7 @@ def test_contiguous_storage_never_allocated_is_e146_and_its_counterpart_valid(tm
 def test_class_names_never_written_are_e146_not_e134() -> None:
     """SPEC §3.5.1-R1: class names never written are their own cause, E146; not E134 for the empty names."""
     report = validate(FIXTURES / "e146-class-names-never-written.h5", deep=True)
-    assert ("E146", "/train/label/class_names") in _codes_at(report)
+    assert ("E146", "/train/label/class_names") in codes_at(report)
     assert not {"E134", "E145"} & set(report.codes)
 
 
@@ -114,7 +104,7 @@ def test_reader_refuses_never_written_data(tmp_path: Path) -> None:
     with h5ml.open(path) as ds, pytest.raises(InvalidFileError, match=r"only 1 were ever written") as err:
         ds["train"]["x"][0]
     assert err.value.hdf5_path == "/train/x" and "E146" in str(err.value)
-    code, out, err_text = _run_cli("dump", "--format", "json", str(path))
+    code, out, err_text = run_cli("dump", "--format", "json", str(path))
     assert code == 2 and out == "" and "/train/x" in err_text and "Traceback" not in err_text
 
 
@@ -169,7 +159,7 @@ def test_boolean_enumeration_bases(tmp_path: Path, base: Any, members: list[tupl
     """SPEC §3.3.1-R1: over int8 or uint8, members in either order, the enumeration is W208 and reads as
     booleans; over int16 it is another enumeration, E113."""
     path = _enum_flag(tmp_path / "e.h5", base, members)
-    codes = {c for c, p in _codes_at(validate(path)) if p == "/train/flag"}
+    codes = {c for c, p in codes_at(validate(path)) if p == "/train/flag"}
     assert code in codes and ({"W208", "E113"} - {code}).isdisjoint(codes)
     if code == "W208":
         with h5ml.open(path) as ds:
@@ -179,10 +169,10 @@ def test_boolean_enumeration_bases(tmp_path: Path, base: Any, members: list[tupl
 
 def test_uint8_enumeration_fixture_dumps_booleans() -> None:
     """SPEC §3.3.1-R1: the fixture ``w208-bool-enum-uint8`` decodes to true, false with dtype "bool"."""
-    code, out, _ = _run_cli("dump", "--format", "json", str(FIXTURES / "w208-bool-enum-uint8.h5"))
+    code, out, _ = run_cli("dump", "--format", "json", str(FIXTURES / "w208-bool-enum-uint8.h5"))
     flag = json.loads(out)["splits"]["train"]["features"]["flag"]
     assert code == 0 and (flag["dtype"], flag["values"]) == ("bool", [True, False])
-    assert _codes_at(validate(FIXTURES / "w208-bool-enum-uint8.h5", deep=True)) == {("W208", "/train/flag")}
+    assert codes_at(validate(FIXTURES / "w208-bool-enum-uint8.h5", deep=True)) == {("W208", "/train/flag")}
 
 
 # --------------------------------------------------------------------------- §1.4.1: values of a newer MINOR
@@ -223,7 +213,7 @@ def test_encoding_version_forms(tmp_path: Path, version: str, codes: set[str], v
         f["train/x"].attrs["encoding_version"] = version
     for deep in (False, True):
         report = validate(path, deep=deep)
-        assert {c for c, p in _codes_at(report) if p == "/train/x"} == codes
+        assert {c for c, p in codes_at(report) if p == "/train/x"} == codes
         assert report.valid is valid
     if valid:
         with h5ml.open(path) as ds:
@@ -255,11 +245,11 @@ def test_wrong_length_is_e122_and_a_scalar_e133_alone(tmp_path: Path) -> None:
     path = _written(tmp_path / "l.h5", {"x": np.arange(2, dtype=np.float32)})
     with h5py.File(path, "r+") as f:
         f["train"].attrs["num_samples"] = np.int64(3)
-    assert {c for c, _ in _codes_at(validate(path, deep=True)) if c.startswith("E")} == {"E122"}
+    assert {c for c, _ in codes_at(validate(path, deep=True)) if c.startswith("E")} == {"E122"}
     scalar = validate(FIXTURES / "e133-not-e122-scalar.h5", deep=True)
     assert "E133" in scalar.codes and "E122" not in scalar.codes
     corrupt = validate(FIXTURES / "e145-not-e101-corrupt-chunk.h5", deep=True)
-    assert ("E145", "/train/gzip9") in _codes_at(corrupt) and "E101" not in corrupt.codes
+    assert ("E145", "/train/gzip9") in codes_at(corrupt) and "E101" not in corrupt.codes
 
 
 def test_e103_is_reported_alone() -> None:
@@ -267,7 +257,7 @@ def test_e103_is_reported_alone() -> None:
     for deep in (False, True):
         report = validate(FIXTURES / "e103-alone.h5", deep=deep)
         assert [i.code for i in report.issues] == ["E103"]
-    code, out, _ = _run_cli("validate", "--format", "json", str(FIXTURES / "e103-alone.h5"))
+    code, out, _ = run_cli("validate", "--format", "json", str(FIXTURES / "e103-alone.h5"))
     assert code == 1 and [i["code"] for i in json.loads(out)["files"][0]["issues"]] == ["E103"]
 
 
@@ -342,4 +332,4 @@ def test_chunk_rules_use_current_extents_and_logical_sizes(tmp_path: Path) -> No
         dset = _replace(f, "train/x", shape=(2, 1 << 20), dtype=np.float32, chunks=(2, 1 << 20), compression="gzip")
         dset[...] = 0
         assert dset.id.get_storage_size() < 1 << 20
-    assert ("W201", "/train/x") in _codes_at(validate(path))
+    assert ("W201", "/train/x") in codes_at(validate(path))

@@ -171,9 +171,7 @@ def member_names(group: Any, filename: str, where: str, *, external: bool = Fals
     InvalidFileError
         If the HDF5 library cannot list the group's links (a damaged file).
     """
-    kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
-    links = group_links(group.id, filename, where)
-    return [name for name in (_utf8_name(raw) for raw, kind in links if kind in kinds) if name is not None]
+    return _names(group, filename, where, external, followed=True)
 
 
 def linked_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
@@ -188,9 +186,16 @@ def linked_names(group: Any, filename: str, where: str, *, external: bool = Fals
     InvalidFileError
         If the HDF5 library cannot list the group's links (a damaged file).
     """
+    return _names(group, filename, where, external, followed=False)
+
+
+def _names(group: Any, filename: str, where: str, external: bool, *, followed: bool) -> list[str]:
+    """The UTF-8 names of the links a reader follows (hard, and external when allowed), or of the others."""
     kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
     links = group_links(group.id, filename, where)
-    return [name for name in (_utf8_name(raw) for raw, kind in links if kind not in kinds) if name is not None]
+    return [
+        name for name in (_utf8_name(raw) for raw, kind in links if (kind in kinds) == followed) if name is not None
+    ]
 
 
 def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
