@@ -68,8 +68,8 @@ def test_a_soft_linked_split_member_is_refused_never_left_out(tmp_path: Path) ->
     with h5ml.open(path) as ds:
         split = ds["train"]
         assert list(split.features) == ["b"]
-        assert "soft or user-defined link" in str(split.unreadable["c"])
-        with pytest.raises(InvalidFileError, match=r"/train/c: is a soft or user-defined link.*E115"):
+        assert "soft, user-defined or external link" in str(split.unreadable["c"])
+        with pytest.raises(InvalidFileError, match=r"/train/c: is a soft, user-defined or external link.*E115"):
             split["c"]
         with pytest.raises(InvalidFileError, match=r"features=\['b'\]"):
             split.read(slice(None))

@@ -25,7 +25,7 @@ from h5ml.spec.attrs import read_attr
 
 __all__ = [
     "group_links",
-    "linked_names",
+    "member_links",
     "member_names",
     "read_attribute",
     "read_attributes",
@@ -171,31 +171,32 @@ def member_names(group: Any, filename: str, where: str, *, external: bool = Fals
     InvalidFileError
         If the HDF5 library cannot list the group's links (a damaged file).
     """
-    return _names(group, filename, where, external, followed=True)
+    return [name for name, followed in member_links(group, filename, where, external=external) if followed]
 
 
-def linked_names(group: Any, filename: str, where: str, *, external: bool = False) -> list[str]:
-    """The names of a group's soft and user-defined links (and external ones unless ``external``), as :func:`member_names`.
+def member_links(group: Any, filename: str, where: str, *, external: bool = False) -> list[tuple[str, bool]]:
+    """Every UTF-8-named member of a group, in HDF5's name order, with whether a reader follows its link.
 
-    What :func:`member_names` leaves out because of its link type (§3.6,
-    E110, E115): a reader that takes every member of a split must refuse
-    these rather than leave them out silently.
+    A reader follows hard links, and external links only when ``external``
+    (§10.1); a soft or user-defined link (E115), or an external link
+    otherwise (E110), is never followed (§3.6), but a reader that takes every
+    member of a split refuses it rather than leave it out silently. The
+    group's links are listed once (:func:`group_links`); names that are not
+    UTF-8 are left out as in :func:`member_names`.
+
+    Returns
+    -------
+    list of (str, bool)
+        ``(name, followed)`` for each member.
 
     Raises
     ------
     InvalidFileError
         If the HDF5 library cannot list the group's links (a damaged file).
     """
-    return _names(group, filename, where, external, followed=False)
-
-
-def _names(group: Any, filename: str, where: str, external: bool, *, followed: bool) -> list[str]:
-    """The UTF-8 names of the links a reader follows (hard, and external when allowed), or of the others."""
     kinds = (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_EXTERNAL) if external else (h5py.h5l.TYPE_HARD,)
-    links = group_links(group.id, filename, where)
-    return [
-        name for name in (_utf8_name(raw) for raw, kind in links if (kind in kinds) == followed) if name is not None
-    ]
+    named = ((_utf8_name(raw), kind in kinds) for raw, kind in group_links(group.id, filename, where))
+    return [(name, followed) for name, followed in named if name is not None]
 
 
 def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:

@@ -33,7 +33,7 @@ import numpy as np
 from h5ml import spec
 from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnknownEncodingError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
-from h5ml.model.hdf5 import linked_names, member_names, read_attribute, read_attributes
+from h5ml.model.hdf5 import member_links, read_attribute, read_attributes
 from h5ml.model.header import declared_num_samples
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index, normalize_indices
@@ -79,7 +79,8 @@ class Split:
         self._features: dict[str, Feature] | None = None
         self._all: tuple[tuple[str, Feature], ...] | None = None
         self._skipped: dict[str, H5MLError] = {}
-        self._damaged = False  # a feature failed to open and must not be left out (see _refused)
+        #: The first feature that failed to open and must not be left out (see _refused), or None.
+        self._refusing: str | None = None
         self._attrs: dict[str, Any] | None = None
         self._attr_values: dict[str, Any] = {}
         self._num_samples: int | None = None
@@ -216,22 +217,22 @@ class Split:
             group = self._group()
             found: dict[str, Feature] = {}
             skipped: dict[str, H5MLError] = {}
-            external = self._dataset.allow_external
-            for name in linked_names(group, path, "/" + self._name, external=external):
-                if not name.startswith(spec.RESERVED_PREFIX):
-                    # SPEC §3.6-R2 (E115): a member reached through a soft or user-defined link is never followed,
-                    # and a read of every feature refuses it rather than leave it out (SPEC §5.2-R2)
-                    where = f"/{self._name}/{name}"
-                    skipped[name] = InvalidFileError(
-                        f"{path}: {where}: is a soft or user-defined link; every object of a file is reached through "
-                        f"hard links (§3.6, E115), so the reader does not follow it; {validate_advice(path)}",
-                        path=path,
-                        hdf5_path=where,
-                    )
-            for name in member_names(group, path, "/" + self._name, external=external):
+            links = member_links(group, path, "/" + self._name, external=self._dataset.allow_external)
+            for name, followed in links:
                 if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
                     continue
                 where = f"/{self._name}/{name}"
+                if not followed:
+                    # SPEC §3.6-R2 (E115): a member reached through a soft or user-defined link is never followed,
+                    # and a read of every feature refuses it rather than leave it out (SPEC §5.2-R2)
+                    skipped[name] = InvalidFileError(
+                        f"{path}: {where}: is a soft, user-defined or external link; every object of a file is "
+                        f"reached through hard links (§3.6, E110, E115), so the reader does not follow it; "
+                        f"{validate_advice(path)}",
+                        path=path,
+                        hdf5_path=where,
+                    )
+                    continue
                 try:
                     # SPEC §1.4.1-R1: an unknown encoding of a newer MINOR is left out; SPEC §5.2-R2: no encoding is E130
                     feature = open_feature(self._dataset, self._name, name, self._dataset.h5_node(where), count)
@@ -247,7 +248,7 @@ class Split:
                     found[name] = feature
             self._features, self._skipped = found, skipped
             newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
-            self._damaged = any(_refused(e, newer_minor) for e in skipped.values())
+            self._refusing = next((n for n, e in skipped.items() if _refused(e, newer_minor)), None)
             self._all = tuple(found.items())
         return MappingProxyType(self._features)
 
@@ -307,10 +308,10 @@ class Split:
             the message is as above. Or as :attr:`features`.
         """
         features = self.features
-        if not self._damaged:
+        if self._refusing is None:
             return tuple(features)
-        newer_minor = self._dataset.format_version[1] > spec.FORMAT_VERSION[1]
-        name, error = next((n, e) for n, e in self._skipped.items() if _refused(e, newer_minor))
+        name = self._refusing
+        error = self._skipped[name]
         others = list(features)
         choice = (
             f"or read the other features by name: features={others!r} ({' '.join(f'--feature {n}' for n in others)})"
@@ -348,7 +349,7 @@ class Split:
 
     def __getitem__(self, key: str | Indices) -> Any:
         """``split["name"]`` -> :class:`Feature`; ``split[idx]`` -> :meth:`read` of every feature."""
-        if type(key) is int and self._all is not None and self._num_samples is not None and not self._damaged:
+        if type(key) is int and self._all is not None and self._num_samples is not None and self._refusing is None:
             check_index(key, self._num_samples)  # the per-sample path of a DataLoader, as read(key)
             return {name: feature.read(key) for name, feature in self._all}
         if isinstance(key, str):
@@ -417,7 +418,7 @@ class Split:
             rows, scalar = normalize_indices(indices, count)
             if not scalar:
                 request = rows  # each feature gets the checked int64 rows, not the list again
-        if features is None and self._damaged:
+        if features is None and self._refusing is not None:
             self.every_feature()  # raises: a refused feature is never silently left out (SPEC §6.1-R7)
         return {name: feature.read(request) for name, feature in chosen}
 
