@@ -36,7 +36,7 @@ import numpy as np
 
 from h5ml.errors import EncodingError, H5MLError
 from h5ml.model.booleans import bool_enum_base
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.fingerprint import FeatureHasher, file_fingerprint
 from h5ml.reader.chunk_stream import ChunkCheck, RowStream, chunk_slots
 from h5ml.reader.dataset import Dataset
@@ -146,7 +146,7 @@ def _check_feature(run: _Run, split: str, feature: Feature) -> FeatureCheck:
         else:
             actual = _compute(run, feature, members)
     except EncodingError as exc:
-        reason = f"{exc.message if isinstance(exc, H5MLError) else exc}: run h5ml.validate(path, deep=True)"
+        reason = f"{run.ds.path}: {feature.hdf5_path}: {exc.message}; {validate_advice(run.ds.path)}"
     except H5MLError as exc:
         reason = exc.message
     except LIBRARY_ERRORS as exc:

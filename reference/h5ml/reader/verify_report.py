@@ -19,12 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from h5ml import spec
+from h5ml._version import __version__
 
-__all__ = ["DIFFERS", "OK", "UNVERIFIED", "VERIFY_SCHEMA", "FeatureCheck", "VerifyReport"]
+__all__ = ["DIFFERS", "OK", "UNVERIFIED", "VERIFY_REPORT_VERSION", "VERIFY_SCHEMA", "FeatureCheck", "VerifyReport"]
 
 #: The ``$id`` of the JSON document of :meth:`VerifyReport.to_json`.
 VERIFY_SCHEMA: Final = "https://h5ml.org/schema/h5ml-verify-1.0.schema.json"
+#: The version of the document :meth:`VerifyReport.to_json` writes.
+VERIFY_REPORT_VERSION: Final = "1.0"
 #: Status: the fingerprints agree.
 OK: Final = "ok"
 #: Status: the fingerprints differ.
@@ -148,12 +150,13 @@ class VerifyReport:
         Returns
         -------
         dict
-            ``{"$schema", "h5ml_version", "path", "ok", "jobs", "seconds", "stored_bytes",
-            "file": {"status", "expected", "actual"}, "features": [...]}``.
+            ``{"$schema", "report_version": "1.0", "tool": {"name", "version"}, "path", "ok", "jobs",
+            "seconds", "stored_bytes", "file": {"status", "expected", "actual"}, "features": [...]}``.
         """
         return {
             "$schema": VERIFY_SCHEMA,
-            "h5ml_version": spec.FORMAT_VERSION_STRING,
+            "report_version": VERIFY_REPORT_VERSION,
+            "tool": {"name": "h5ml", "version": __version__},
             "path": self.path,
             "ok": self.ok,
             "jobs": self.jobs,
