@@ -115,9 +115,12 @@ def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool,
     console = streams.console()
     for check in report.features:
         if check.status != "ok":
-            console.print(Text(_feature_line(check)))
+            console.print(Text(_feature_line(check)), soft_wrap=True)
     if report.file_status == "differs":
-        console.print(Text(f"DIFFERS file fingerprint (/): expected {report.file_expected}, computed {report.file_actual}"))
+        console.print(
+            Text(f"DIFFERS file fingerprint (/): expected {report.file_expected}, computed {report.file_actual}"),
+            soft_wrap=True,
+        )
     counts = f"{plural(len(report.features), 'feature')}, {report.stored_bytes:,} stored bytes, {report.seconds:.2f} s"
     if report.ok:
         verdict = "VERIFIED"
@@ -125,5 +128,5 @@ def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool,
         verdict = f"DIFFERS ({len(report.differing)} of {plural(len(report.features), 'feature')})"
     else:
         verdict = f"NOT VERIFIED ({len(report.unverified)} of {plural(len(report.features), 'feature')} unverified)"
-    console.print(Text(f"{safe_text(report.path)}: {verdict}; {counts}, {plural(report.jobs, 'job')}"))
+    console.print(Text(f"{safe_text(report.path)}: {verdict}; {counts}, {plural(report.jobs, 'job')}"), soft_wrap=True)
     return verify_exit_code(report)
