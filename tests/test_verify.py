@@ -7,6 +7,7 @@ at the byte addresses HDF5 reports for a chunk, and the real command line
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -18,10 +19,10 @@ from typing import Any
 import h5py
 import numpy as np
 import pytest
-from _files import run_cli
-from badfiles import not_h5ml, replace_dataset
 
 import h5ml
+from _files import run_cli
+from badfiles import not_h5ml, replace_dataset
 from h5ml.errors import H5MLError, InvalidFileError
 from h5ml.reader.chunk_stream import StoredChunk
 from h5ml.spec import schemas
@@ -136,7 +137,9 @@ def test_one_flipped_byte_of_gzip_data_names_that_feature_and_its_chunk(files: d
     assert out.splitlines()[0].startswith("UNVERIFIED train/image (/train/image): ")
 
 
-def test_a_changed_value_in_a_recompressed_gzip_chunk_names_that_feature(files: dict[str, Path], tmp_path: Path) -> None:
+def test_a_changed_value_in_a_recompressed_gzip_chunk_names_that_feature(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
     """A chunk that inflates to other values (one byte changed, then deflated again) is DIFFERS; exit 1."""
     path = _copy(files["gzip"], tmp_path)
     with h5py.File(path, "r+") as f:
@@ -260,7 +263,7 @@ def test_progress_reaches_the_stored_bytes_and_never_goes_back(files: dict[str, 
     calls: list[tuple[int, int]] = []
     report = h5ml.verify(files["gzip"], jobs=2, progress=lambda done, total: calls.append((done, total)))
     assert calls and calls[-1] == (report.stored_bytes, report.stored_bytes)
-    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:], strict=False))
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(calls))
     code, _, err = run_cli("verify", "--progress", str(files["gzip"]))
     assert code == 0 and "verify" in err
 

@@ -307,4 +307,3 @@ class RowStream:
         if len(raw) != nbytes:
             raise self._damaged(f"chunk {index} decodes to {len(raw)} bytes, not the {nbytes} of one chunk")
         return np.frombuffer(raw, dtype).reshape((plan.chunk_rows, *row_shape))
-

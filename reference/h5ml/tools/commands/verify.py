@@ -1,6 +1,6 @@
 """``h5ml verify``: recompute every fingerprint of a file and name each feature whose data changed (§8).
 
-The command calls :func:`h5ml.verify` (:mod:`h5ml.reader.verify`) with a
+The command calls :func:`h5ml.verify` (:mod:`h5ml.reader.verification`) with a
 progress bar on standard error (stored bytes, rate, time left; on a terminal,
 or with ``--progress``), then prints one line per feature that is not ``ok``
 (split/feature, HDF5 path, expected and computed fingerprints, or why it could
@@ -94,7 +94,7 @@ def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool,
     stored, unreadable data) or the file is refused (not h5ml, external
     links or storage, ...).
     """
-    from h5ml.reader.verify import verify
+    from h5ml.reader.verification import verify
 
     require_file(file)
     bar = _progress_bar(streams, progress)

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+
 import h5py
 import numpy as np
 
