@@ -258,6 +258,24 @@ def test_the_chunk_check_sees_every_stored_chunk_once_and_its_failure_names_the_
     assert "chunk 0: checksum differs" in (report.unverified[0].reason or "")
 
 
+@pytest.mark.parametrize("create", [{"fletcher32": True}, {"compression": "lzf"}, {"chunks": (7, 4)}])
+def test_chunks_that_verify_does_not_decode_itself_are_read_through_hdf5(
+    files: dict[str, Path], tmp_path: Path, create: dict[str, Any]
+) -> None:
+    """Other filters (Fletcher-32, LZF) and chunks that split rows go through h5py: the same fingerprints."""
+    path = _copy(files["none"], tmp_path)
+    with h5py.File(path, "r+") as f:
+        values = f["test/x"][()]
+        create = {"chunks": (16, 16), **create}
+        replace_dataset(f, "test/x", data=values, **create)
+    seen: list[tuple[str, int]] = []
+    report = h5ml.verify(path, jobs=2, check_chunk=lambda chunk: seen.append((chunk.dataset, chunk.index)))
+    assert report.ok, [c.reason for c in report.features]
+    assert len(set(seen)) == len(seen)  # each chunk once
+    whole_rows = create["chunks"][1:] == (16,)
+    assert sorted(i for name, i in seen if name == "/test/x") == (list(range(4)) if whole_rows else [])
+
+
 def test_progress_reaches_the_stored_bytes_and_never_goes_back(files: dict[str, Path]) -> None:
     """``progress(done, total)``: done never decreases and ends at total, the stored bytes of every feature."""
     calls: list[tuple[int, int]] = []

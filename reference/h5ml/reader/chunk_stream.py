@@ -16,9 +16,11 @@ by every stream, at most ``window`` chunks ahead of the consumer:
   through h5py, which decodes it under its own lock (one at a time);
 - a dataset that is not chunked is read in batches through h5py.
 
-Each chunk of a chunked dataset is handed to ``check_chunk`` first, with its
-stored bytes (:class:`StoredChunk`): the step where a per-chunk checksum is
-checked before the chunk is decoded. A chunk that was never written (HDF5
+Each chunk of a chunked dataset whose chunks span whole rows (every dataset
+h5ml writes, §7.1) is handed to ``check_chunk`` first, with its stored bytes
+(:class:`StoredChunk`): the step where a per-chunk checksum is checked before
+the chunk is decoded; chunks that split rows are read through h5py by bands
+of rows, without that step. A chunk that was never written (HDF5
 would return fill values), stored bytes that do not inflate to exactly one
 chunk, or a failure of the library raise
 :class:`~h5ml.errors.InvalidFileError` naming the file, the dataset and the
@@ -50,6 +52,17 @@ BATCH_BYTES: Final = 8 << 20
 #: The largest chunk decoded (§10.4): a larger one is refused rather than allocated.
 MAX_CHUNK_BYTES: Final = 1 << 30
 
+
+def _inflater() -> tuple[Callable[[], Any], tuple[type[Exception], ...]]:
+    """zlib-ng's ``decompressobj`` (about 1.4x zlib's speed here) when installed, else the standard library's."""
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # a platform without a zlib-ng wheel: the standard library inflates the same streams
+        return zlib.decompressobj, (zlib.error,)
+    return zlib_ng.decompressobj, (zlib.error, zlib_ng.error)
+
+
+_DECOMPRESSOBJ, _ZLIB_ERRORS = _inflater()
 _DEFLATE: Final = h5py.h5z.FILTER_DEFLATE
 _SHUFFLE: Final = h5py.h5z.FILTER_SHUFFLE
 
@@ -290,20 +303,32 @@ class RowStream:
         dtype = np.dtype(self._dset.dtype.str) if self._as_type is None else self._as_type
         row_shape = tuple(int(d) for d in self._dset.shape[1:])
         nbytes = dtype.itemsize * plan.chunk_rows * math.prod(row_shape)
-        raw: bytes = data
+        raw: Any = data  # bytes, or the uint8 array of an un-shuffled chunk
         for position in reversed(range(len(plan.filters))):
             if mask & (1 << position):
                 continue  # HDF5 did not apply this filter to this chunk
             if plan.filters[position] == _DEFLATE:
-                inflate = zlib.decompressobj()
+                inflate = _DECOMPRESSOBJ()
                 try:
                     raw = inflate.decompress(raw, nbytes + 1)  # at most one byte past a chunk: bounded memory
-                except zlib.error as exc:
+                except _ZLIB_ERRORS as exc:
                     raise self._damaged(f"chunk {index} does not inflate ({exc})") from exc
                 if not inflate.eof and len(raw) <= nbytes:
                     raise self._damaged(f"chunk {index} ends before its zlib stream does")
             elif dtype.itemsize > 1 and len(raw) == nbytes:  # shuffle: byte 0 of every value, then byte 1, ...
-                raw = np.frombuffer(raw, np.uint8).reshape(dtype.itemsize, -1).T.tobytes()
+                raw = _unshuffle(raw, dtype.itemsize)
         if len(raw) != nbytes:
             raise self._damaged(f"chunk {index} decodes to {len(raw)} bytes, not the {nbytes} of one chunk")
         return np.frombuffer(raw, dtype).reshape((plan.chunk_rows, *row_shape))
+
+
+def _unshuffle(raw: bytes, itemsize: int) -> np.ndarray:
+    """Undo HDF5's shuffle filter: ``itemsize`` planes (byte 0 of every value, then byte 1, ...) back into values.
+
+    One strided copy per plane: about 2.5x faster here than one transposed copy of the whole chunk.
+    """
+    planes = np.frombuffer(raw, np.uint8).reshape(itemsize, -1)
+    out = np.empty((planes.shape[1], itemsize), np.uint8)
+    for k in range(itemsize):
+        out[:, k] = planes[k]
+    return out.reshape(-1)
