@@ -59,7 +59,8 @@ def _inflater() -> tuple[Callable[[], Any], tuple[type[Exception], ...]]:
         from zlib_ng import zlib_ng
     except ImportError:  # a platform without a zlib-ng wheel: the standard library inflates the same streams
         return zlib.decompressobj, (zlib.error,)
-    return zlib_ng.decompressobj, (zlib.error, zlib_ng.error)
+    ng_error: type[Exception] = zlib_ng.error  # type: ignore[assignment]  # a class; the stubs call it an instance
+    return zlib_ng.decompressobj, (zlib.error, ng_error)
 
 
 _DECOMPRESSOBJ, _ZLIB_ERRORS = _inflater()
