@@ -327,3 +327,48 @@ def test_memory_stays_bounded_on_a_feature_larger_than_the_budget(tmp_path: Path
     assert ok == "True"
     figures.record("verify", "peak RSS growth verifying a 128 MiB gzip feature, 2 jobs (MiB)", int(growth) >> 20)
     assert int(growth) < 32 << 20
+
+
+@pytest.mark.parametrize("encoding", ["ragged", "bytes"])
+def test_a_ragged_feature_fed_one_dataset_at_a_time_gets_the_fingerprint_of_update_ragged(encoding: str) -> None:
+    """§8.2: offsets, values and shapes fed separately, in uneven batches, give the one-call fingerprint."""
+    from h5ml.errors import EncodingError
+    from h5ml.model.fingerprint import FeatureHasher, fingerprint_feature
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 9, 500)
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    if encoding == "ragged":
+        values = rng.normal(size=int(offsets[-1])).astype(">f8")
+        shapes = lengths[:, None].astype(np.int64)
+        expected = fingerprint_feature("ragged", values, lengths=lengths, shapes=shapes)
+        hasher = FeatureHasher("ragged", values.dtype)
+    else:
+        values = rng.integers(0, 255, int(offsets[-1]), dtype=np.uint8)
+        shapes = None
+        expected = fingerprint_feature("bytes", values, lengths=lengths)
+        hasher = FeatureHasher("bytes")
+    for start, stop in ((0, 1), (1, 77), (77, 501)):
+        hasher.update_offsets(offsets[start:stop])
+    for start, stop in ((0, 5), (5, 1000), (1000, len(values))):
+        hasher.update_values(values[start:stop])
+    if shapes is not None:
+        hasher.update_shapes(shapes[:250])
+        hasher.update_shapes(shapes[250:])
+    hasher.check_complete()
+    assert hasher.fingerprint() == expected
+    short = FeatureHasher("bytes")
+    short.update_offsets(offsets)
+    short.update_values(np.zeros(3, np.uint8))
+    with pytest.raises(EncodingError, match="offsets end at"):
+        short.check_complete()
+    with pytest.raises(EncodingError, match="not 0"):
+        FeatureHasher("bytes").update_offsets(offsets[1:])
+
+
+def test_an_empty_split_verifies(tmp_path: Path) -> None:
+    """A split of 0 samples: every feature has no chunk and the fingerprint of no samples (§5.3, §8.2)."""
+    path = tmp_path / "empty.h5"
+    h5ml.write(path, {"train": {"x": np.zeros((0, 3), "f4"), "s": np.array([], dtype=object).astype(str)}})
+    report = h5ml.verify(path, jobs=2)
+    assert report.ok and [c.status for c in report.features] == ["ok", "ok"]
