@@ -7,6 +7,7 @@ The public API is this namespace (SPEC.md is the format itself)::
     with h5ml.open("digits.h5") as ds:
         batch = ds["train"][[5, 2, 9]]
     report = h5ml.validate("digits.h5")
+    assert h5ml.verify("digits.h5").ok  # every fingerprint recomputed from the data
 
 Submodules are imported on first use, so ``import h5ml`` stays cheap.
 """
@@ -29,6 +30,8 @@ _LAZY = {
     "Dataset": "h5ml.reader",
     "Split": "h5ml.reader",
     "Feature": "h5ml.reader",
+    "verify": "h5ml.reader",
+    "VerifyReport": "h5ml.reader",
     "validate": "h5ml.validator",
     "iter_issues": "h5ml.validator",
     "Issue": "h5ml.validator",
@@ -46,7 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader import Dataset as Dataset
     from h5ml.reader import Feature as Feature
     from h5ml.reader import Split as Split
+    from h5ml.reader import VerifyReport as VerifyReport
     from h5ml.reader import open as open
+    from h5ml.reader import verify as verify
     from h5ml.spec.codes import CODES as CODES
     from h5ml.spec.codes import Severity as Severity
     from h5ml.validator import FileReport as FileReport

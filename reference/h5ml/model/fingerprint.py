@@ -22,8 +22,9 @@ bytes          offsets (int64 LE, from 0, N+1 entries); values
 =============  ==================================================================
 
 :class:`FeatureHasher` takes the content batch by batch (the writer feeds it as
-samples arrive; the deep validator feeds what it reads back) and both get the
-same fingerprint. :func:`file_fingerprint` combines feature fingerprints (§8.3).
+samples arrive; the deep validator feeds what it reads back; ``h5ml verify``
+feeds a ragged feature's offsets, values and shapes one dataset at a time,
+chunk by chunk) and all get the same fingerprint. :func:`file_fingerprint` combines feature fingerprints (§8.3).
 """
 
 from __future__ import annotations
@@ -174,6 +175,9 @@ class FeatureHasher:
         self.num_samples = 0
         self._components = [hashlib.sha256() for _ in range(self._n_components())]
         self._total = 0  # ragged/bytes: offset of the next value
+        self._offsets_started = False  # update_offsets: the leading 0 was seen
+        self._value_rows = 0  # update_values: value rows fed
+        self._shape_rows = 0  # update_shapes: shape rows fed
         if encoding in ("ragged", "bytes"):
             self._components[0].update(_INT64_LE.type(0).tobytes())
         if encoding == "categorical":
@@ -312,6 +316,103 @@ class FeatureHasher:
             self._components[2].update(_le_bytes(shp, _INT64_LE))
         self._total += rows
         self.num_samples += lens.shape[0]
+
+    # -- ragged and bytes, one component at a time ------------------------------------------------
+    # A reader that streams each dataset of a feature chunk by chunk (h5ml verify) feeds the stored offsets,
+    # the value rows and the shapes separately; the digests are those :meth:`update_ragged` makes from the
+    # same content, because stored offsets that start at 0 and never decrease are the offsets it computes.
+
+    def update_offsets(self, offsets: npt.ArrayLike) -> None:
+        """Add the next stored offsets of a ragged or bytes feature, in file order (§6.3, §6.6).
+
+        The first call's first entry is the leading 0 (hashed once, already);
+        every later entry ends one more sample. Use with :meth:`update_values`
+        (and :meth:`update_shapes`), never with :meth:`update_ragged`, then
+        call :meth:`check_complete`.
+
+        Parameters
+        ----------
+        offsets
+            1-D integer array: the next entries of the stored ``offsets``
+            dataset (any integer dtype and byte order).
+
+        Raises
+        ------
+        EncodingError
+            If the hasher is not ragged/bytes, the offsets are not 1-D
+            integers, the first entry is not 0, or an entry is smaller than
+            the one before it (SPEC §6.3-R1).
+        """
+        self._expect("ragged", "bytes")
+        arr = np.asarray(offsets)
+        if arr.ndim != 1 or (arr.dtype.kind not in "iu" and arr.size):
+            raise EncodingError(f"offsets must be a 1-D integer array, got shape {arr.shape} dtype {arr.dtype}")
+        arr = arr.astype(np.int64)
+        if not self._offsets_started and arr.size:
+            if int(arr[0]) != 0:
+                raise EncodingError(f"offsets start at {int(arr[0])}, not 0 (§6.3)")
+            self._offsets_started = True
+            arr = arr[1:]
+        if arr.size and (int(arr[0]) < self._total or bool((np.diff(arr) < 0).any())):
+            raise EncodingError("offsets decrease; they never decrease (§6.3)")
+        self._components[0].update(_le_bytes(arr, _INT64_LE))
+        if arr.size:
+            self._total = int(arr[-1])
+        self.num_samples += arr.shape[0]
+
+    def update_values(self, values: npt.ArrayLike) -> None:
+        """Add the next value rows of a ragged or bytes feature, in file order (§6.3, §6.6).
+
+        Parameters
+        ----------
+        values
+            Array ``(m, ...)`` of the hasher's dtype (uint8 for bytes).
+
+        Raises
+        ------
+        EncodingError
+            If the hasher is not ragged/bytes or the dtype differs.
+        """
+        self._expect("ragged", "bytes")
+        arr = np.asarray(values)
+        self._components[1].update(self._values_bytes(arr))
+        self._value_rows += arr.shape[0] if arr.ndim else 1
+
+    def update_shapes(self, shapes: npt.ArrayLike) -> None:
+        """Add the next rows of a ragged feature's ``shapes``, in file order (§6.3).
+
+        Parameters
+        ----------
+        shapes
+            Integer array ``(n, D)``.
+
+        Raises
+        ------
+        EncodingError
+            If the hasher is not ragged or ``shapes`` is not 2-D.
+        """
+        self._expect("ragged")
+        shp = np.asarray(shapes)
+        if shp.ndim != 2:
+            raise EncodingError(f"shapes must have shape (n, D), got {shp.shape} (§6.3)")
+        self._components[2].update(_le_bytes(shp, _INT64_LE))
+        self._shape_rows += shp.shape[0]
+
+    def check_complete(self) -> None:
+        """Check that the components fed one at a time describe one feature (§6.3, §6.6).
+
+        Raises
+        ------
+        EncodingError
+            If no offsets were fed, the last offset is not the number of value
+            rows fed, or shapes were fed for another number of samples.
+        """
+        if not self._offsets_started:
+            raise EncodingError("offsets hold no entry; they hold num_samples + 1 entries, from 0 (§6.3)")
+        if self._total != self._value_rows:
+            raise EncodingError(f"offsets end at {self._total}, but the values hold {self._value_rows} rows (§6.3)")
+        if self._shape_rows not in (0, self.num_samples):
+            raise EncodingError(f"shapes hold {self._shape_rows} rows for {self.num_samples} samples (§6.3)")
 
     def header(self) -> bytes:
         """Return the canonical JSON header of the content fed so far (§8.2).

@@ -18,6 +18,9 @@ Reading never imports the writer or the validator. The modules of this package:
   size check), by the read plans of :mod:`~h5ml.reader.plan` or out of the
   file's memory map (:mod:`~h5ml.reader.direct`), each counted in
   :class:`ReadStats` (:mod:`~h5ml.reader.read_stats`);
+- :mod:`~h5ml.reader.verification`: :func:`verify`, every fingerprint recomputed
+  (§8) from the rows of :mod:`~h5ml.reader.chunk_stream`, reported as a
+  :class:`VerifyReport` (:mod:`~h5ml.reader.verify_report`);
 - :mod:`~h5ml.reader.source`, :mod:`~h5ml.reader.prefetch`,
   :mod:`~h5ml.reader.imagecodec`: what the framework adapters build on.
 """
@@ -33,6 +36,8 @@ from h5ml.reader.read_stats import ReadEvent, ReadStats
 from h5ml.reader.split import Split
 from h5ml.reader.strings import StringFeature
 from h5ml.reader.structure import FEATURE_CLASSES
+from h5ml.reader.verification import verify
+from h5ml.reader.verify_report import FeatureCheck, VerifyReport
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -42,10 +47,13 @@ __all__ = [
     "Dataset",
     "DenseFeature",
     "Feature",
+    "FeatureCheck",
     "RaggedFeature",
     "ReadEvent",
     "ReadStats",
     "Split",
     "StringFeature",
+    "VerifyReport",
     "open",
+    "verify",
 ]

@@ -1,4 +1,4 @@
-"""The ``h5ml`` command line: validate, inspect, dump, convert, export, subset, merge, demo.
+"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, demo.
 
 ``main()`` (the console script; ``python -m h5ml`` and ``python -m
 h5ml.tools.cli`` run the same entry point) only calls :func:`run`, which takes the
@@ -17,7 +17,7 @@ as ``h5ml: internal error: ...`` with a pointer to ``--debug``, exit code 2.
 adds the traceback to either.
 
 Exit codes: 0 success; 1 ``validate`` found an invalid file (with
-``--strict``: a warning too); 2 a file could not be read at all, a usage
+``--strict``: a warning too), or ``verify`` a fingerprint that differs; 2 a file could not be read at all, a usage
 error, or any other failure; 130 interrupted.
 """
 
@@ -44,6 +44,7 @@ from h5ml.tools.commands.edit import export_command, merge_command, subset_comma
 from h5ml.tools.commands.inspect import inspect_command
 from h5ml.tools.commands.temporaries import temporaries_command
 from h5ml.tools.commands.validate import validate_command
+from h5ml.tools.commands.verify import verify_command
 from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams
 
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "app", "main", "run"]
@@ -67,6 +68,7 @@ def app(debug: bool) -> None:
 
 for _command in (
     validate_command,
+    verify_command,
     inspect_command,
     dump_command,
     convert_command,
