@@ -14,6 +14,7 @@ __all__ = [
     "ChildDiedError",
     "EncodingError",
     "FeatureNotFoundError",
+    "FileLockedError",
     "ForbiddenStorageError",
     "H5MLError",
     "IncompleteFileError",
@@ -82,6 +83,20 @@ class UnknownExtensionError(H5MLError, ValueError):
 
 class UnsupportedFilterError(H5MLError, OSError):
     """A dataset uses an HDF5 filter that this HDF5 build cannot decode (§3.5)."""
+
+
+class FileLockedError(H5MLError, OSError):
+    """HDF5 could not lock a file that had to be opened with its lock (§10.4.1).
+
+    A reader of a complete file never fails on a lock (SPEC §10.4.1-S3): it
+    opens the file again without locking. This error is raised only when the
+    lock was asked for (``locking=True``, or ``HDF5_USE_FILE_LOCKING`` set to
+    ``TRUE``, ``1`` or ``BEST_EFFORT`` in the environment, which HDF5 obeys
+    whatever a program asks), and when a file that is not an h5ml file (a
+    source to convert), which has no completion marker to tell a finished file
+    from one being written, is open for writing in another process. The
+    message names the file, who holds the lock and what to do.
+    """
 
 
 class IncompleteFileError(H5MLError, ValueError):

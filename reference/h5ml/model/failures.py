@@ -15,15 +15,14 @@ so, with the file, the HDF5 path and :func:`validate_advice`::
             raise
         raise damaged_file(path, "/train/image", "reading rows [0, 64) of", exc) from exc
 
-The validator reports the same failures as E101 instead of raising.
+The validator reports the same failures as E101 instead of raising. A lock
+HDF5 cannot take is no damage: :mod:`h5ml.model.locking` recognises it.
 """
 
 from __future__ import annotations
 
-import errno
 import functools
 import os
-import re
 import traceback
 from typing import Final
 
@@ -33,9 +32,6 @@ __all__ = [
     "LIBRARY_ERRORS",
     "damaged_file",
     "is_library_failure",
-    "is_lock_failure",
-    "lock_failure_message",
-    "locked_by_writer",
     "validate_advice",
 ]
 
@@ -85,78 +81,6 @@ def is_library_failure(exc: BaseException) -> bool:
         return False
     innermost = traceback.extract_tb(exc.__traceback__)[-1].filename
     return innermost.startswith("h5py/") or os.path.abspath(innermost).startswith(_h5py_dir() + os.sep)
-
-
-#: HDF5's messages about file locks ("unable to lock file", "file locking flag values don't match"), not "sblock".
-_LOCK_PROBLEM: Final = re.compile(r"\block", re.IGNORECASE)
-
-
-def is_lock_failure(exc: BaseException) -> bool:
-    """Whether HDF5 refused to open a file because of a lock: another handle or process holds it (§10.4.1).
-
-    Returns
-    -------
-    bool
-        True for HDF5's "unable to lock file" and "file locking flag values don't match" (another handle in this
-        process opened the file with other locking settings).
-    """
-    return isinstance(exc, OSError) and _LOCK_PROBLEM.search(str(exc)) is not None
-
-
-#: The ``errno`` of a lock another process holds (``flock`` with ``LOCK_NB``): EWOULDBLOCK, which is EAGAIN on Linux.
-_HELD_ELSEWHERE: Final = frozenset({errno.EAGAIN, errno.EWOULDBLOCK})
-
-
-def locked_by_writer(exc: BaseException) -> bool:
-    """Whether HDF5 refused to open a file because another process holds its lock: it is being written (§4.4).
-
-    HDF5 takes a shared lock to read and an exclusive one to write, held until
-    the writer closes the file; a read that cannot take its shared lock
-    (``BlockingIOError``, errno EAGAIN: measured with h5py 3 and HDF5 1.14)
-    means that a writer has the file open. Another handle of this process with
-    other locking settings is a different failure ("file locking flag values
-    don't match", no errno), and so are locks that fail on NFS or read-only
-    media (ENOLCK, ENOSYS).
-
-    Returns
-    -------
-    bool
-        True when another process has the file open for writing.
-    """
-    return is_lock_failure(exc) and isinstance(exc, OSError) and exc.errno in _HELD_ELSEWHERE
-
-
-def lock_failure_message(filename: str, exc: BaseException, action: str) -> str:
-    """What to say when HDF5 cannot lock a file to read it (:func:`is_lock_failure`): why, and what to do (§4.4).
-
-    Parameters
-    ----------
-    filename
-        The file.
-    exc
-        What h5py raised.
-    action
-        What to do again once the writer has finished, as a verb phrase (``"open it again"``).
-
-    Returns
-    -------
-    str
-        For a file another process writes (:func:`locked_by_writer`): that a
-        file being written is not a finished file, and to wait for its writer.
-        For another lock failure: HDF5's words, and the way to read without
-        locking, in Python's and the command line's words.
-    """
-    if locked_by_writer(exc):
-        return (
-            f"{filename}: another process has the file open for writing (HDF5 could not take its read lock); a "
-            f"file being written is not a finished file: wait for its writer to finish and close it, then {action}"
-        )
-    text = " ".join(str(getattr(exc, "strerror", None) or exc).split())
-    return (
-        f"{filename}: HDF5 could not lock the file for reading ({text}); this process has it open with other "
-        "locking settings, or the file system does not support locks: close the other handle, or on read-only "
-        "media or NFS read it without locking, locking=False (HDF5_USE_FILE_LOCKING=FALSE)"
-    )
 
 
 def validate_advice(filename: str) -> str:

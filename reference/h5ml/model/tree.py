@@ -29,6 +29,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.model.locking import open_foreign, open_read_only
 from h5ml.spec.attrs import read_attr
 
 __all__ = [
@@ -264,7 +265,7 @@ def foreign_reason(path: str | os.PathLike[str]) -> str | None:
         it), and for a file HDF5 cannot open.
     """
     try:
-        with h5py.File(path, "r") as f:
+        with open_read_only(os.fspath(path)) as f:  # one attribute: past a lock, as the reader (§10.4.1)
             value = read_attr(f, "format", None)
     except (*LIBRARY_ERRORS, UnicodeDecodeError) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, UnicodeDecodeError) and not h5py.is_hdf5(path):
@@ -304,7 +305,7 @@ def walk_tree(path: str | os.PathLike[str], max_objects: int = DEFAULT_MAX_OBJEC
     nodes: list[TreeNode] = []
     seen: dict[Any, str] = {}
     left = 0
-    with h5py.File(path, "r") as f:
+    with open_foreign(path, "inspect it again") as f:
         seen[_identity(f)] = "/"
         nodes.append(TreeNode("/", "group", attributes=_attributes(f)))
         stack: list[tuple[str, h5py.Group]] = [("/", f)]

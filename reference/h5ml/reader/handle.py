@@ -1,9 +1,10 @@
 """The read-only HDF5 file handle of a dataset: opening it, and knowing when a process inherited it (§7.3, §10.4.1).
 
 :func:`open_h5file` opens a file read-only with the chunk cache of
-:mod:`h5ml.reader.chunk_cache` and turns HDF5's failures into errors that say
-what to do (a lock held by a writer, a missing file, a file that is not
-HDF5). :data:`FORK_GENERATION` tells a :class:`h5ml.reader.dataset.Dataset`
+:mod:`h5ml.reader.chunk_cache`, past a lock held by another process (SPEC
+§10.4.1-S3, :mod:`h5ml.model.locking`), and turns HDF5's failures into errors
+that say what to do (a missing file, a file that is not HDF5, a lock that was
+asked for and cannot be taken). :data:`FORK_GENERATION` tells a :class:`h5ml.reader.dataset.Dataset`
 that it runs in a forked child, whose copy of the parent's handle (and memory
 map) it must not use.
 """
@@ -11,13 +12,14 @@ map) it must not use.
 from __future__ import annotations
 
 import os
-from typing import Any, Final
+from typing import Final
 
 import h5py
 
 from h5ml.errors import InvalidFileError
-from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, is_lock_failure, lock_failure_message
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.hdf5 import unopenable_file
+from h5ml.model.locking import open_read_only
 from h5ml.model.paths import require_regular_file
 from h5ml.reader.chunk_cache import file_cache_settings
 
@@ -39,12 +41,19 @@ os.register_at_fork(after_in_child=_count_fork)
 def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     """Open ``path`` read-only with ``cache_bytes`` of chunk cache per dataset (§7.3); errors that say what to do.
 
+    A lock that HDF5 cannot take (another process has the file open for
+    writing, or inherited a writer's handle when it forked) is no error:
+    the file is opened again without locking and the caller checks its
+    completion marker next (SPEC §10.4.1-S3, :func:`h5ml.model.locking.open_read_only`).
+
     Parameters
     ----------
     path
         The file (absolute path).
     locking
-        HDF5 file locking: None keeps HDF5's default, False or True sets it (§10.4.1).
+        HDF5 file locking: None keeps HDF5's default and reads past a lock it
+        cannot take; False opens without locking; True asks for the lock, and
+        a lock that cannot be taken is then an error (§10.4.1).
     cache_bytes
         Chunk-cache bytes of each dataset, set on the file access property list.
 
@@ -57,24 +66,20 @@ def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
     ------
     FileNotFoundError, PermissionError
         As the operating system says.
-    OSError
-        If HDF5 cannot lock the file (another process writes it).
+    FileLockedError
+        If HDF5 cannot lock the file and the lock was asked for (``locking=True``,
+        or ``HDF5_USE_FILE_LOCKING=TRUE`` in the environment).
     NotH5MLError
         If HDF5 cannot open it (not HDF5, or damaged).
     """
-    kwargs: dict[str, Any] = file_cache_settings(cache_bytes)
-    if locking is not None:
-        kwargs["locking"] = locking
     require_regular_file(path)
     try:
-        return h5py.File(path, "r", **kwargs)
+        return open_read_only(path, locking=locking, **file_cache_settings(cache_bytes))
     except (FileNotFoundError, PermissionError):
         raise
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
-            raise
-        if is_lock_failure(exc):
-            raise OSError(getattr(exc, "errno", None), lock_failure_message(path, exc, "open it again")) from exc
+            raise  # FileLockedError, an H5MLError, says what to do already
         if not os.path.exists(path):
             raise FileNotFoundError(2, f"{path}: no such file") from exc
         raise unopenable_file(path, exc) from exc

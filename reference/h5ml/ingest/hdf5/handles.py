@@ -14,6 +14,8 @@ from typing import Any
 
 import h5py
 
+from h5ml.model.locking import open_foreign
+
 __all__ = ["BLOCKS", "close_sources", "source_file"]
 
 _HANDLES: dict[tuple[str, int], h5py.File] = {}
@@ -47,7 +49,7 @@ def source_file(path: str, cache_bytes: int = 0) -> h5py.File:
         key = (path, cache_bytes)
         f = _HANDLES.get(key)
         if f is None or not f.id.valid:
-            f = h5py.File(path, "r", **({"rdcc_nbytes": cache_bytes} if cache_bytes else {}))
+            f = open_foreign(path, "convert it again", **({"rdcc_nbytes": cache_bytes} if cache_bytes else {}))
             _HANDLES[key] = f
         return f
 

@@ -24,8 +24,9 @@ from typing import Any, Final, Literal
 import h5py
 import numpy as np
 
-from h5ml.errors import IngestError
+from h5ml.errors import FileLockedError, IngestError
 from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.model.locking import open_foreign
 from h5ml.model.tree import dataset_filters
 
 __all__ = [
@@ -182,7 +183,9 @@ def open_source(source: Path) -> h5py.File:
         If HDF5 cannot open it.
     """
     try:
-        return h5py.File(source, "r")
+        return open_foreign(source, "convert it again")
+    except FileLockedError:
+        raise  # another process writes it: an H5MLError that says so
     except OSError as exc:
         raise IngestError(f"{source}: the HDF5 file cannot be opened ({exc})", path=str(source)) from None
 

@@ -36,6 +36,7 @@ from h5ml.ingest.hdf5.records import record_ids
 from h5ml.ingest.hdf5.values import part_rows, read_rows
 from h5ml.ingest.naming import CLASS_COUNT_NAMES
 from h5ml.ingest.options import parameter_error
+from h5ml.model.locking import open_foreign
 
 __all__ = ["MAX_LABEL_VALUES", "LabelOptions", "complete_labels"]
 
@@ -71,14 +72,14 @@ def _values(feature: Feature, inventories: dict[str, Inventory]) -> np.ndarray |
         if int(np.prod(node.shape)) > MAX_LABEL_VALUES:
             return None
         a, b = part_rows(part, node.shape)
-        with h5py.File(part.source, "r") as f:
+        with open_foreign(part.source, "convert it again") as f:
             chunks.append(np.asarray(read_rows(f, part, a, b, f"{part.source}:{part.path}")))
     return np.concatenate(chunks) if chunks else None
 
 
 def _string_vector(source: str, path: str, matlab: bool) -> list[str]:
     """The class names a 1-D dataset holds: its strings, its integers as text (SIGNS' ``list_classes``), MATLAB cells."""
-    with h5py.File(source, "r") as f:
+    with open_foreign(source, "convert it again") as f:
         dataset = f[path]
         if h5py.check_string_dtype(dataset.dtype) is not None:
             try:

@@ -22,6 +22,7 @@ import h5py
 import numpy as np
 
 from h5ml.errors import IngestError
+from h5ml.model.locking import open_foreign
 
 __all__ = ["MATLAB_GROUPS", "cell_classes", "cell_values", "char_strings", "decode_matlab", "matlab_order"]
 
@@ -163,7 +164,7 @@ def cell_classes(source: str, path: str, limit: int = 256) -> set[str | None]:
         The ``MATLAB_class`` values met (str), None for a reference to no dataset.
     """
     out: set[str | None] = set()
-    with h5py.File(source, "r") as f:
+    with open_foreign(source, "convert it again") as f:
         refs = np.asarray(f[path][()]).ravel()[:limit]
         for ref in refs.tolist():
             try:

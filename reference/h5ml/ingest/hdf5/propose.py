@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import h5py
-
 from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.check import split_disagreements
 from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS, objects, unaccounted
@@ -42,6 +40,7 @@ from h5ml.ingest.hdf5.plan import Feature, LeftOut, NamedBy, Part, Plan, SourceF
 from h5ml.ingest.hdf5.readings import read_source
 from h5ml.ingest.naming import split_order
 from h5ml.ingest.options import parameter_error
+from h5ml.model.locking import open_foreign
 
 __all__ = ["expand_sources", "propose_plan"]
 
@@ -184,7 +183,7 @@ def _scalars(reading: Reading, metadata: dict[str, Any], left_out: list[LeftOut]
     """Scalar datasets (and MATLAB char rows) of a source: root metadata, not samples."""
     if not reading.scalars:
         return
-    with h5py.File(reading.source, "r") as f:
+    with open_foreign(reading.source, "convert it again") as f:
         for path, node in reading.scalars.items():
             value = f[path][()]
             if node.matlab_class == "char":

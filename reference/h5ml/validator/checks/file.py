@@ -4,13 +4,12 @@
 regular HDF5 file (E100) before HDF5 sees it: a path that does not resolve
 (missing, a symbolic-link loop), a directory, a FIFO, a socket or a device,
 an empty file, a file without the HDF5 signature. It then reads the
-superblock version (E109), opens the file read-only with HDF5's default file
-locking (the locking :func:`h5ml.open` uses, so that a file this process
-already has open can be checked too; without locking when another handle of
-this process holds the file with other locking settings). A file another
-process has open for writing is refused as E100, as the reader refuses it: a
-file being written is not a finished file (§4.4).
-and runs the checks in this order: the root attributes
+superblock version (E109), opens the file read-only as :func:`h5ml.open` does
+(:func:`h5ml.model.locking.open_read_only`: with HDF5's default file locking,
+and without it when the lock cannot be taken: another handle of this process
+holds the file with other locking settings, or another process holds its lock,
+SPEC §10.4.1-S3; an unfinished file is then told by its missing completion
+marker, §4.4), and runs the checks in this order: the root attributes
 (:mod:`~h5ml.validator.checks.root`), the links and the storage profile
 (:mod:`~h5ml.validator.checks.storage`), each split and feature
 (:mod:`~h5ml.validator.checks.splits`), then, in a deep validation, the data of every
@@ -32,13 +31,9 @@ from typing import Final
 import h5py
 
 from h5ml import spec
-from h5ml.model.failures import (
-    LIBRARY_ERRORS,
-    is_library_failure,
-    is_lock_failure,
-    lock_failure_message,
-    locked_by_writer,
-)
+from h5ml.errors import FileLockedError
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.locking import open_read_only
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
@@ -116,32 +111,22 @@ def _read_head(state: FileState) -> tuple[int | None, str | None]:
 
 
 def _open(path: str) -> tuple[h5py.File | None, str]:
-    """Open ``path`` read-only with HDF5's default file locking, or without it when this process holds another lock.
+    """Open ``path`` read-only as the reader does: past a lock HDF5 cannot take (SPEC §10.4.1-S3).
 
     Returns the file, or None and the message of E100 (what HDF5 said, and what may cause it).
     """
     try:
         # SPEC §9.1.1-R4: read-only, always; the validator never writes to the file it checks
-        return h5py.File(path, "r"), ""
+        return open_read_only(path, action="validate it again"), ""
+    except FileLockedError as exc:  # the environment forces a lock that another process holds
+        return None, str(exc)
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
             raise
-        first = exc
-    if locked_by_writer(first):
-        # Another process has the file open for writing: an unfinished file, as the reader says too (§4.4).
-        return None, lock_failure_message(path, first, "validate it again")
-    if is_lock_failure(first):
-        # Another handle in this process holds the file with other locking settings: a complete file may be
-        # read without locking (§10.4.1).
-        try:
-            return h5py.File(path, "r", locking=False), ""
-        except LIBRARY_ERRORS:
-            pass
-        return None, lock_failure_message(path, first, "validate it again")
-    return None, (
-        f"HDF5 cannot open {path}: {first}; the file starts like an HDF5 file but HDF5 refuses it, as its message "
-        "says (a file cut short or damaged is the usual cause): restore or rewrite it"
-    )
+        return None, (
+            f"HDF5 cannot open {path}: {exc}; the file starts like an HDF5 file but HDF5 refuses it, as its message "
+            "says (a file cut short or damaged is the usual cause): restore or rewrite it"
+        )
 
 
 def check_path(state: FileState) -> Iterator[Issue]:
