@@ -88,7 +88,8 @@ def open(
         HDF5 file locking. None keeps HDF5's default (and the
         ``HDF5_USE_FILE_LOCKING`` environment variable); False turns locking
         off, for read-only media and network file systems (NFS) where locks
-        fail; True forces it on.
+        fail; True forces it on. With None, a complete file whose lock another
+        process holds is read without the lock (§10.4.1-S3).
     allow_external
         Follow external links and read external raw storage and virtual
         datasets (§3.6, §10.1). Off by default: such a file can make the reader
@@ -131,8 +132,9 @@ def open(
     InvalidFileError
         Also when the HDF5 library fails on the root attributes or while
         listing the file's objects (a damaged file, §10.3).
-    OSError
-        If HDF5 cannot lock the file (another process writes it).
+    FileLockedError
+        Only when ``locking=True`` (or ``HDF5_USE_FILE_LOCKING`` forces
+        locking) and another process holds the file's lock (§10.4.1).
     """
     dataset = Dataset(path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes, direct=direct)
     dataset.h5file  # noqa: B018 - open now so that every check above raises here
