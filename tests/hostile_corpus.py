@@ -130,20 +130,13 @@ def _hidden(f: h5py.File, secret: Secret) -> None:
     write_attr(f["_hidden/x"], "encoding_version", "1.0")
 
 
-def _soft_values(secret: Secret) -> Callable[[h5py.File], None]:
+def _soft_link(secret: Secret, where: str, target: str) -> Callable[[h5py.File], None]:
+    """Replace the component ``where`` by a soft link to ``target``, a hidden dataset holding the secret."""
+
     def edit(f: h5py.File) -> None:
         _hidden(f, secret)
-        del f["train/r/values"]
-        f["train/r/values"] = h5py.SoftLink("/_hidden/values")
-
-    return edit
-
-
-def _soft_feature(secret: Secret) -> Callable[[h5py.File], None]:
-    def edit(f: h5py.File) -> None:
-        _hidden(f, secret)
-        del f["train/x"]
-        f["train/x"] = h5py.SoftLink("/_hidden/x")
+        del f[where]
+        f[where] = h5py.SoftLink(target)
 
     return edit
 
@@ -194,8 +187,12 @@ def _h5ml_kinds() -> dict[str, Callable[[Secret], Path]]:
             s, "ext_storage_extra", lambda f: _external_storage(s)(f.create_group("_extra"), "leak")
         ),
         "virtual dataset as a feature": lambda s: _h5ml(s, "virtual", _edit_h5ml(s, _virtual, "/train/x")),
-        "soft link as a ragged feature's values": lambda s: _h5ml(s, "soft_values", _soft_values(s)),
-        "soft link to a hidden dataset as a feature": lambda s: _h5ml(s, "soft_feature", _soft_feature(s)),
+        "soft link as a ragged feature's values": lambda s: _h5ml(
+            s, "soft_values", _soft_link(s, "train/r/values", "/_hidden/values")
+        ),
+        "soft link to a hidden dataset as a feature": lambda s: _h5ml(
+            s, "soft_feature", _soft_link(s, "train/x", "/_hidden/x")
+        ),
         "soft-linked split": lambda s: _h5ml(s, "soft_split", _soft_split(s)),
         "damaged feature (E122)": lambda s: _h5ml(s, "damaged", _damaged),
         "required filter not installed": lambda s: _h5ml(
@@ -212,33 +209,39 @@ def _h5ml_kinds() -> dict[str, Callable[[Secret], Path]]:
 H5ML_KINDS: Final = _h5ml_kinds()
 
 
-def _tutorial(secret: Secret, name: str, x: Callable[[h5py.Group, str], h5py.Dataset | None] | None) -> Path:
-    """The tutorial layout: ``x_train`` (256, 16) and ``y_train``; ``x`` makes ``x_train`` (None: a soft link)."""
+def _soft_to_hidden(secret: Secret) -> Callable[[h5py.Group, str], None]:
+    """A soft link to ``/_hidden``, a dataset of the same file holding the secret."""
+
+    def make(group: h5py.Group, name: str) -> None:
+        group.file["_hidden"] = _secret_bytes(secret)
+        group[name] = h5py.SoftLink("/_hidden")
+
+    return make
+
+
+_Maker = Callable[[h5py.Group, str], "h5py.Dataset | None"]
+
+
+def _tutorial(secret: Secret, name: str, x: _Maker) -> Path:
+    """The tutorial layout: ``x_train`` (256, 16), made by ``x``, and ``y_train``."""
     path = secret.folder / f"{name}.h5"
     with h5py.File(path, "w") as f:
         f["y_train"] = np.arange(ROWS) % 2
-        if x is None:
-            f["_hidden"] = _secret_bytes(secret)
-            f["x_train"] = h5py.SoftLink("/_hidden")
-        else:
-            x(f, "x_train")
+        x(f, "x_train")
     return path
 
 
-def _per_sample(secret: Secret, name: str, x: Callable[[h5py.Group, str], h5py.Dataset | None] | None) -> Path:
-    """One group per sample (``/<i>/x``, ``/<i>/label``); sample 3's ``x`` is made by ``x`` (None: a soft link)."""
+def _per_sample(secret: Secret, name: str, x: _Maker) -> Path:
+    """One group per sample (``/<i>/x``, ``/<i>/label``); sample 3's ``x`` is made by ``x``."""
     path = secret.folder / f"{name}.h5"
     with h5py.File(path, "w") as f:
         for i in range(8):
             group = f.create_group(str(i))
             group["label"] = np.int64(i % 2)
-            if i != 3:
-                group["x"] = np.full((ROWS, _WIDTH), i, dtype=np.uint8)
-            elif x is None:
-                f["_hidden"] = _secret_bytes(secret)
-                group["x"] = h5py.SoftLink("/_hidden")
-            else:
+            if i == 3:
                 x(group, "x")
+            else:
+                group["x"] = np.full((ROWS, _WIDTH), i, dtype=np.uint8)
     return path
 
 
@@ -249,11 +252,11 @@ def _foreign_kinds() -> dict[str, Callable[[Secret], Path]]:
             ("external raw storage", _external_storage),
             ("virtual dataset", _virtual),
             ("external link", _external_link),
-            ("soft link", None),
+            ("soft link", _soft_to_hidden),
         ):
             stem = f"{layout}_{attack}".replace(" ", "_").replace("-", "_")
             out[f"{layout} layout, {attack}"] = (
-                lambda s, b=build, m=make, n=stem: b(s, n, None if m is None else m(s))  # type: ignore[misc]
+                lambda s, b=build, m=make, n=stem: b(s, n, m(s))  # type: ignore[misc]
             )
     return out
 
