@@ -66,6 +66,10 @@ def make_secret(folder: Path, seed: int = 14) -> Secret:
     return secret
 
 
+#: What makes a dataset (or a link) of a given name in a group.
+_Maker = Callable[[h5py.Group, str], "h5py.Dataset | None"]
+
+
 def _features(n: int = ROWS) -> dict[str, Dense | Categorical | Ragged]:
     rng = np.random.default_rng(7)
     return {
@@ -80,7 +84,7 @@ def clean_file(path: Path) -> Path:
     return write_file(path, {"train": _features(), "test": _features(8)})
 
 
-def _replace(f: h5py.File, where: str, make: Callable[[h5py.Group, str], h5py.Dataset | None]) -> None:
+def _replace(f: h5py.File, where: str, make: _Maker) -> None:
     """Replace the dense dataset ``where`` by what ``make`` creates, keeping its attributes."""
     attrs = dict(f[where].attrs)
     parent, name = where.rsplit("/", 1)
@@ -150,7 +154,8 @@ def _soft_split(secret: Secret) -> Callable[[h5py.File], None]:
     return edit
 
 
-def _edit_h5ml(secret: Secret, make: Callable[[Secret], Callable[[h5py.Group, str], h5py.Dataset | None]], where: str):  # type: ignore[no-untyped-def]
+def _edit_h5ml(secret: Secret, make: Callable[[Secret], _Maker], where: str) -> Callable[[h5py.File], None]:
+    """An edit that replaces the dataset ``where`` by what ``make(secret)`` creates."""
     return lambda f: _replace(f, where, make(secret))
 
 
@@ -217,9 +222,6 @@ def _soft_to_hidden(secret: Secret) -> Callable[[h5py.Group, str], None]:
         group[name] = h5py.SoftLink("/_hidden")
 
     return make
-
-
-_Maker = Callable[[h5py.Group, str], "h5py.Dataset | None"]
 
 
 def _tutorial(secret: Secret, name: str, x: _Maker) -> Path:
