@@ -231,7 +231,7 @@ def test_allow_external_reads_a_trusted_source_in_python_only(corpus: Any, tmp_p
     """SPEC §10.1-R1: allow_external=True is the one opt-in, the same for convert, subset, merge and export as for h5ml.open."""
     secret, files, foreign, clean = corpus
     source = foreign["tutorial layout, external raw storage"]
-    convert_hdf5(source, tmp_path / "c.h5", allow_external=True)
+    convert_hdf5(source, tmp_path / "c.h5", allow_external=True, workers=2, processes=True)  # workers reopen it
     with h5ml.open(tmp_path / "c.h5") as ds:
         assert ds["train"]["x"][:].tobytes() == secret.data
     hostile = files["external raw storage as a feature"]
