@@ -301,11 +301,12 @@ def test_class_names_from_the_command_line_and_a_text_file(tmp_path: Path, monke
 
 
 def test_external_storage_and_virtual_datasets_in_a_source_are_refused(tmp_path: Path) -> None:
+    """SPEC §10.1-R1: a convert source's storage in other files is refused with the reader's error and message."""
     raw = tmp_path / "raw.bin"
     raw.write_bytes(np.arange(8, dtype="<i4").tobytes())
     with h5py.File(tmp_path / "ext.h5", "w") as f:
         f.create_dataset("x", shape=(8,), dtype="<i4", external=[(str(raw), 0, 32)])
-    with pytest.raises(h5ml.IngestError, match=r"ext\.h5:/x stores its raw data in external files.*§3\.6"):
+    with pytest.raises(h5ml.ForbiddenStorageError, match=r"ext\.h5: /x stores its data in the external file .*§3\.6"):
         convert_hdf5(tmp_path / "ext.h5", tmp_path / "o.h5")
     with h5py.File(tmp_path / "src.h5", "w") as f:
         f["a"] = np.arange(4)
@@ -313,7 +314,7 @@ def test_external_storage_and_virtual_datasets_in_a_source_are_refused(tmp_path:
     layout[:] = h5py.VirtualSource(str(tmp_path / "src.h5"), "a", shape=(4,))
     with h5py.File(tmp_path / "vds.h5", "w") as f:
         f.create_virtual_dataset("x", layout)
-    with pytest.raises(h5ml.IngestError, match=r"vds\.h5:/x is a virtual dataset"):
+    with pytest.raises(h5ml.ForbiddenStorageError, match=r"vds\.h5: /x is a virtual dataset"):
         convert_hdf5(tmp_path / "vds.h5", tmp_path / "o.h5")
     assert not (tmp_path / "o.h5").exists()
 

@@ -56,7 +56,16 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
         {"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios", "allow_empty_splits"}
     ),
     "hdf5": frozenset(
-        {"label", "id_feature", "plan", "split_name", "class_names", "class_names_file", "allow_empty_splits"}
+        {
+            "label",
+            "id_feature",
+            "plan",
+            "split_name",
+            "class_names",
+            "class_names_file",
+            "allow_empty_splits",
+            "allow_external",
+        }
     ),
     "table": frozenset(
         {

@@ -77,6 +77,12 @@ SHARED_PARAMETERS: Final[Mapping[str, str]] = {
         "reasons, and the output is left as it was (a split that is there in the source and empty in the "
         "output is most often a wrong file)."
     ),
+    "allow_external": (
+        "Read what the input file stores in other files (external links, external raw storage, virtual "
+        "datasets, §10.1), as ``h5ml.open(..., allow_external=True)`` does; only for a file you trust. False "
+        "(the default): such storage is refused with :class:`h5ml.ForbiddenStorageError` naming the file and "
+        "HDF5 path (§3.6), before anything is written. Python only: the command line never reads other files."
+    ),
 }
 
 #: The note of ``seed`` for the converters that cut splits by ``split_ratios`` (:mod:`h5ml.ingest.splitting`).

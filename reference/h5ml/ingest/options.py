@@ -58,7 +58,7 @@ OnError = Literal["stop", "skip"]
 #: Parameters that ``h5ml convert`` does not offer (Python only).
 NO_CLI_OPTION: Final = frozenset(
     {"features", "batch_size", "batch_bytes", "text_encoding", "rows_per_read", "sep", "format", "splits", "audio",
-     "id_feature", "total", "split_key"}
+     "id_feature", "total", "split_key", "allow_external"}
 )  # fmt: skip
 #: Parameters whose command-line spelling is not ``--`` and the name with dashes.
 _CLI_SPELLINGS: Final[Mapping[str, str]] = {"metadata": "--name, --description, --license"}

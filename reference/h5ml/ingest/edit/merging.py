@@ -42,7 +42,7 @@ from h5ml.writer import Writer
 __all__ = ["merge"]
 
 
-@shared_doc(names=("progress", "overwrite"))
+@shared_doc(names=("progress", "overwrite", "allow_external"))
 def merge(
     sources: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
@@ -51,6 +51,7 @@ def merge(
     compression: Compression = "keep",
     progress: bool | None = None,
     overwrite: bool = False,
+    allow_external: bool = False,
     id_feature: str | None = ID_FEATURE,
     allow_duplicate_ids: bool = False,
     allow_mixed_splits: bool = False,
@@ -148,7 +149,7 @@ def merge(
             )
         seen[key] = path
     out = check_output(output, overwrite, paths)
-    datasets = [open_dataset(path) for path in paths]
+    datasets = [open_dataset(path, allow_external=allow_external) for path in paths]
     try:
         order = _merge_plan(paths, datasets)
         records = {path: read(ds, where=path) for path, ds in zip(paths, datasets, strict=True)}

@@ -44,7 +44,7 @@ def _check_names(label: str, value: Sequence[str] | None) -> list[str] | None:
     return names
 
 
-@shared_doc(names=("progress", "overwrite"))
+@shared_doc(names=("progress", "overwrite", "allow_external"))
 def subset(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -56,6 +56,7 @@ def subset(
     compression: Compression = "keep",
     progress: bool | None = None,
     overwrite: bool = False,
+    allow_external: bool = False,
 ) -> IngestReport:
     """Write some splits, features and samples of an h5ml file to a new file (§4-§8).
 
@@ -115,7 +116,7 @@ def subset(
     start = time.perf_counter()
     source_path = require_regular_file(source)
     out = check_output(output, overwrite, [source_path])
-    with open_dataset(source_path) as dataset:
+    with open_dataset(source_path, allow_external=allow_external) as dataset:
         names = list(dataset.splits) if splits is None else list(splits)
         if isinstance(samples, Mapping):
             unknown = sorted(set(samples) - set(names))

@@ -59,6 +59,7 @@ import numpy.typing as npt
 
 from h5ml.errors import IngestError
 from h5ml.ingest.attributes import descriptive_attributes
+from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.edit import batches
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, sample_lengths, selected
@@ -221,6 +222,7 @@ def _export_offsets_feature(out: _NpzWriter, split: Split, feature: Feature, nam
         out.write(names["media_type"], media.dtype, (), [media])
 
 
+@shared_doc(names=("allow_external",))
 def export_npz(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -229,6 +231,7 @@ def export_npz(
     features: Sequence[str] | None = None,
     compress: bool = False,
     overwrite: bool = False,
+    allow_external: bool = False,
 ) -> Path:
     """Export splits and features of an h5ml file to one NumPy ``.npz`` archive.
 
@@ -247,6 +250,7 @@ def export_npz(
         (as ``numpy.savez``).
     overwrite
         Replace an existing output.
+    {shared_parameters}
 
     Returns
     -------
@@ -274,7 +278,7 @@ def export_npz(
     """
     source_path = require_regular_file(source)
     out = check_output(output, overwrite, [source_path])
-    with open_dataset(source_path) as dataset:
+    with open_dataset(source_path, allow_external=allow_external) as dataset:
         chosen = selected(dataset, splits, features)
         names_by_split: dict[tuple[str, str], dict[str, str]] = {}
         shared_names: dict[str, list[str]] = {}

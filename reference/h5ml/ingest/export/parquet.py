@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.ingest.attributes import descriptive_attributes
+from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.edit.batches import SampleBatches
 from h5ml.ingest.export.common import has_shapes, selected
 from h5ml.ingest.options import parameter_error
@@ -176,6 +177,7 @@ def _write_parquet(
         temp.unlink(missing_ok=True)
 
 
+@shared_doc(names=("allow_external",))
 def export_parquet(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -184,6 +186,7 @@ def export_parquet(
     features: Sequence[str] | None = None,
     compression: str | None = "snappy",
     overwrite: bool = False,
+    allow_external: bool = False,
 ) -> dict[str, Path]:
     """Export an h5ml file to Parquet: one row per sample, one column per feature.
 
@@ -204,6 +207,7 @@ def export_parquet(
         ``pyarrow.parquet.ParquetWriter`` takes it) or None.
     overwrite
         Replace existing output files.
+    {shared_parameters}
 
     Returns
     -------
@@ -237,7 +241,7 @@ def export_parquet(
     _check_codec(pa, compression)
     source_path = require_regular_file(source)
     out = Path(output)
-    with open_dataset(source_path) as dataset:
+    with open_dataset(source_path, allow_external=allow_external) as dataset:
         chosen = selected(dataset, None if split is None else [split], features)
         if split is not None:
             targets = {split: check_output(out, overwrite, [source_path])}

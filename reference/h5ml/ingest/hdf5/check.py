@@ -211,7 +211,9 @@ def split_disagreements(plan: Plan) -> list[str]:
     return out
 
 
-def check_plan(plan: Plan, walked: dict[str, Inventory] | None = None) -> dict[str, Inventory]:
+def check_plan(
+    plan: Plan, walked: dict[str, Inventory] | None = None, *, allow_external: bool = False
+) -> dict[str, Inventory]:
     """Check a plan against its sources; return the walked sources by path.
 
     Parameters
@@ -220,6 +222,9 @@ def check_plan(plan: Plan, walked: dict[str, Inventory] | None = None) -> dict[s
         A plan, proposed or read from ``--plan-file``.
     walked
         The sources already walked (by the proposal), by path; the others are walked now.
+    allow_external
+        Read external raw storage and virtual datasets of the sources walked
+        now (§10.1), as :func:`~h5ml.ingest.hdf5.inventory.take_inventory`.
 
     Returns
     -------
@@ -233,6 +238,9 @@ def check_plan(plan: Plan, walked: dict[str, Inventory] | None = None) -> dict[s
         message says what to edit.
     FileNotFoundError
         If a source does not exist.
+    h5ml.ForbiddenStorageError
+        If a source walked now holds an external link, or (without
+        ``allow_external``) external raw storage or a virtual dataset (§3.6, §10.1).
     """
     if plan.confirm:
         listed = " ".join(f"({n}) {c}" + ("" if c.endswith(("?", ".")) else ".") for n, c in enumerate(plan.confirm, 1))
@@ -241,7 +249,10 @@ def check_plan(plan: Plan, walked: dict[str, Inventory] | None = None) -> dict[s
             '`h5ml convert SOURCES... --plan --format json -o plan.json`, edit it, empty its "confirm" list, and '
             "convert with --plan-file plan.json"
         )
-    inventories = {src.path: (walked or {}).get(src.path) or take_inventory(src.path) for src in plan.sources}
+    inventories = {
+        src.path: (walked or {}).get(src.path) or take_inventory(src.path, allow_external=allow_external)
+        for src in plan.sources
+    }
     if not plan.splits:
         raise IngestError("the plan has no split; nothing to convert")
     names = [s.name for s in plan.splits]

@@ -48,10 +48,12 @@ def _paths(sources: Sources) -> list[str | os.PathLike[str]]:
     return list(items)
 
 
-def _check_names(split_name: Any, label: Any, id_feature: Any) -> None:
+def _check_names(split_name: Any, label: Any, id_feature: Any, allow_external: Any) -> None:
     for name, value in (("split_name", split_name), ("label", label), ("id_feature", id_feature)):
         if value is not None and not isinstance(value, str):
             raise parameter_error(name, f"{name} must be a str, got {value!r}")
+    if not isinstance(allow_external, bool):
+        raise parameter_error("allow_external", f"allow_external must be True or False, got {allow_external!r}")
 
 
 def _given_plan(plan: Any) -> Plan:
@@ -100,6 +102,7 @@ def plan_hdf5(
     class_names: Sequence[str] | None = None,
     class_names_file: str | os.PathLike[str] | None = None,
     id_feature: str | None = ID_FEATURE,
+    allow_external: bool = False,
 ) -> Plan:
     """Propose how HDF5 sources convert, without writing anything (``h5ml convert SOURCES... --plan``).
 
@@ -120,6 +123,12 @@ def plan_hdf5(
         one per line), when the source does not hold them.
     id_feature
         The string feature keeping each record's id (records layouts); None: none.
+    allow_external
+        Read datasets of the sources with external raw storage and virtual
+        datasets, whose bytes come from other files (§10.1), as
+        ``h5ml.open(..., allow_external=True)`` does; only for sources you
+        trust. Python only: the command line never reads other files. Links
+        are refused either way.
 
     Returns
     -------
@@ -130,17 +139,22 @@ def plan_hdf5(
     ------
     FileNotFoundError
         If a source does not exist.
+    h5ml.ForbiddenStorageError
+        If a source holds an external link, or (without ``allow_external``)
+        external raw storage or a virtual dataset (§3.6, §10.1): the error
+        and message of :func:`h5ml.open`, naming the file and HDF5 path.
     h5ml.IngestError
-        If a source is not HDF5, is h5ml already, or holds links, external
-        storage or virtual datasets (§3.6); or files joined by row disagree
-        in sample counts.
+        If a source is not HDF5, is h5ml already, or holds soft links; or
+        files joined by row disagree in sample counts.
     h5ml.errors.ParameterError
         For a ``label`` that names no feature, class names without one label
         feature, or ``split_name`` for a file with splits of its own.
     """
-    _check_names(split_name, label, id_feature)
+    _check_names(split_name, label, id_feature, allow_external)
     labels = _labels(label, class_names, class_names_file)
-    plan, _ = propose_plan(_paths(sources), split_name=split_name, labels=labels, id_feature=id_feature)
+    plan, _ = propose_plan(
+        _paths(sources), split_name=split_name, labels=labels, id_feature=id_feature, allow_external=allow_external
+    )
     return plan
 
 
@@ -174,12 +188,13 @@ def convert_hdf5(
     progress: bool | None = None,
     overwrite: bool = False,
     allow_empty_splits: bool = False,
+    allow_external: bool = False,
 ) -> IngestReport:
     """Convert HDF5 / MATLAB v7.3 files to one h5ml file, by the proposed plan or by the plan given.
 
     Parameters
     ----------
-    sources, split_name, label, class_names, class_names_file, id_feature
+    sources, split_name, label, class_names, class_names_file, id_feature, allow_external
         As :func:`plan_hdf5`. With ``plan`` they are not used (the plan says
         everything) and giving them is an error.
     output
@@ -199,6 +214,8 @@ def convert_hdf5(
     ------
     FileNotFoundError
         If a source or the plan file does not exist.
+    h5ml.ForbiddenStorageError
+        As :func:`plan_hdf5`, also while samples are read (each dataset read is checked again).
     h5ml.IngestError
         As :func:`plan_hdf5`; if the plan has anything to confirm (the
         message lists each, and how to write and pass the plan), does not
@@ -208,7 +225,7 @@ def convert_hdf5(
     """
     options = ConvertOptions.pick(locals())
     given = _paths(sources) if sources not in (None, "") else []
-    _check_names(split_name, label, id_feature)
+    _check_names(split_name, label, id_feature, allow_external)
     if plan is not None:
         for name, value in (
             ("split_name", split_name),
@@ -225,11 +242,13 @@ def convert_hdf5(
             raise parameter_error(
                 "sources", f"{extra} are not sources of the plan; give the plan's sources or none", "SOURCES"
             )
-        inventories = check_plan(chosen)
+        inventories = check_plan(chosen, allow_external=allow_external)
     else:
         labels = _labels(label, class_names, class_names_file)
-        chosen, walked = propose_plan(given, split_name=split_name, labels=labels, id_feature=id_feature)
-        inventories = check_plan(chosen, {inv.source: inv for inv in walked})
+        chosen, walked = propose_plan(
+            given, split_name=split_name, labels=labels, id_feature=id_feature, allow_external=allow_external
+        )
+        inventories = check_plan(chosen, {inv.source: inv for inv in walked}, allow_external=allow_external)
     out = check_output(output, options.overwrite, [Path(s.path) for s in chosen.sources])
     names = [s.path for s in chosen.sources]
     where = names[0] if len(names) == 1 else json.dumps(names)

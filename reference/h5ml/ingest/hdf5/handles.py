@@ -4,6 +4,10 @@ Each worker opens a source by path once (:func:`source_file`: a forked
 child never uses its parent's handles) and keeps the block of rows it read
 last per part (:data:`BLOCKS`), so that consecutive rows cost one HDF5 read
 per block; :func:`close_sources` closes them when a conversion ends.
+Every object read from a source goes through :func:`checked_object`, which
+runs :func:`h5ml.model.storage.check_path` first (§3.6, §10.1): a source
+reopened after it was walked (a worker process, a file replaced in
+between) cannot make a conversion read another file.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Any
 import h5py
 
 from h5ml.model.locking import open_foreign
+from h5ml.model.storage import check_path
 
-__all__ = ["BLOCKS", "close_sources", "source_file"]
+__all__ = ["BLOCKS", "checked_object", "close_sources", "source_file"]
 
 _HANDLES: dict[tuple[str, int], h5py.File] = {}
 _HANDLES_PID: list[int] = [os.getpid()]
@@ -52,6 +57,36 @@ def source_file(path: str, cache_bytes: int = 0) -> h5py.File:
             f = open_foreign(path, "convert it again", **({"rdcc_nbytes": cache_bytes} if cache_bytes else {}))
             _HANDLES[key] = f
         return f
+
+
+def checked_object(f: h5py.File, source: str, hdf5_path: str, allow_external: bool) -> Any:
+    """``f[hdf5_path]``, after refusing an external link on the way or storage in other files there (§3.6, §10.1).
+
+    Parameters
+    ----------
+    f
+        The open source.
+    source
+        Its path, for messages.
+    hdf5_path
+        The object to read.
+    allow_external
+        The source was walked with ``allow_external=True``: nothing is checked.
+
+    Returns
+    -------
+    h5py.Dataset or h5py.Group
+
+    Raises
+    ------
+    h5ml.ForbiddenStorageError
+        As :func:`h5ml.model.storage.check_path` (SPEC §10.1-R1).
+    KeyError
+        If the object does not exist.
+    """
+    if not allow_external:
+        check_path(f, source, hdf5_path)  # SPEC §10.1-R1: the walk limited to what is read
+    return f[hdf5_path]
 
 
 def close_sources() -> None:

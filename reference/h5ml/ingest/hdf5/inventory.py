@@ -3,9 +3,13 @@
 :func:`take_inventory` opens a source read-only and lists every object
 under the root (:class:`Node`: path, kind, shape, dtype, chunks, filters,
 attributes as plain values), never following a link. It refuses what h5ml
-never reads from a file it did not write: soft and external links, datasets
-with external raw storage and virtual datasets (their bytes live in other
-files, §3.6, §10.1), and an h5ml file (nothing to convert). It also tells a
+never reads from a file it did not write: external links, datasets with
+external raw storage and virtual datasets (their bytes live in other files,
+§3.6, §10.1), through the one check of :mod:`h5ml.model.storage` (the same
+:class:`~h5ml.errors.ForbiddenStorageError` as :func:`h5ml.open`, and the
+same opt-in ``allow_external=True``); soft links (a source's structure is
+read as it is written, never through a link); and an h5ml file (nothing to
+convert). It also tells a
 MATLAB v7.3 MAT-file (its 512-byte user block starts with ``MATLAB 7.3
 MAT-file``) and a Fuel ``H5PYDataset`` (its root attribute ``split``) from
 a plain HDF5 file. The proposal (:mod:`h5ml.ingest.hdf5.propose`), the plan
@@ -24,9 +28,10 @@ from typing import Any, Final, Literal
 import h5py
 import numpy as np
 
-from h5ml.errors import FileLockedError, IngestError
+from h5ml.errors import FileLockedError, ForbiddenStorageError, IngestError
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.model.locking import open_foreign
+from h5ml.model.storage import check_dataset_storage, check_link
 from h5ml.model.tree import dataset_filters
 
 __all__ = [
@@ -107,12 +112,16 @@ class Inventory:
         HDF5 path -> :class:`Node`, the root ``"/"`` first, then in walk order.
     fuel_splits
         Fuel: ``(split, source dataset, start, stop)`` rows of the root ``split`` attribute.
+    allow_external
+        The source was walked with ``allow_external=True``: its external raw
+        storage and virtual datasets are read (§10.1); later reads of it check nothing.
     """
 
     source: str
     kind: Literal["hdf5", "matlab", "fuel"]
     nodes: dict[str, Node]
     fuel_splits: list[tuple[str, str, int, int]] = field(default_factory=list)
+    allow_external: bool = False
 
     _index: dict[str, list[Node]] | None = field(default=None, repr=False)
 
@@ -295,29 +304,18 @@ def _filters(dataset: h5py.Dataset) -> tuple[str, ...]:
     return tuple(f.label() for f in dataset_filters(dataset))
 
 
-def _refuse_storage(dataset: h5py.Dataset, source: Path) -> None:
-    """External raw storage and virtual datasets read bytes of other files: refused (§3.6, §10.1)."""
-    what = None
-    if dataset.external:
-        what = "stores its raw data in external files"
-    elif dataset.is_virtual:
-        what = "is a virtual dataset (its data lives in other files)"
-    if what is not None:
-        raise IngestError(
-            f"{source}:{dataset.name} {what}; h5ml never reads other files through a source (§3.6, §10.1): "
-            "copy the data into the file (h5repack) and convert the copy",
-            path=str(source),
-            hdf5_path=dataset.name,
-        )
-
-
-def take_inventory(source: str | os.PathLike[str]) -> Inventory:
+def take_inventory(source: str | os.PathLike[str], *, allow_external: bool = False) -> Inventory:
     """Walk a source: every group and dataset, with shapes, dtypes, chunks, filters and attributes.
 
     Parameters
     ----------
     source
         An HDF5 file, a MATLAB v7.3 ``.mat`` file, or a Fuel H5PYDataset file.
+    allow_external
+        Read datasets with external raw storage and virtual datasets (their
+        bytes come from other files, §10.1) instead of refusing them, as
+        ``h5ml.open(..., allow_external=True)``; only for a trusted source.
+        Links are refused either way.
 
     Returns
     -------
@@ -327,10 +325,13 @@ def take_inventory(source: str | os.PathLike[str]) -> Inventory:
     ------
     FileNotFoundError
         If ``source`` does not exist.
+    h5ml.ForbiddenStorageError
+        If it holds an external link, or (without ``allow_external``) external
+        raw storage or a virtual dataset (§3.6, §10.1): the message of
+        :func:`h5ml.open`, naming the file and HDF5 path.
     h5ml.IngestError
-        If it is not HDF5, is an h5ml file already, holds a soft or external
-        link, external raw storage or a virtual dataset (§3.6), or more than
-        :data:`MAX_NODES` objects. The message names the file and HDF5 path.
+        If it is not HDF5, is an h5ml file already, holds a soft link, or more
+        than :data:`MAX_NODES` objects. The message names the file and HDF5 path.
     """
     path = check_source(source)
     with path.open("rb") as raw:
@@ -345,9 +346,9 @@ def take_inventory(source: str | os.PathLike[str]) -> Inventory:
             )
         nodes["/"] = Node("/", "group", attrs=_attrs(f))
         try:
-            _walk(f, path, nodes)
+            _walk(f, path, nodes, allow_external)
         except LIBRARY_ERRORS as exc:
-            if isinstance(exc, IngestError):
+            if isinstance(exc, (IngestError, ForbiddenStorageError)):
                 raise
             raise IngestError(
                 f"{path}: HDF5 cannot read the file's structure ({exc}); the file is damaged: get a good copy",
@@ -359,10 +360,10 @@ def take_inventory(source: str | os.PathLike[str]) -> Inventory:
         kind = "matlab"
     elif fuel:
         kind = "fuel"
-    return Inventory(os.fspath(source), kind, nodes, fuel)
+    return Inventory(os.fspath(source), kind, nodes, fuel, allow_external)
 
 
-def _walk(f: h5py.File, path: Path, nodes: dict[str, Node]) -> None:
+def _walk(f: h5py.File, path: Path, nodes: dict[str, Node], allow_external: bool) -> None:
     """Every object under the root into ``nodes``, breadth first, refusing links and a group reached twice."""
     pending: list[tuple[str, h5py.Group]] = [("/", f)]
     seen = {f.id}
@@ -371,6 +372,9 @@ def _walk(f: h5py.File, path: Path, nodes: dict[str, Node]) -> None:
         for name in group:
             where = f"{base.rstrip('/')}/{name}"
             link = group.get(name, getlink=True)
+            if isinstance(link, h5py.ExternalLink) and not allow_external:  # SPEC §10.1-R1: as h5ml.open refuses it
+                raw = name.encode("utf-8")
+                check_link(group.id, raw, group.id.links.get_info(raw).type, str(path), where)
             if not isinstance(link, h5py.HardLink):
                 target = getattr(link, "path", "")
                 raise IngestError(
@@ -398,7 +402,8 @@ def _walk(f: h5py.File, path: Path, nodes: dict[str, Node]) -> None:
                 nodes[where] = Node(where, "group", attrs=_attrs(obj))
                 pending.append((where, obj))
             elif isinstance(obj, h5py.Dataset):
-                _refuse_storage(obj, path)
+                if not allow_external:  # SPEC §10.1-R1: as h5ml.open refuses it
+                    check_dataset_storage(obj.id, str(path), where)
                 nodes[where] = Node(
                     where,
                     "dataset",

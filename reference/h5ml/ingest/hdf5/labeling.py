@@ -27,6 +27,7 @@ import numpy as np
 
 from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.draft import Draft
+from h5ml.ingest.hdf5.handles import checked_object
 from h5ml.ingest.hdf5.inventory import Inventory
 from h5ml.ingest.hdf5.labels import class_names_file, is_class_names_name, one_hot_codes
 from h5ml.ingest.hdf5.matlab import cell_values, char_strings, matlab_order
@@ -73,14 +74,15 @@ def _values(feature: Feature, inventories: dict[str, Inventory]) -> np.ndarray |
             return None
         a, b = part_rows(part, node.shape)
         with open_foreign(part.source, "convert it again") as f:
-            chunks.append(np.asarray(read_rows(f, part, a, b, f"{part.source}:{part.path}")))
+            where = f"{part.source}:{part.path}"
+            chunks.append(np.asarray(read_rows(f, part, a, b, where, allow_external=inv.allow_external)))
     return np.concatenate(chunks) if chunks else None
 
 
-def _string_vector(source: str, path: str, matlab: bool) -> list[str]:
+def _string_vector(source: str, path: str, matlab: bool, allow_external: bool) -> list[str]:
     """The class names a 1-D dataset holds: its strings, its integers as text (SIGNS' ``list_classes``), MATLAB cells."""
     with open_foreign(source, "convert it again") as f:
-        dataset = f[path]
+        dataset = checked_object(f, source, path, allow_external)
         if h5py.check_string_dtype(dataset.dtype) is not None:
             try:
                 return [str(v) for v in np.asarray(dataset.asstr()[()]).ravel()]
@@ -94,7 +96,8 @@ def _string_vector(source: str, path: str, matlab: bool) -> list[str]:
         values = np.asarray(dataset[()])
         cls = _matlab_class(dataset) if matlab else None
         if cls == "cell":
-            return [str(v) for v in cell_values(f, matlab_order(values), f"{source}:{path}")]
+            cells = cell_values(f, matlab_order(values), f"{source}:{path}", allow_external=allow_external)
+            return [str(v) for v in cells]
         if cls == "char":
             return char_strings(matlab_order(values))
         return [str(v) for v in values.ravel().tolist()]
@@ -105,8 +108,8 @@ def _matlab_class(dataset: h5py.Dataset) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _kind(inventories: list[Inventory], source: str) -> str:
-    return next(inv.kind for inv in inventories if inv.source == source)
+def _inventory(inventories: list[Inventory], source: str) -> Inventory:
+    return next(inv for inv in inventories if inv.source == source)
 
 
 def _candidates(split: str, by_split: dict[str, list[Draft]]) -> dict[tuple[str, str], int]:
@@ -200,7 +203,9 @@ def _label(
         fitting = {k: n for k, n in found.items() if width is None or n == width}
         if len(fitting) == 1:
             (source, path), _ = next(iter(fitting.items()))
-            names, origin = _string_vector(source, path, _kind(inventories, source) == "matlab"), f"{source}:{path}"
+            inv = _inventory(inventories, source)
+            names = _string_vector(source, path, inv.kind == "matlab", inv.allow_external)
+            origin = f"{source}:{path}"
             used.add((source, path))
         elif len(fitting) > 1:
             confirm.append(

@@ -23,6 +23,7 @@ import numpy as np
 
 from h5ml.errors import IngestError
 from h5ml.model.locking import open_foreign
+from h5ml.model.storage import check_dataset_storage, check_path
 
 __all__ = ["MATLAB_GROUPS", "cell_classes", "cell_values", "char_strings", "decode_matlab", "matlab_order"]
 
@@ -93,7 +94,7 @@ def decode_matlab(value: np.ndarray, matlab_class: str | None) -> Any:
     return value
 
 
-def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
+def cell_values(f: h5py.File, refs: np.ndarray, where: str, *, allow_external: bool = False) -> list[Any]:
     """The values a MATLAB cell array's references point to, each decoded (:func:`decode_matlab`).
 
     Parameters
@@ -104,6 +105,11 @@ def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
         The cell array's object references (any shape; taken in C order of the given array).
     where
         ``file:/hdf5/path`` of the cell array, for messages.
+    allow_external
+        The source was walked with ``allow_external=True``: a cell's dataset
+        may store its data in other files (§10.1). Otherwise it is checked
+        before it is read: a reference may point to a dataset no link names,
+        which the walk of the source never met.
 
     Returns
     -------
@@ -112,6 +118,8 @@ def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
 
     Raises
     ------
+    h5ml.ForbiddenStorageError
+        If a cell's dataset is virtual or stores its data in external files (§3.6, §10.1).
     h5ml.IngestError
         For a null reference, or one that points to a group (a nested
         struct or cell: convert that variable with a hand-written plan) or
@@ -135,6 +143,8 @@ def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
             raise IngestError(
                 f"{where}: cell {index} points into another file ({target.file.filename}); refused (§3.6)"
             )
+        if not allow_external:  # SPEC §10.1-R1: as h5ml.open refuses it
+            check_dataset_storage(target.id, f.filename, f"{target.name} (cell {index} of {where})")
         cls = target.attrs.get("MATLAB_class")
         cls = cls.decode() if isinstance(cls, bytes) else cls
         if target.attrs.get("MATLAB_empty", 0):
@@ -144,7 +154,7 @@ def cell_values(f: h5py.File, refs: np.ndarray, where: str) -> list[Any]:
     return out
 
 
-def cell_classes(source: str, path: str, limit: int = 256) -> set[str | None]:
+def cell_classes(source: str, path: str, limit: int = 256, *, allow_external: bool = False) -> set[str | None]:
     """The MATLAB classes of the values the first ``limit`` cells of a cell array point to (``{"char"}``: strings).
 
     A reference that does not point to a dataset of this file counts as None.
@@ -157,14 +167,23 @@ def cell_classes(source: str, path: str, limit: int = 256) -> set[str | None]:
         The cell array's HDF5 path.
     limit
         Cells looked at, at most.
+    allow_external
+        The source was walked with ``allow_external=True`` (else the cell array's storage is checked first, §10.1).
 
     Returns
     -------
     set
         The ``MATLAB_class`` values met (str), None for a reference to no dataset.
+
+    Raises
+    ------
+    h5ml.ForbiddenStorageError
+        If the cell array stores its data in other files (§3.6, §10.1).
     """
     out: set[str | None] = set()
     with open_foreign(source, "convert it again") as f:
+        if not allow_external:  # SPEC §10.1-R1: the walk limited to what is read
+            check_path(f, source, path)
         refs = np.asarray(f[path][()]).ravel()[:limit]
         for ref in refs.tolist():
             try:

@@ -32,6 +32,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.hdf5.check import split_disagreements
 from h5ml.ingest.hdf5.coverage import BOOKKEEPING_ATTRS, objects, unaccounted
 from h5ml.ingest.hdf5.draft import Draft, Reading, user_attr_name
+from h5ml.ingest.hdf5.handles import checked_object
 from h5ml.ingest.hdf5.inventory import Inventory, Unstorable, plain_value, take_inventory
 from h5ml.ingest.hdf5.labeling import LabelOptions, complete_labels
 from h5ml.ingest.hdf5.matlab import char_strings, matlab_order
@@ -179,13 +180,13 @@ def _metadata(inventories: list[Inventory], left_out: list[LeftOut]) -> dict[str
     return out
 
 
-def _scalars(reading: Reading, metadata: dict[str, Any], left_out: list[LeftOut]) -> None:
+def _scalars(reading: Reading, metadata: dict[str, Any], left_out: list[LeftOut], allow_external: bool) -> None:
     """Scalar datasets (and MATLAB char rows) of a source: root metadata, not samples."""
     if not reading.scalars:
         return
     with open_foreign(reading.source, "convert it again") as f:
         for path, node in reading.scalars.items():
-            value = f[path][()]
+            value = checked_object(f, reading.source, path, allow_external)[()]
             if node.matlab_class == "char":
                 value = char_strings(matlab_order(value))[0]
             value = plain_value(value)
@@ -208,6 +209,7 @@ def propose_plan(
     split_name: str | None = None,
     labels: LabelOptions | None = None,
     id_feature: str | None = "id",
+    allow_external: bool = False,
 ) -> tuple[Plan, list[Inventory]]:
     """Propose how HDF5 sources convert: splits, features, labels, what is left out, what to confirm.
 
@@ -223,6 +225,9 @@ def propose_plan(
         ``--class-names``, ``--class-names-file``).
     id_feature
         The string feature that keeps each record's id (records layouts); None: none.
+    allow_external
+        Read external raw storage and virtual datasets of the sources (§10.1),
+        as :func:`~h5ml.ingest.hdf5.inventory.take_inventory`.
 
     Returns
     -------
@@ -234,16 +239,18 @@ def propose_plan(
     ------
     FileNotFoundError
         If a source does not exist.
+    h5ml.ForbiddenStorageError
+        If a source holds an external link, or (without ``allow_external``)
+        external raw storage or a virtual dataset (§3.6, §10.1).
     h5ml.IngestError
-        If a source is not HDF5, is h5ml already, holds links, external
-        storage or virtual datasets (§3.6), or two files joined by row have
-        different sample counts.
+        If a source is not HDF5, is h5ml already, holds soft links, or two
+        files joined by row have different sample counts.
     """
     files = expand_sources(sources)
     inventories: list[Inventory] = []
     readings: list[Reading] = []
     for item in files:
-        inv = take_inventory(item.path)
+        inv = take_inventory(item.path, allow_external=allow_external)
         inventories.append(inv)
         named_by: NamedBy = "list file" if item.listed_in else "file name"
         split = item.split
@@ -279,7 +286,7 @@ def propose_plan(
     ]
     metadata = _metadata(inventories, left_out)
     for reading in readings:
-        _scalars(reading, metadata, left_out)
+        _scalars(reading, metadata, left_out, allow_external)
     plan = Plan(sources=kinds, splits=splits, metadata=metadata, left_out=left_out, confirm=confirm)
     plan = complete_labels(plan, inventories, by_split, labels or LabelOptions(), id_feature)
     unstorable = [

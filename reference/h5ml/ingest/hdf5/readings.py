@@ -71,7 +71,7 @@ def _rows_feature(inv: Inventory, node: Node, name: str, reading: Reading, axis:
                 node.path, f"a cell array of shape {shape}: only a vector of cells holds one value per sample"
             )
             return None
-        held = cell_classes(inv.source, node.path)
+        held = cell_classes(inv.source, node.path, allow_external=inv.allow_external)
         if held != {"char"}:
             shown = sorted(str(c) for c in held)
             reading.leave(node.path, f"a cell array whose cells hold {shown}: h5ml reads cells of strings")

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from h5ml.errors import IngestError
+from h5ml.errors import ForbiddenStorageError, IngestError
 from h5ml.ingest.hdf5.handles import BLOCKS, close_sources, source_file
 from h5ml.ingest.hdf5.inventory import Inventory
 from h5ml.ingest.hdf5.labels import code_problems
@@ -68,6 +68,7 @@ class RunSpec:
 
     features: Mapping[tuple[str, str], _FeatureRun]
     cache_bytes: int
+    allow_external: bool = False  # the sources were walked with allow_external=True (§10.1)
 
 
 def _block_rows(inv: Inventory, part: Part, shuffle: bool) -> int:
@@ -106,7 +107,7 @@ def _expected(part: Part, record_id: str) -> str:
     return path if part.member is None else f"{path}/{part.member}"
 
 
-def _rows_value(run: _FeatureRun, row: int, cache_bytes: int) -> tuple[Any, str]:
+def _rows_value(run: _FeatureRun, row: int, cache_bytes: int, allow_external: bool) -> tuple[Any, str]:
     index = bisect.bisect_right(run.offsets, row) - 1
     part_run = run.parts[index]
     part = part_run.part
@@ -119,7 +120,9 @@ def _rows_value(run: _FeatureRun, row: int, cache_bytes: int) -> tuple[Any, str]
         b = min(a + part_run.block, part_run.stop)
         f = source_file(part.source, cache_bytes)
         try:
-            block = read_rows(f, part, a, b, f"{part.source}:{part.path}")
+            block = read_rows(f, part, a, b, f"{part.source}:{part.path}", allow_external=allow_external)
+        except ForbiddenStorageError:
+            raise  # a refusal of the whole source (§10.1), never a sample to skip
         except (OSError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
             raise DecodeError(f"{part.source}:{part.path}", f"rows {a}:{b} cannot be read ({exc})") from None
         cached = BLOCKS[key] = (a, b, block)
@@ -164,7 +167,8 @@ def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
                     f"{_expected(part, item.sample_id)} does not exist",
                 )
             try:
-                value = read_record(source_file(part.source, spec.cache_bytes), part, location)
+                f = source_file(part.source, spec.cache_bytes)
+                value = read_record(f, part, location, allow_external=spec.allow_external)
             except KeyError as exc:
                 missing = exc.args[0] if str(exc.args[0]).startswith("/") else _expected(part, item.sample_id)
                 raise DecodeError(
@@ -174,7 +178,7 @@ def decode_sample(spec: RunSpec, item: SourceItem) -> dict[str, Any]:
             except (UnicodeDecodeError, ValueError) as exc:
                 raise DecodeError(where, f"the value of {name!r} cannot be read ({exc})") from None
         else:
-            value, where = _rows_value(run, int(location), spec.cache_bytes)
+            value, where = _rows_value(run, int(location), spec.cache_bytes, spec.allow_external)
         try:
             value = finish_value(feature, value, where)
         except ValueError as exc:
@@ -284,7 +288,8 @@ def run_plan(
             split.name, split.features, inventories, split.num_samples, options.on_error
         )
         skipped += missing
-    spec = RunSpec(runs, _SHUFFLE_CACHE_BYTES if options.shuffle else 0)
+    allow_external = any(inv.allow_external for inv in inventories.values())
+    spec = RunSpec(runs, _SHUFFLE_CACHE_BYTES if options.shuffle else 0, allow_external)
     try:
         return ingest(
             output,

@@ -16,6 +16,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from h5ml.ingest.hdf5.handles import checked_object
 from h5ml.ingest.hdf5.labels import one_hot_codes
 from h5ml.ingest.hdf5.matlab import cell_values, char_strings, decode_matlab
 from h5ml.ingest.hdf5.plan import Feature, Part
@@ -48,7 +49,9 @@ def _hdf5_axis(part: Part, ndim: int) -> int:
     return ndim - 1 - part.sample_axis if part.transpose else part.sample_axis
 
 
-def read_rows(f: h5py.File, part: Part, a: int, b: int, where: str) -> list[Any] | np.ndarray:
+def read_rows(
+    f: h5py.File, part: Part, a: int, b: int, where: str, *, allow_external: bool = False
+) -> list[Any] | np.ndarray:
     """Rows ``[a, b)`` of a rows part (absolute rows of the dataset), sample axis first.
 
     Parameters
@@ -61,14 +64,21 @@ def read_rows(f: h5py.File, part: Part, a: int, b: int, where: str) -> list[Any]
         The rows, as row numbers of the dataset (the part's ``start`` included).
     where
         ``file:/path`` for messages.
+    allow_external
+        The source was walked with ``allow_external=True`` (else each dataset's storage is checked first, §10.1).
 
     Returns
     -------
     numpy.ndarray or list
         ``(b - a, ...)`` numbers; a list of str for strings and MATLAB
         char/cell variables; a list of arrays for variable-length rows.
+
+    Raises
+    ------
+    h5ml.ForbiddenStorageError
+        If the dataset (or its ``shapes``, or a cell's target) stores its data in other files (§3.6, §10.1).
     """
-    dataset = f[part.path]
+    dataset = checked_object(f, part.source, part.path, allow_external)
     axis = _hdf5_axis(part, dataset.ndim)
     index = tuple(slice(a, b) if i == axis else slice(None) for i in range(dataset.ndim))
     if h5py.check_string_dtype(dataset.dtype) is not None:
@@ -87,20 +97,20 @@ def read_rows(f: h5py.File, part: Part, a: int, b: int, where: str) -> list[Any]
     if part.matlab_class == "char":
         return char_strings(block)
     if part.matlab_class == "cell":
-        values = cell_values(f, block, where)
+        values = cell_values(f, block, where, allow_external=allow_external)
         if not all(isinstance(v, str) for v in values):
             raise ValueError("a cell that holds numbers, not a string: h5ml reads cell arrays of strings")
         return values
     if h5py.check_vlen_dtype(dataset.dtype) is not None:
         rows = [np.asarray(v) for v in block]
         if part.shapes is not None:
-            shapes = np.asarray(f[part.shapes][a:b])
+            shapes = np.asarray(checked_object(f, part.source, part.shapes, allow_external)[a:b])
             rows = [r.reshape(tuple(int(n) for n in s)) for r, s in zip(rows, shapes, strict=True)]
         return rows
     return decode_matlab(np.asarray(block), part.matlab_class) if part.transpose else np.asarray(block)
 
 
-def read_record(f: h5py.File, part: Part, record: str) -> Any:
+def read_record(f: h5py.File, part: Part, record: str, *, allow_external: bool = False) -> Any:
     """The value of one record (its HDF5 path ``record``) for a records part.
 
     Parameters
@@ -111,6 +121,8 @@ def read_record(f: h5py.File, part: Part, record: str) -> Any:
         A records part.
     record
         The record's HDF5 path.
+    allow_external
+        The source was walked with ``allow_external=True`` (else the record's storage is checked first, §10.1).
 
     Returns
     -------
@@ -120,8 +132,10 @@ def read_record(f: h5py.File, part: Part, record: str) -> Any:
     ------
     KeyError
         If the record has no such member or attribute (the caller names the sample).
+    h5ml.ForbiddenStorageError
+        If the record stores its data in other files, or is reached through an external link (§3.6, §10.1).
     """
-    obj = f[record] if part.member is None else f[f"{record}/{part.member}"]
+    obj = checked_object(f, part.source, record if part.member is None else f"{record}/{part.member}", allow_external)
     if part.attribute is not None:
         if part.attribute not in obj.attrs:
             raise KeyError(f"{obj.name}@{part.attribute}")
