@@ -9,6 +9,7 @@ feature, and so does every command that reads it.
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import h5py
@@ -75,3 +76,42 @@ def test_a_soft_linked_split_member_is_refused_never_left_out(tmp_path: Path) ->
             split.read(slice(None))
         assert split.read(slice(None), features=["b"])["b"].tolist() == [0, 1, 2]
     assert "E115" in {i.code for i in h5ml.validate(path).issues}
+
+
+def test_a_soft_linked_split_is_refused_by_every_whole_file_command(tmp_path: Path) -> None:
+    """SPEC §3.6-R2: a split reached through a soft link is listed unreadable; copies, exports and dumps refuse it."""
+    path = tmp_path / "split.h5"
+    h5ml.write(path, {"train": {"b": np.arange(3)}, "test": {"b": np.arange(2) + 7}}, {"name": "t"})
+    with h5py.File(path, "r+") as f:
+        f.move("test", "_hidden")
+        f["test"] = h5py.SoftLink("/_hidden")
+    with h5ml.open(path) as ds:
+        assert list(ds.splits) == ["train"]
+        assert list(ds.unreadable_splits) == ["test"]
+        with pytest.raises(InvalidFileError, match=r"/test: is a soft, user-defined or external link.*E115"):
+            ds.every_split()
+        with pytest.raises(InvalidFileError, match=r"/test: is a soft"):
+            ds["test"]
+        assert ds["train"]["b"][:].tolist() == [0, 1, 2]
+    for words in (
+        ["subset", str(path), str(tmp_path / "s.h5")],
+        ["export", str(path), str(tmp_path / "e.npz")],
+        ["dump", str(path)],
+        ["verify", str(path)],
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        assert cli.run(words, out, err) == 2, words
+        assert "/test: is a soft" in err.getvalue() and "Traceback" not in err.getvalue(), words
+        assert "7" not in out.getvalue(), words
+    assert not (tmp_path / "s.h5").exists() and not (tmp_path / "e.npz").exists()
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["inspect", str(path)], out, err) == 0
+    assert "test  split cannot be read" in out.getvalue()
+    summary = json.loads(_inspect_json(path))
+    assert list(summary["unreadable_splits"]) == ["test"]
+
+
+def _inspect_json(path: Path) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["inspect", str(path), "--format", "json"], out, err) == 0, err.getvalue()
+    return out.getvalue()

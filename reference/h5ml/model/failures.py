@@ -28,12 +28,7 @@ from typing import Final
 
 from h5ml.errors import H5MLError, InvalidFileError
 
-__all__ = [
-    "LIBRARY_ERRORS",
-    "damaged_file",
-    "is_library_failure",
-    "validate_advice",
-]
+__all__ = ["LIBRARY_ERRORS", "damaged_file", "is_library_failure", "unfollowed_link", "validate_advice"]
 
 
 #: What h5py raises when the HDF5 library fails on a file (a corrupt chunk, a checksum failure, a damaged
@@ -86,6 +81,25 @@ def is_library_failure(exc: BaseException) -> bool:
 def validate_advice(filename: str) -> str:
     """The advice every message about an invalid or damaged file ends with (§9)."""
     return f"run `h5ml validate --deep {filename}` to list every problem of the file"
+
+
+def unfollowed_link(filename: str, where: str) -> InvalidFileError:
+    """The error for a split or feature reached through a link a reader does not follow (SPEC §3.6-R2, E110, E115).
+
+    Parameters
+    ----------
+    filename
+        The file.
+    where
+        The HDF5 path of the link (``/train`` or ``/train/image``).
+    """
+    return InvalidFileError(
+        f"{filename}: {where}: is a soft, user-defined or external link; every object of a file is "
+        f"reached through hard links (§3.6, E110, E115), so the reader does not follow it; "
+        f"{validate_advice(filename)}",
+        path=filename,
+        hdf5_path=where,
+    )
 
 
 def damaged_file(

@@ -53,8 +53,8 @@ import h5py
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError, SplitNotFoundError
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
-from h5ml.model.hdf5 import member_names, read_attribute, read_attributes
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, unfollowed_link, validate_advice
+from h5ml.model.hdf5 import member_links, read_attribute, read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
@@ -451,8 +451,13 @@ class Dataset:
             f = self.h5file
             found: dict[str, Split] = {}
             broken: dict[str, H5MLError] = {}
-            for name in member_names(f, self._path, "/", external=self._allow_external):
+            for name, followed in member_links(f, self._path, "/", external=self._allow_external):
                 if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
+                    continue
+                if not followed:
+                    # SPEC §3.6-R2 (E115): a split reached through a soft link is never followed, and a caller
+                    # of every split (every_split) refuses it rather than leave it out
+                    broken[name] = unfollowed_link(self._path, "/" + name)
                     continue
                 try:
                     node = self.h5_node("/" + name)
@@ -465,6 +470,43 @@ class Dataset:
                     found[name] = Split(self, name)
             self._splits, self._broken_splits = found, broken
         return MappingProxyType(self._splits)
+
+    @property
+    def unreadable_splits(self) -> Mapping[str, H5MLError]:
+        """The root members :attr:`splits` leaves out because they cannot be read: name -> the reason.
+
+        A root object the HDF5 library cannot open (InvalidFileError, a
+        damaged file) and a root member reached through a soft, user-defined
+        or (without ``allow_external``) external link (InvalidFileError,
+        SPEC §3.6-R2, E115), in the file's order.
+
+        Raises
+        ------
+        InvalidFileError
+            As :attr:`splits`.
+        """
+        self.splits  # noqa: B018 - lists the root and fills self._broken_splits
+        return MappingProxyType(self._broken_splits)
+
+    def every_split(self) -> tuple[str, ...]:
+        """The names of every split, for a caller that takes them all: refused if one cannot be read.
+
+        SPEC §3.6-R2: a copy, export or dump of a whole file never leaves out
+        a split silently because it is a soft link or damaged.
+
+        Returns
+        -------
+        tuple of str
+            The names of :attr:`splits`, in the file's order.
+
+        Raises
+        ------
+        InvalidFileError
+            For the first root member in :attr:`unreadable_splits`, or as :attr:`splits`.
+        """
+        for error in self.unreadable_splits.values():
+            raise error
+        return tuple(self.splits)
 
     def __getitem__(self, name: str) -> Split:
         splits = self.splits

@@ -32,7 +32,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import FeatureNotFoundError, H5MLError, InvalidFileError, UnknownEncodingError
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, unfollowed_link, validate_advice
 from h5ml.model.hdf5 import member_links, read_attribute, read_attributes
 from h5ml.model.header import declared_num_samples
 from h5ml.reader.feature import Feature
@@ -225,13 +225,7 @@ class Split:
                 if not followed:
                     # SPEC §3.6-R2 (E115): a member reached through a soft or user-defined link is never followed,
                     # and a read of every feature refuses it rather than leave it out (SPEC §5.2-R2)
-                    skipped[name] = InvalidFileError(
-                        f"{path}: {where}: is a soft, user-defined or external link; every object of a file is "
-                        f"reached through hard links (§3.6, E110, E115), so the reader does not follow it; "
-                        f"{validate_advice(path)}",
-                        path=path,
-                        hdf5_path=where,
-                    )
+                    skipped[name] = unfollowed_link(path, where)
                     continue
                 try:
                     # SPEC §1.4.1-R1: an unknown encoding of a newer MINOR is left out; SPEC §5.2-R2: no encoding is E130

@@ -220,7 +220,7 @@ def verify(
         work: list[tuple[str, Feature]] = []
         refused: dict[tuple[str, str], FeatureCheck] = {}
         order: list[tuple[str, str]] = []  # every feature, by split then in the file's order
-        for split_name, split in ds.splits.items():
+        for split_name, split in ((name, ds[name]) for name in ds.every_split()):
             work.extend((split_name, f) for f in split.features.values())
             order.extend((split_name, name) for name in split.features)
             for name, error in split.unreadable.items():

@@ -333,7 +333,7 @@ def to_json_document(
     if samples is not None and samples < 0:
         raise ValueError(f"samples must be >= 0 or None, got {samples}")
     with open_dataset(path) as ds:
-        chosen = [ds[split]] if split is not None else [ds.splits[name] for name in sorted(ds.splits)]
+        chosen = [ds[split]] if split is not None else [ds[name] for name in sorted(ds.every_split())]
         if feature is not None and not any(feature in s.features for s in chosen):
             for s in chosen:
                 if split is not None or feature in s.unreadable:

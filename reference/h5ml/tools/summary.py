@@ -190,6 +190,10 @@ class FileSummary:
         The source files a conversion skipped, as it recorded them in the
         root attribute ``h5ml-ingest:skipped`` (``{"path": ..., "reason":
         ...}`` each, §4.7); ``[]`` when it records none.
+    unreadable_splits
+        Root members that are not read as splits, name -> the reason
+        (:attr:`h5ml.reader.dataset.Dataset.unreadable_splits`: damaged, or
+        reached through a soft link, SPEC §3.6-R2).
     """
 
     path: str
@@ -198,6 +202,7 @@ class FileSummary:
     metadata: dict[str, Any]
     splits: list[SplitSummary]
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    unreadable_splits: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Return the summary as JSON-able nested dicts and lists (features gain a ``compression`` text)."""
@@ -384,4 +389,5 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
             metadata={key: attribute_json(value) for key, value in ds.attrs.items()},
             splits=splits,
             skipped=_skipped(ds.attrs.get(SKIPPED_ATTR)),
+            unreadable_splits={name: str(error) for name, error in ds.unreadable_splits.items()},
         )

@@ -202,7 +202,7 @@ def _merge_plan(paths: Sequence[Path], datasets: Sequence[Dataset]) -> dict[str,
     reference: dict[str, tuple[Path, dict[str, FeatureSignature]]] = {}
     order: dict[str, list[tuple[Path, Dataset]]] = {}
     for path, ds in zip(paths, datasets, strict=True):
-        for split in ds.splits.values():
+        for split in (ds[name] for name in ds.every_split()):
             split.every_feature()  # SPEC §6.1-R7: a feature this reader cannot read is refused, not left out
             found = {name: feature_signature(feature) for name, feature in split.features.items()}
             if split.name not in reference:

@@ -117,7 +117,7 @@ def subset(
     source_path = require_regular_file(source)
     out = check_output(output, overwrite, [source_path])
     with open_dataset(source_path, allow_external=allow_external) as dataset:
-        names = list(dataset.splits) if splits is None else list(splits)
+        names = list(dataset.every_split()) if splits is None else list(splits)
         if isinstance(samples, Mapping):
             unknown = sorted(set(samples) - set(names))
             if unknown:

@@ -35,7 +35,7 @@ def selected(
     """
     splits, features = name_list("splits", splits, option="--split"), name_list("features", features, "--feature")
     chosen: list[tuple[Split, list[str]]] = []
-    for name in list(dataset.splits) if splits is None else list(splits):
+    for name in list(dataset.every_split()) if splits is None else list(splits):
         split = dataset[name]  # raises SplitNotFoundError listing the splits
         names = list(split.every_feature() if features is None else features)  # SPEC §6.1-R7: none left out
         for feature in names:

@@ -150,6 +150,8 @@ def render_summary(console: Console, summary: FileSummary) -> None:
             branch.add(_feature_label(feature))
         for name, reason in split.unreadable.items():  # SPEC §6.1-R7: named, never left out silently
             branch.add(Text(f"{name}  cannot be read: {reason}", style="red"))
+    for name, reason in summary.unreadable_splits.items():  # SPEC §3.6-R2: named, never left out silently
+        root.add(Text(f"{name}  split cannot be read: {reason}", style="red"))
     console.print(root)
     table = Table("metadata", "value", show_header=True)
     for key in ("name", "version", "description", "license", "created", "writer", "fingerprint"):
