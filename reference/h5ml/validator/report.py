@@ -12,7 +12,7 @@ A file can break one rule a hundred thousand times (an attribute or a link
 per sample). :class:`IssueCollector` keeps the first
 :data:`DEFAULT_MAX_ISSUES_PER_CODE` issues of each code (or the cap given,
 0 for none) and counts the others, so that a report's memory and the time to
-print it do not grow with them (SPEC §9.3-S1). The counts stay exact: every
+print it do not grow with them (SPEC §9.3-R2). The counts stay exact: every
 count, verdict and exit status is computed from the totals, never from the
 issues listed, so the cap never changes whether a file is valid.
 """
@@ -97,7 +97,7 @@ class IssueCollector:
         bool
             True when kept, False when only counted.
         """
-        # SPEC §9.3-S1: past the cap an issue is counted, never dropped: the totals and the verdict stay exact
+        # SPEC §9.3-R2: past the cap an issue is counted, never dropped: the totals and the verdict stay exact
         if self.cap and self._listed[issue.code] >= self.cap:
             self.omitted[issue.code] += 1
             return False
@@ -209,7 +209,7 @@ class FileReport:
             found and not listed, only codes with some), ``max_issues_per_code``
             and ``counts`` (issues found per severity, omitted ones included).
         """
-        # SPEC §9.3-S1: the totals of every code, and how many of each were not listed
+        # SPEC §9.3-R2: the totals of every code, and how many of each were not listed
         return {
             "path": self.path,
             "readable": self.readable,
@@ -276,4 +276,3 @@ class Report:
                 "unreadable": sum(1 for f in self.files if not f.readable),
             },
         }
-

@@ -12,7 +12,7 @@ messages are shown in the command line's words
 ``--max-issues-per-code N`` (default 100, 0 for all) lists at most N issues of
 each code, in the text and the JSON report alike; the others are counted
 ("... and 99,900 more E110 issues"; ``issue_totals`` and ``omitted`` in JSON),
-and the verdict and exit status count them (SPEC §9.3-S1).
+and the verdict and exit status count them (SPEC §9.3-R2).
 
 ``--timeout`` covers printing too: each file's limit starts when its check
 starts, and the text report of a file stops at that limit with a line that
