@@ -39,6 +39,18 @@ then counts as unreadable (``readable`` is False, as the report schema ties
 ``readable = false`` to E100/E101), and the E101 message says whether the
 metadata checks had finished (so that their issues are complete) or not.
 
+Repeated issues
+---------------
+:func:`validate` and :func:`validate_many` list at most
+``max_issues_per_code`` issues of each code (default
+:data:`DEFAULT_MAX_ISSUES_PER_CODE`, 100; 0 for no cap) and count the others
+(``FileReport.omitted``), so that a file that breaks one rule 100,000 times
+gives a report of bounded size; the verdict counts every issue (§9.3). In a
+child process the cap is applied in the child: an issue past it is never sent,
+only counted, and the counts reach the parent at least every 0.1 s, so that a
+report stopped at the time limit keeps them too. :func:`iter_issues` yields
+every issue.
+
 Where the checks live
 ---------------------
 This module holds the entry points; the reports are :mod:`h5ml.validator.report`. The checks themselves
