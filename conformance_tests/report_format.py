@@ -4,7 +4,7 @@
 ``schema/h5ml-report-1.0.schema.json`` when jsonschema is installed;
 :func:`report_problems` lists where a report breaks the format, with that
 validator or, without it, with a built-in structural check (members and
-their types, ``report_version``, each issue's code matching its severity,
+their types, ``report_version`` (1.0 or 1.1), each issue's code matching its severity,
 absolute HDF5 paths). Standard library only, like run.py.
 """
 
@@ -47,8 +47,8 @@ def report_problems(report: Any, checker: Any) -> list[str]:
     problems: list[str] = []
     if not isinstance(report, dict):
         return ["the report is not a JSON object"]
-    if report.get("report_version") != "1.0":
-        problems.append("report_version is not '1.0'")
+    if report.get("report_version") not in ("1.0", "1.1"):
+        problems.append("report_version is neither '1.0' nor '1.1'")
     tool = report.get("tool")
     if not (isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("version"), str)):
         problems.append("tool must hold the strings name and version")

@@ -173,6 +173,7 @@ def write_file(
     split_attrs: Mapping[str, Mapping[str, Any]] | None = None,
     extra: Callable[[h5py.File], None] | None = None,
     complete: bool = True,
+    libver: tuple[str, str] = spec.LIBVER_BOUNDS,
 ) -> Path:
     """Write an h5ml file with plain h5py (§3-§6) and return its path.
 
@@ -195,6 +196,11 @@ def write_file(
         objects the writer would not (unknown groups, links, ...).
     complete
         Write ``complete = 1`` last (§4.4).
+    libver
+        HDF5's library version bounds; ``("v110", "v110")`` gives object
+        headers that keep many attributes in dense storage, which HDF5 writes
+        in linear time (with the default bounds each added attribute scans
+        every earlier one).
     """
     attrs: dict[str, Any] = {
         "format": spec.FORMAT_NAME,
@@ -205,7 +211,7 @@ def write_file(
         "must_understand": [],
     }
     attrs.update(root or {})
-    with h5py.File(path, "w", libver=spec.LIBVER_BOUNDS) as f:
+    with h5py.File(path, "w", libver=libver) as f:
         for key, value in attrs.items():
             if key not in omit:
                 write_attr(f, key, value)

@@ -39,6 +39,18 @@ then counts as unreadable (``readable`` is False, as the report schema ties
 ``readable = false`` to E100/E101), and the E101 message says whether the
 metadata checks had finished (so that their issues are complete) or not.
 
+Repeated issues
+---------------
+:func:`validate` and :func:`validate_many` list at most
+``max_issues_per_code`` issues of each code (default
+:data:`DEFAULT_MAX_ISSUES_PER_CODE`, 100; 0 for no cap) and count the others
+(``FileReport.omitted``), so that a file that breaks one rule 100,000 times
+gives a report of bounded size; the verdict counts every issue (§9.3). In a
+child process the cap is applied in the child: an issue past it is never sent,
+only counted, and the counts reach the parent at least every 0.1 s, so that a
+report stopped at the time limit keeps them too. :func:`iter_issues` yields
+every issue.
+
 Where the checks live
 ---------------------
 This module holds the entry points; the reports are :mod:`h5ml.validator.report`. The checks themselves
@@ -51,19 +63,22 @@ from __future__ import annotations
 
 import os
 import stat
+import time
+from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Literal
 
 from h5ml.errors import ChildDiedError, ValidationTimeoutError
 from h5ml.validator.checks import FileState, Issue, check_events, check_path
-from h5ml.validator.report import FileReport, Report
+from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, Report, check_cap
 from h5ml.validator.sandbox import stream_with_timeout
 
 __all__ = [
     "AUTO",
     "BASE_TIMEOUT_S",
     "DEEP_BYTES_PER_S",
+    "DEFAULT_MAX_ISSUES_PER_CODE",
     "METADATA_BYTES_PER_S",
     "FileReport",
     "Issue",
@@ -124,15 +139,42 @@ def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator
     yield from check_path(FileState(os.fspath(path), deep))
 
 
-def _check_stream(path: str, deep: bool) -> Generator[tuple[Issue | None, str | None], None, str | None]:
-    """Run every check of one file, yielding ``(issue, format_version)`` as found (§10.3).
+#: Seconds between two messages of a child that counts issues past the cap, so that a stop keeps the counts.
+_COUNT_EVERY_S: Final = 0.1
 
-    Top-level so that a child process can run it. ``issue`` is None for the
-    event that every metadata check is done. Returns the file's version.
+
+def _check_stream(
+    path: str, deep: bool, cap: int = DEFAULT_MAX_ISSUES_PER_CODE
+) -> Generator[tuple[Issue | dict[str, int] | None, str | None], None, str | None]:
+    """Run every check of one file, yielding ``(item, format_version)`` as found (§9.3, §10.3).
+
+    Top-level so that a child process can run it. ``item`` is an issue to
+    list, None for the event that every metadata check is done, or a dict
+    ``code -> number`` of issues found past the cap ``cap`` (0: none), which
+    are counted here and never sent: their counts come at most every
+    :data:`_COUNT_EVERY_S` seconds, before the end of the metadata checks and
+    at the end. Returns the file's version.
     """
     state = FileState(path, deep)
+    collector = IssueCollector(cap)
+    pending: Counter[str] = Counter()
+    sent = time.monotonic()
     for event in check_events(state):
-        yield (event if isinstance(event, Issue) else None), state.format_version
+        if isinstance(event, Issue) and collector.add(event):
+            yield event, state.format_version
+            continue
+        if isinstance(event, Issue):
+            pending[event.code] += 1
+            if time.monotonic() - sent < _COUNT_EVERY_S:
+                continue
+        if pending:
+            yield dict(pending), state.format_version
+            pending.clear()
+            sent = time.monotonic()
+        if not isinstance(event, Issue):
+            yield None, state.format_version
+    if pending:
+        yield dict(pending), state.format_version
     return state.format_version
 
 
@@ -181,24 +223,27 @@ def _check_timeout(timeout: Timeout) -> None:
         raise ValueError(f"timeout must be >= 0 seconds, {AUTO!r} or None, got {timeout!r}")
 
 
-def _validate(path: str, deep: bool, timeout: Timeout, isolated: bool) -> FileReport:
+def _validate(path: str, deep: bool, timeout: Timeout, isolated: bool, cap: int) -> FileReport:
     if timeout == AUTO:
         timeout = default_timeout(path, deep)
+    collector = IssueCollector(cap)
     if not isolated:
         state = FileState(path, deep)
-        issues = tuple(check_path(state))
-        return FileReport(path, issues, state.format_version, deep)
-    found: list[Issue] = []
+        for issue in check_path(state):
+            collector.add(issue)
+        return FileReport(path, tuple(collector.issues), state.format_version, deep, False, collector.omitted, cap)
     version: str | None = None
     metadata_done = timed_out = False
-    stream = stream_with_timeout(_check_stream, (path, deep), timeout)
+    stream = stream_with_timeout(_check_stream, (path, deep, cap), timeout)
     try:
         while True:
-            issue, version = next(stream)
-            if issue is None:
+            item, version = next(stream)
+            if item is None:
                 metadata_done = True
+            elif isinstance(item, Issue):
+                collector.add(item)
             else:
-                found.append(issue)
+                collector.count_omitted(item)
     except StopIteration as stop:
         version = stop.value
     except ValidationTimeoutError:
@@ -214,14 +259,27 @@ def _validate(path: str, deep: bool, timeout: Timeout, isolated: bool) -> FileRe
                 "give a longer time limit, timeout=SECONDS (--timeout SECONDS); if the file comes from a source "
                 "you do not trust, keep the limit (a damaged file can make the HDF5 library loop)"
             )
-        found.append(_stopped(cause, advice, deep, metadata_done, len(found)))
+        collector.issues.append(_stopped(cause, advice, deep, metadata_done, _found(collector)))
     except ChildDiedError as exc:
         cause = f"the HDF5 library crashed while reading {path} ({exc})"
-        found.append(_stopped(cause, "the file is damaged: do not use it", deep, metadata_done, len(found)))
-    return FileReport(path, tuple(found), version, deep, timed_out)
+        collector.issues.append(
+            _stopped(cause, "the file is damaged: do not use it", deep, metadata_done, _found(collector))
+        )
+    return FileReport(path, tuple(collector.issues), version, deep, timed_out, collector.omitted, cap)
 
 
-def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: Timeout = None) -> FileReport:
+def _found(collector: IssueCollector) -> int:
+    """The issues found so far, listed or counted."""
+    return len(collector.issues) + sum(collector.omitted.values())
+
+
+def validate(
+    path: str | os.PathLike[str],
+    *,
+    deep: bool = False,
+    timeout: Timeout = None,
+    max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+) -> FileReport:
     """Validate one file and collect its issues (§9, §10.3).
 
     Parameters
@@ -237,19 +295,27 @@ def validate(path: str | os.PathLike[str], *, deep: bool = False, timeout: Timeo
         issues found until then followed by E101, and ``readable`` is False
         (``timed_out`` True when the limit passed). :data:`AUTO`: the limit
         of :func:`default_timeout`, from the file's size and ``deep``.
+    max_issues_per_code
+        Issues of one code the report lists (default
+        :data:`~h5ml.validator.report.DEFAULT_MAX_ISSUES_PER_CODE`, 100); the
+        others are counted in ``FileReport.omitted``, and every count and the
+        verdict include them (§9.3). 0 lists every issue.
 
     Returns
     -------
     FileReport
-        The issues, in the order :func:`iter_issues` yields them.
+        The issues, in the order :func:`iter_issues` yields them, at most
+        ``max_issues_per_code`` of each code (the E101 of a stop always listed).
 
     Raises
     ------
     ValueError
-        If ``timeout`` is negative, or a string other than :data:`AUTO`.
+        If ``timeout`` is negative, or a string other than :data:`AUTO`, or
+        ``max_issues_per_code`` is not an integer >= 0.
     """
     _check_timeout(timeout)
-    return _validate(os.fspath(path), deep, timeout, isolated=timeout is not None)
+    check_cap(max_issues_per_code)
+    return _validate(os.fspath(path), deep, timeout, timeout is not None, max_issues_per_code)
 
 
 def validate_many(
@@ -258,6 +324,7 @@ def validate_many(
     deep: bool = False,
     timeout: Timeout = None,
     jobs: int = 1,
+    max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
 ) -> Report:
     """Validate several files (§9.3).
 
@@ -272,6 +339,8 @@ def validate_many(
     jobs
         Files checked at once. With ``jobs > 1`` each file is checked in its
         own child process (with ``timeout`` as its limit, possibly None).
+    max_issues_per_code
+        Issues of one code listed per file; the others are counted (see :func:`validate`). 0 lists every issue.
 
     Returns
     -------
@@ -281,13 +350,16 @@ def validate_many(
     Raises
     ------
     ValueError
-        If ``jobs < 1``, or ``timeout`` is negative or a string other than :data:`AUTO`.
+        If ``jobs < 1``, or ``timeout`` is negative or a string other than :data:`AUTO`, or
+        ``max_issues_per_code`` is not an integer >= 0.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     _check_timeout(timeout)
+    check_cap(max_issues_per_code)
     items: Sequence[str] = [os.fspath(p) for p in paths]
+    cap = max_issues_per_code
     if jobs == 1:
-        return Report(tuple(_validate(p, deep, timeout, isolated=timeout is not None) for p in items))
+        return Report(tuple(_validate(p, deep, timeout, timeout is not None, cap) for p in items))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return Report(tuple(pool.map(lambda p: _validate(p, deep, timeout, isolated=True), items)))
+        return Report(tuple(pool.map(lambda p: _validate(p, deep, timeout, True, cap), items)))

@@ -5,14 +5,26 @@ verdict line, or the JSON report of ``schema/h5ml-report-1.0.schema.json``
 (``--format json``). The exit code says the worst outcome over the files.
 
 ``--min-severity`` (and ``--quiet``, which shows the verdict lines alone)
-trims what the text report shows; the verdict counts every issue, and the
-JSON report is complete. The messages are shown in the command line's words
+trims what the text report shows; the verdict counts every issue. The
+messages are shown in the command line's words
 (:func:`h5ml.ingest.options.cli_words`).
+
+``--max-issues-per-code N`` (default 100, 0 for all) lists at most N issues of
+each code, in the text and the JSON report alike; the others are counted
+("... and 99,900 more E110 issues"; ``issue_totals`` and ``omitted`` in JSON),
+and the verdict and exit status count them (SPEC §9.3-R2).
+
+``--timeout`` covers printing too: each file's limit starts when its check
+starts, and the text report of a file stops at that limit with a line that
+says how many issues were not printed (exit status 2, as for a check that was
+stopped). A JSON report is written whole: it is never cut.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final
 
 import click
@@ -23,7 +35,7 @@ from rich.text import Text
 from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from h5ml.validator.runner import FileReport, Issue
+    from h5ml.validator.runner import FileReport, Issue, Timeout
 
 __all__ = ["SEVERITIES", "exit_code", "render_file_report", "validate_command"]
 
@@ -33,10 +45,8 @@ def _severity(issue: Issue) -> str:
 
 
 def _verdict(file_report: FileReport, strict: bool) -> tuple[str, str]:
-    """Return (verdict word, counts) for one file of a report (§9.1)."""
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for issue in file_report.issues:
-        counts[_severity(issue)] = counts.get(_severity(issue), 0) + 1
+    """Return (verdict word, counts) for one file of a report (§9.1); the counts include the issues not listed."""
+    counts = file_report.counts
     text = ", ".join(plural(counts[k], k) for k in ("error", "warning", "info"))
     if file_report.timed_out:
         return "NOT FINISHED (the --timeout limit was reached; the file was not fully checked)", text
@@ -70,10 +80,15 @@ def exit_code(files: Sequence[FileReport], strict: bool) -> int:
 SEVERITIES: Final = ("info", "warning", "error")
 
 
-def _issue_table(issues: Sequence[Issue]) -> Table:
+#: Rows of one printed table: a longer list is printed in several tables, with the time limit checked between
+#: (rich takes about 2 ms a row: 0.4 s a table).
+_ROWS_PER_TABLE: Final = 200
+
+
+def _issue_table(issues: Sequence[Issue], header: bool = True) -> Table:
     from h5ml.ingest.options import cli_words  # imported here: h5ml.ingest is slow to import
 
-    table = Table(show_lines=False, expand=False)
+    table = Table(show_lines=False, expand=False, show_header=header)
     for column in ("code", "severity", "path", "message", "clause"):
         table.add_column(column, overflow="fold")
     for issue in issues:
@@ -87,9 +102,26 @@ def _issue_table(issues: Sequence[Issue]) -> Table:
     return table
 
 
+def _omitted_lines(file_report: FileReport, least: int) -> Iterator[str]:
+    """``... and 99,900 more E110 issues`` for each code shown whose issues past the cap were counted, not listed."""
+    from h5ml.spec.codes import CODES
+
+    for code, n in file_report.omitted.items():
+        if n and SEVERITIES.index(CODES[code].severity.value) >= least:
+            yield (
+                f"... and {n:,} more {code} {'issue' if n == 1 else 'issues'} (counted, not listed: at most "
+                f"{file_report.max_issues_per_code} of each code are, --max-issues-per-code N lists N, 0 all)"
+            )
+
+
 def render_file_report(
-    console: Console, file_report: FileReport, strict: bool, min_severity: str = "info", quiet: bool = False
-) -> None:
+    console: Console,
+    file_report: FileReport,
+    strict: bool,
+    min_severity: str = "info",
+    quiet: bool = False,
+    deadline: float | None = None,
+) -> bool:
     """Print a file's issues as a table (code, severity, path, message, clause), then its verdict line (§9.3).
 
     Parameters
@@ -104,14 +136,64 @@ def render_file_report(
         The least severity shown in the table: ``"info"`` (every issue), ``"warning"`` or ``"error"``.
     quiet
         Print the verdict line alone.
+    deadline
+        ``time.monotonic()`` after which no more issues are printed (the ``--timeout`` limit): the first
+        table (at most 200 rows, a fraction of a second) is always printed, so that a check stopped at the
+        limit still shows what it found; the rows left are counted in one line instead, and the verdict
+        line follows. None: no limit.
+
+    Returns
+    -------
+    bool
+        True when every issue to show was printed, False when the deadline cut the list.
     """
     least = SEVERITIES.index(min_severity)
     shown = [issue for issue in file_report.issues if SEVERITIES.index(_severity(issue)) >= least]
+    complete = True
     if shown and not quiet:
         console.print(Text(str(file_report.path), style="bold"))
-        console.print(_issue_table(shown))
+        for start in range(0, len(shown), _ROWS_PER_TABLE):
+            if start and deadline is not None and time.monotonic() >= deadline:
+                left = len(shown) - start + sum(file_report.omitted.values())
+                console.print(
+                    Text(
+                        f"... printing stopped at the --timeout limit: {left:,} more issues of {file_report.path} "
+                        "were found and not printed (the verdict below counts them); give a longer --timeout, "
+                        "a smaller --max-issues-per-code, or --format json for the whole list"
+                    )
+                )
+                complete = False
+                break
+            console.print(_issue_table(shown[start : start + _ROWS_PER_TABLE], header=start == 0))
+        if complete:
+            for line in _omitted_lines(file_report, least):
+                console.print(Text(line))
     verdict, counts = _verdict(file_report, strict)
     console.print(Text(f"{file_report.path}: {verdict} ({counts})"))
+    return complete
+
+
+def _checked(
+    files: Sequence[str], deep: bool, timeout: float | None, jobs: int, cap: int
+) -> Iterator[tuple[FileReport, float | None]]:
+    """Each file's report, in the order given, with the end of its time limit (None without one).
+
+    A file's limit starts when its check starts, so that printing its report falls within it too.
+    """
+    from h5ml.validator.runner import AUTO, default_timeout, validate
+
+    def check(path: str) -> tuple[FileReport, float | None]:
+        limit: Timeout = AUTO if timeout is None else timeout
+        start = time.monotonic()
+        report = validate(path, deep=deep, timeout=limit, max_issues_per_code=cap)
+        seconds = default_timeout(path, deep) if timeout is None else timeout
+        return report, start + seconds
+
+    if jobs == 1:
+        yield from (check(path) for path in files)
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(check, files)
 
 
 @click.command("validate")
@@ -136,6 +218,15 @@ def render_file_report(
     help="The least severity the text report lists (warning: no info notes); the verdict counts every issue.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line of each file (text report).")
+@click.option(
+    "--max-issues-per-code",
+    "max_issues_per_code",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Issues of one code listed per file, in the text and the JSON report; the others are counted "
+    "('... and 99,900 more E110 issues'), and the verdict counts them. 0 lists every issue.",
+)
 @click.pass_obj
 def validate_command(
     streams: Streams,
@@ -147,24 +238,29 @@ def validate_command(
     jobs: int,
     min_severity: str,
     quiet: bool,
+    max_issues_per_code: int,
 ) -> int:
     """Check FILE... against the h5ml specification.
 
     Exit 0 when every file is valid, 1 when one is invalid (with --strict:
     also when one has a warning), 2 when one cannot be read at all (not HDF5,
     a directory, missing, open for writing in another process, or it did not
-    finish within --timeout).
+    finish within --timeout, printing its report included).
     """
-    from h5ml.validator.runner import AUTO, validate_many
+    from h5ml.validator.runner import Report
 
-    report = validate_many(list(files), deep=deep, timeout=AUTO if timeout is None else timeout, jobs=jobs)
     if fmt == "json":
+        reports = [report for report, _ in _checked(files, deep, timeout, jobs, max_issues_per_code)]
+        report = Report(tuple(reports))
         print_json(streams, report.to_json(strict=strict))
-    else:
-        console = streams.console()
-        for file_report in report.files:
-            render_file_report(console, file_report, strict, min_severity, quiet)
-        if len(report.files) > 1:
-            failed = sum(1 for f in report.files if not f.readable or not (f.valid_strict if strict else f.valid))
-            console.print(Text(f"{len(report.files)} files checked, {failed} failed"))
-    return exit_code(report.files, strict)
+        return exit_code(report.files, strict)
+    console = streams.console()
+    checked: list[FileReport] = []
+    complete = True
+    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code):
+        checked.append(file_report)
+        complete = render_file_report(console, file_report, strict, min_severity, quiet, deadline) and complete
+    if len(checked) > 1:
+        failed = sum(1 for f in checked if not f.readable or not (f.valid_strict if strict else f.valid))
+        console.print(Text(f"{len(checked)} files checked, {failed} failed"))
+    return exit_code(checked, strict) if complete else EXIT_ERROR

@@ -183,7 +183,8 @@ def check_attributes(
         (:data:`UNREADABLE` for a value that cannot be decoded).
     """
     values: dict[str, Any] = {}
-    for name in obj.attrs:
+    attrs = obj.attrs  # once: h5py makes a new attribute manager (and, on a file, reopens its root) at each access
+    for name in attrs:
         # SPEC §1.4-R3: an attribute this version does not define is I300
         if name not in known:
             yield Issue.of(
@@ -193,8 +194,8 @@ def check_attributes(
             )
             continue
         # SPEC §3.7-R1: a single value is stored in a scalar dataspace (E116)
-        if name in singles and obj.attrs.get_id(name).shape != ():
-            shape = obj.attrs.get_id(name).shape
+        if name in singles and attrs.get_id(name).shape != ():
+            shape = attrs.get_id(name).shape
             yield Issue.of(
                 "E116",
                 path,

@@ -137,9 +137,10 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
     elif "complete" in values:
         yield from _check_marker(f, values["complete"])
     doc: dict[str, Any] = {}
-    for name in f.attrs:
+    attrs = f.attrs  # once: each access of File.attrs reopens the root group
+    for name in attrs:
         try:
-            doc[name] = to_json_value(f.attrs[name])
+            doc[name] = to_json_value(attrs[name])
         except LIBRARY_ERRORS as exc:  # our decoding's TypeError or ValueError too: a type outside the profile
             if isinstance(exc, KeyError) and not is_library_failure(exc):
                 raise

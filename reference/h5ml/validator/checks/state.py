@@ -24,7 +24,7 @@ from h5py import h5l, h5o
 
 from h5ml.model.failures import is_library_failure
 
-__all__ = ["CheckedFeature", "FileState", "address", "hdf5_path", "text"]
+__all__ = ["CheckedFeature", "FileState", "Member", "address", "hdf5_path", "text"]
 
 
 def text(name: str | bytes) -> str:
@@ -83,6 +83,28 @@ def address(obj: Any) -> tuple[int, int]:
     return int(info.fileno), int(info.addr)
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """An object reached by a hard link, as :attr:`FileState.objects` records it (§3.6).
+
+    Its path is not stored: a chain of nested groups of depth d has paths of
+    total length d**2, so the checks build each path from its parent's when
+    they reach the object, and open it by name from its parent group (opening
+    it by its full path would make HDF5 walk every group above it: time d**2
+    again).
+
+    Attributes
+    ----------
+    parent
+        The index in :attr:`FileState.objects` of the group that links to it, -1 for the root group.
+    name
+        The link's name, as bytes (a name that is not UTF-8 is kept as stored).
+    """
+
+    parent: int
+    name: bytes
+
+
 @dataclass
 class FileState:
     """The state of the checks of one file (§9).
@@ -103,8 +125,8 @@ class FileState:
     required_filters
         The filter ids the root attribute ``required_filters`` declares (§3.5).
     objects
-        ``(HDF5 path, path as bytes)`` of every object reached by hard links, each
-        object once, under the first name the link walk met (§3.2-§3.6).
+        Every object reached by hard links, each object once, under the first
+        name the link walk met, parents before their members (§3.2-§3.6).
     external
         The addresses of the datasets whose data lives outside the file (E111,
         E112): never read, under any name (§10.1).
@@ -124,7 +146,7 @@ class FileState:
     format_version: str | None = None
     newer_minor: bool = False
     required_filters: frozenset[int] = frozenset()
-    objects: list[tuple[str, bytes]] = field(default_factory=list)
+    objects: list[Member] = field(default_factory=list)
     external: set[tuple[int, int]] = field(default_factory=set)
     data_checks: list[CheckedFeature] = field(default_factory=list)
     computed: dict[tuple[str, str], str] = field(default_factory=dict)

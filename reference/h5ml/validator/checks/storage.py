@@ -31,7 +31,7 @@ from h5ml.model.allocation import unallocated_storage
 from h5ml.model.booleans import bool_enum_base
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.validator.checks.issue import Issue, damaged
-from h5ml.validator.checks.state import FileState, address, hdf5_path, text
+from h5ml.validator.checks.state import FileState, Member, address, hdf5_path, text
 
 __all__ = ["NUMERIC", "check_links", "check_storage", "classify", "unwritten_storage"]
 
@@ -116,28 +116,30 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
         group or object the library cannot read (the walk goes on elsewhere).
     """
     seen = {address(f)}
-    groups: deque[tuple[str, bytes, Any]] = deque([("/", b"/", f.id)])
-    reserved: deque[tuple[str, bytes, Any, bytes]] = deque()  # (parent path, parent bytes, parent id, name)
+    # (path, index of the group in state.objects (-1: the root), group id); the path is dropped with the entry
+    groups: deque[tuple[str, int, Any]] = deque([("/", -1, f.id)])
+    reserved: deque[tuple[str, int, Any, bytes]] = deque()  # (parent path, parent index, parent id, name)
     reserved_prefix = spec.RESERVED_PREFIX.encode()
     while groups or reserved:
         if not groups:
             yield from _enter(state, seen, groups, *reserved.popleft())
             continue
-        parent, raw_parent, gid = groups.popleft()
+        parent, index, gid = groups.popleft()
         try:
             links = _links(gid)
         except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
             yield damaged(exc, parent, "listing the members of")
             continue
         for raw, kind in links:
-            path = hdf5_path(parent, text(raw))
             if kind == h5l.TYPE_HARD:
                 if raw.startswith(reserved_prefix):
-                    reserved.append((parent, raw_parent, gid, raw))
+                    reserved.append((parent, index, gid, raw))
                 else:
-                    yield from _enter(state, seen, groups, parent, raw_parent, gid, raw)
+                    yield from _enter(state, seen, groups, parent, index, gid, raw)
+                continue
+            path = hdf5_path(parent, text(raw))
             # SPEC §3.6-R1: no external links (E110)
-            elif kind == h5l.TYPE_EXTERNAL:
+            if kind == h5l.TYPE_EXTERNAL:
                 # SPEC §10.1-R3: reported from the link's value; the link is never followed
                 target_file, target = (text(part) for part in gid.links.get_val(raw))
                 yield Issue.of(
@@ -156,27 +158,25 @@ def check_links(state: FileState, f: h5py.File) -> Iterator[Issue]:
 def _enter(
     state: FileState,
     seen: set[tuple[int, int]],
-    groups: deque[tuple[str, bytes, Any]],
+    groups: deque[tuple[str, int, Any]],
     parent: str,
-    raw_parent: bytes,
+    index: int,
     gid: Any,
     raw: bytes,
 ) -> Iterator[Issue]:
     """Record the object of the hard link ``raw`` of group ``gid`` unless seen, and queue it if it is a group."""
-    path = hdf5_path(parent, text(raw))
     try:
         oid = h5o.open(gid, raw)
         key = address(oid)
     except LIBRARY_ERRORS as exc:  # h5py raises KeyError for some damaged headers
-        yield damaged(exc, path, "opening")
+        yield damaged(exc, hdf5_path(parent, text(raw)), "opening")
         return
     if key in seen:
         return  # another name of an object already recorded (§3.6 allows it)
     seen.add(key)
-    raw_path = raw_parent.rstrip(b"/") + b"/" + raw
-    state.objects.append((path, raw_path))
+    state.objects.append(Member(index, raw))
     if isinstance(oid, h5g.GroupID):
-        groups.append((path, raw_path, oid))
+        groups.append((hdf5_path(parent, text(raw)), len(state.objects) - 1, oid))
 
 
 def _links(gid: Any) -> list[tuple[bytes, int]]:
@@ -203,16 +203,51 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
         E101 for an object the library cannot read. Each object is checked
         once, under the path :func:`check_links` recorded for it.
     """
-    for path, raw in [("/", b"/"), *state.objects]:
+    for path, obj in _recorded(state, f):
         try:
-            obj = f[raw]
-            for name in obj.attrs:
-                yield from _check_type(obj.attrs.get_id(name).get_type(), path, f"attribute {name!r} of {path}")
+            if isinstance(obj, BaseException):
+                raise obj
+            attrs = obj.attrs
+            for name in attrs:
+                yield from _check_type(attrs.get_id(name).get_type(), path, f"attribute {name!r} of {path}")
             if isinstance(obj, h5py.Dataset):
                 yield from _check_type(obj.id.get_type(), path, f"dataset {path}")
                 yield from _check_dataset_storage(state, obj, path)
         except LIBRARY_ERRORS as exc:
             yield damaged(exc, path, "reading")
+
+
+def _recorded(state: FileState, f: h5py.File) -> Iterator[tuple[str, Any]]:
+    """The root group, then every object :func:`check_links` recorded: its HDF5 path and the open object.
+
+    Each object is opened by name from its parent group, which is kept open
+    only until its last recorded member is reached: time and memory grow with
+    the number of objects, not with the depth of the groups (opening a member
+    by its full path makes HDF5 walk every group above it: time d**2 for a
+    chain of d groups). A member of a group that could not be opened is opened
+    by its full path from the root. In place of an object that cannot be
+    opened it gives the library's exception, for the caller to report.
+    """
+    last: dict[int, int] = {}
+    for i, member in enumerate(state.objects):
+        last[member.parent] = i
+    # index -> (path, path as bytes, the open group or None when it could not be opened)
+    groups: dict[int, tuple[str, bytes, h5py.Group | None]] = {-1: ("/", b"/", f)}
+    yield "/", f
+    for i, member in enumerate(state.objects):
+        parent_path, parent_raw, parent = groups[member.parent]
+        if last[member.parent] == i:
+            del groups[member.parent]
+        path = hdf5_path(parent_path, text(member.name))
+        raw = parent_raw.rstrip(b"/") + b"/" + member.name
+        obj: Any
+        try:
+            obj = f[raw] if parent is None else parent[member.name]
+        except LIBRARY_ERRORS as exc:  # reported by check_storage, for this object alone
+            obj = exc
+        yield path, obj
+        if i in last:  # a group with recorded members
+            groups[i] = (path, raw, obj if isinstance(obj, h5py.Group) else None)
 
 
 def unwritten_storage(dset: h5py.Dataset, file_size: int) -> str | None:
