@@ -34,13 +34,13 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.errors import DeclaredSizeError, EncodingError, InvalidFileError
-from h5ml.model.allocation import NeverWritten, Shortfall, storage_shortfall, storage_verdict
+from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.booleans import bool_enum_base, is_enum
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.unwritten import refuse_shortfall, refuse_unwritten
 
 __all__ = [
     "TRUSTED_READ_BYTES",
@@ -284,15 +284,13 @@ class Column:
         """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1, §10.4-R1).
 
         The storage size is compared first with the least a complete dataset
-        of the declared shape takes (:func:`h5ml.model.allocation.storage_verdict`),
-        then the chunk index is walked; neither reads data.
+        of the declared shape takes, then the chunk index is walked; neither
+        reads data (:func:`h5ml.reader.unwritten.refuse_unwritten`).
 
         Raises
         ------
         DeclaredSizeError
-            If the storage is smaller than the least the declared extent needs
-            (§10.4-R1): the message names the file, the dataset, its declared
-            shape, the declared and the stored bytes.
+            If the storage is smaller than the least the declared extent needs (§10.4-R1).
         InvalidFileError
             If a chunk within the dataset's extent, or its contiguous block,
             was never allocated (E146): HDF5 would return fill values in their
@@ -300,38 +298,8 @@ class Column:
         """
         if self._written:
             return
-        short, missing = storage_verdict(self.node, self._file_size())
-        if short is not None:
-            raise self._declared_error(short, missing)
-        if missing is not None:
-            # SPEC §3.5.1-S1: refuse never-written data rather than return fill values as samples
-            raise InvalidFileError(
-                f"{self.filename}: {missing.what}; HDF5 would return fill values in their place, so this reader refuses "
-                "to read them as samples (SPEC §3.5.1, E146): the file was not written completely, write it again; "
-                f"{validate_advice(self.filename)}",
-                path=self.filename,
-                hdf5_path=self.path,
-            )
+        refuse_unwritten(self.node, self.filename, self.path)
         self._written = True
-
-    def _file_size(self) -> int | None:
-        try:
-            return os.path.getsize(self.filename) if self.filename else None
-        except OSError:
-            return None
-
-    def _declared_error(self, short: Shortfall, missing: NeverWritten | None) -> DeclaredSizeError:
-        """The error of §10.4-R1: the file, the dataset, what is missing, the declared and the stored bytes."""
-        what = short.what if missing is None else f"{missing.what}; it stores only {short.stored} bytes"
-        # SPEC §10.4-R1: storage below the least a complete dataset takes is refused before any read or buffer
-        return DeclaredSizeError(
-            f"{self.filename}: {what} of the {short.declared} bytes it declares (a complete dataset of that shape "
-            f"takes at least {short.least}): the file declares data it does not hold, so this reader refuses to read "
-            "it instead of returning fill values or allocating memory for it (SPEC §10.4-R1, §3.5.1, E146); the file "
-            f"was not written completely, write it again; {validate_advice(self.filename)}",
-            path=self.filename,
-            hdf5_path=self.path,
-        )
 
     def stored_nbytes(self) -> int | None:
         """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
@@ -372,9 +340,7 @@ class Column:
             declares data it does not hold (never written, or truncated).
         """
         if not self._written:
-            short = storage_shortfall(self.node, self._file_size())
-            if short is not None:
-                raise self._declared_error(short, None)
+            refuse_shortfall(self.node, self.filename, self.path)
         need = count * self.stored_row_nbytes
         have = self.stored_nbytes()
         if have is None or need <= have:
