@@ -157,3 +157,35 @@ def test_torch_batch_sampler_iterates_lazily_above_the_limit(figures: Figures) -
     )
     assert got == [expected.span(32 * k, 32 * (k + 1)).tolist() for k in range(3)]
     assert first == list(range(32)) and len(sampler) == (1 << 28) // 32
+
+
+def _whole_epoch_chunk_order(n: int, rows: int, windows: int, rng: np.random.Generator) -> np.ndarray:
+    """The "chunk" order as computed before issue 14, all N samples at once (the oracle of the next test)."""
+    num_chunks = -(-n // rows)
+    starts = rng.permutation(num_chunks).astype(np.int64) * rows
+    sizes = np.minimum(rows, n - starts)
+    first = np.cumsum(sizes) - sizes
+    by_chunk = np.repeat(starts - first, sizes) + np.arange(n, dtype=np.int64)
+    window = np.repeat(np.arange(num_chunks, dtype=np.int64) // windows, sizes)
+    return by_chunk[np.lexsort((rng.random(n), window))]
+
+
+@pytest.mark.parametrize(("n", "rows", "windows"), [(2_200_001, 1000, 8), (1_500_000, 1, 3), (1_100_000, 4096, 300)])
+def test_chunk_order_by_blocks_equals_the_whole_epoch_computation(n: int, rows: int, windows: int) -> None:
+    """ "chunk" orders are computed by blocks of whole windows (about 2**20 samples): the same order, element for
+    element, as the computation over all N samples at once, and the generator ends in the same state (so length
+    buckets drawn after it are unchanged); memory is one array of N entries, the chunk permutation and the block's
+    temporaries."""
+    s = Sampler(n, 32, shuffle="chunk", chunk_rows=rows, window_chunks=windows, seed=4)
+    old_rng, new_rng = epoch_rng(4, 1), epoch_rng(4, 1)
+    expected = _whole_epoch_chunk_order(n, rows, windows, old_rng)
+    tracemalloc.start()
+    try:
+        order = s._chunk_order(new_rng)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(order, expected)
+    assert old_rng.random() == new_rng.random()
+    chunk_permutation = 8 * -(-n // rows)
+    assert peak < 8 * n + chunk_permutation + (80 << 20)  # the whole-epoch computation takes about 6 arrays of N

@@ -58,8 +58,9 @@ Memory
 (:class:`~h5ml.sampling.epoch_batches.EpochBatches`), so iterating an epoch
 holds one batch and at most one order array of N int64 entries: none in
 ``"none"`` mode, none in ``"full"`` mode above the limit. ``"chunk"`` mode
-and length buckets build their order as arrays of N entries (a few of them
-while it is computed). :meth:`Sampler.batches` and
+computes its array window by window (temporaries of about 2**20 samples);
+length buckets need the lengths and a few arrays of N entries while the
+order is computed. :meth:`Sampler.batches` and
 :meth:`Sampler.epoch_order` return lists and arrays of the whole epoch:
 O(N) memory in every mode.
 
@@ -95,6 +96,8 @@ ShuffleMode = Literal["none", "chunk", "full"]
 SHUFFLE_MODES: Final[tuple[ShuffleMode, ...]] = ("none", "chunk", "full")
 
 IndexArray = npt.NDArray[np.int64]
+#: ``"chunk"`` mode computes its order by whole windows of about this many samples (a memory bound, 2**20).
+_CHUNK_BLOCK_SAMPLES: Final = 1 << 20
 
 
 class Sampler:
@@ -312,19 +315,30 @@ class Sampler:
         return bucketed(order, self.lengths, self.step_size, self.pool_batches, rng if self.shuffle != "none" else None)
 
     def _chunk_order(self, rng: np.random.Generator) -> IndexArray:
-        rows = cast(int, self.chunk_rows)
+        rows, windows = cast(int, self.chunk_rows), self.window_chunks
         n = self.num_samples
         num_chunks = -(-n // rows)
         chunk_order = rng.permutation(num_chunks).astype(np.int64, copy=False)
-        starts = chunk_order * rows
-        sizes = np.minimum(rows, n - starts)
-        # Samples chunk after chunk in the shuffled chunk order, then a stable sort by
-        # (window, random key) permutes the samples within each window only.
-        first = np.cumsum(sizes) - sizes
-        by_chunk = np.repeat(starts - first, sizes) + np.arange(n, dtype=np.int64)
-        window = np.repeat(np.arange(num_chunks, dtype=np.int64) // self.window_chunks, sizes)
-        keys = rng.random(n)
-        return by_chunk[np.lexsort((keys, window))]
+        order = np.empty(n, dtype=np.int64)
+        # Whole windows at a time, about _CHUNK_BLOCK_SAMPLES samples each, so that the temporaries stay small and
+        # the epoch takes one array of N entries. The generator draws the same doubles in pieces as at once, so
+        # the order is the one the whole-epoch computation gave.
+        per_block = max(1, _CHUNK_BLOCK_SAMPLES // (rows * windows)) * windows
+        done = 0
+        for first_chunk in range(0, num_chunks, per_block):
+            block = chunk_order[first_chunk : first_chunk + per_block]
+            starts = block * rows
+            sizes = np.minimum(rows, n - starts)
+            m = int(sizes.sum())
+            # Samples chunk after chunk in the shuffled chunk order, then a stable sort by
+            # (window, random key) permutes the samples within each window only.
+            first = np.cumsum(sizes) - sizes
+            by_chunk = np.repeat(starts - first, sizes) + np.arange(m, dtype=np.int64)
+            window = np.repeat(np.arange(len(block), dtype=np.int64) // windows, sizes)
+            keys = rng.random(m)
+            order[done : done + m] = by_chunk[np.lexsort((keys, window))]
+            done += m
+        return order
 
     def epoch_batches(self, epoch: int) -> EpochBatches:
         """Return this rank's batches of one epoch as a sequence that computes each batch when asked for.
