@@ -215,7 +215,14 @@ def test_storage_size_refuses_before_the_chunk_walk_and_names_the_sizes(tmp_path
             ds["train"]["x"][5]
         elapsed = time.perf_counter() - started
     message = str(err.value)
-    assert f"{path}: /train/x declares shape (140000,) (140000 bytes) but stores only 70000 bytes" in message
+    assert (
+        f"{path}: /train/x declares shape (140000,) in 140000 chunks of (1,), of which its storage holds 70000 at "
+        in message
+    )
+    assert (
+        "most; it stores only 70000 bytes of the 140000 bytes it declares (a complete dataset of that shape takes at least 140000)"
+        in message
+    )
     assert "write it again" in message and err.value.hdf5_path == "/train/x" and isinstance(err.value, InvalidFileError)
     assert elapsed < walk  # the refusal costs less than the chunk walk alone (about 0.3 s here, 0.05 s for the size)
 

@@ -140,7 +140,8 @@ class Shortfall:
         steps. None for a contiguous dataset.
     what
         A sentence naming the dataset (its HDF5 path), its declared shape
-        and the three sizes.
+        and, when chunked, the most chunks its storage holds (the sizes are
+        the attributes above).
     """
 
     declared: int
@@ -221,14 +222,16 @@ def storage_shortfall(dset: h5py.Dataset, file_size: int | None = None) -> Short
         stored = min(stored, file_size)
     if stored >= least:
         return None
-    at_most = None if chunks is None else stored // (least // chunks)
+    if chunks is None:
+        return Shortfall(declared, least, stored, None, f"{dset.name} declares shape {dset.shape}, more than it stores")
+    at_most = stored // (least // chunks)
     return Shortfall(
         declared,
         least,
         stored,
         at_most,
-        f"{dset.name} declares shape {dset.shape} ({declared} bytes) but stores only {stored} bytes, less than the "
-        f"{least} bytes that any complete dataset of that shape and storage takes",
+        f"{dset.name} declares shape {dset.shape} in {chunks} chunks of {tuple(dset.chunks)}, of which its storage "
+        f"holds {at_most} at most",
     )
 
 

@@ -32,10 +32,11 @@ def _file_size(filename: str) -> int | None:
 
 def _declared_error(filename: str, hdf5_path: str, short: Shortfall, missing: NeverWritten | None) -> DeclaredSizeError:
     """The error of §10.4-R1: the file, the dataset, what is missing, the declared and the stored bytes."""
-    what = short.what if missing is None else f"{missing.what}; it stores only {short.stored} bytes"
+    what = short.what if missing is None else missing.what
     # SPEC §10.4-R1: storage below the least a complete dataset takes is refused before any read or buffer
     return DeclaredSizeError(
-        f"{filename}: {what} of the {short.declared} bytes it declares (a complete dataset of that shape "
+        f"{filename}: {what}; it stores only {short.stored} bytes of the {short.declared} bytes it declares "
+        f"(a complete dataset of that shape "
         f"takes at least {short.least}): the file declares data it does not hold, so this reader refuses to read "
         "it instead of returning fill values or allocating memory for it (SPEC §10.4-R1, §3.5.1, E146); the file "
         f"was not written completely, write it again; {validate_advice(filename)}",
