@@ -23,6 +23,7 @@ import pytest
 
 import h5ml
 from _figures import Figures
+from _files import run_cli
 from h5ml.errors import DeclaredSizeError, InvalidFileError
 from h5ml.model.allocation import DEFLATE_RATIO_LIMIT, storage_shortfall, storage_verdict, unallocated_storage
 from h5ml.validator.runner import validate
@@ -264,3 +265,18 @@ def test_validator_reports_lying_files_shallow_without_reading(tmp_path: Path) -
             assert time.perf_counter() - started < 10
             errors = {(i.code, i.path) for i in report.issues if i.severity == "error"}
             assert errors == {("E146", p) for p in where}, report.issues
+
+
+def test_cli_dump_of_a_lying_file_says_what_is_missing_without_a_traceback(tmp_path: Path) -> None:
+    """SPEC §10.4-R1 on the command line: ``h5ml dump`` of the (2**40, 1024) feature exits non-zero with the
+    reader's message (file, dataset, declared and stored bytes) and no traceback; ``h5ml validate`` says E146."""
+    huge = _huge_dense(tmp_path)
+    code, out, err = run_cli("dump", str(huge))
+    assert code != 0 and "Traceback" not in out + err
+    assert f"{huge}: /train/x declares shape (1099511627776, 1024)" in err and "stores only 2097152 bytes" in err
+    assert "write it again" in err
+    code, out, err = run_cli("validate", "--format", "json", str(huge))
+    assert code != 0 and "Traceback" not in out + err
+    assert {(i["code"], i["path"]) for i in json.loads(out)["files"][0]["issues"] if i["severity"] == "error"} == {
+        ("E146", "/train/x")
+    }
