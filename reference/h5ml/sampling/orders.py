@@ -96,7 +96,8 @@ ShuffleMode = Literal["none", "chunk", "full"]
 SHUFFLE_MODES: Final[tuple[ShuffleMode, ...]] = ("none", "chunk", "full")
 
 IndexArray = npt.NDArray[np.int64]
-#: ``"chunk"`` mode computes its order by whole windows of about this many samples (a memory bound, 2**20).
+#: Orders computed as arrays are filled about this many samples at a time (a bound on temporaries, 2**20):
+#: ``"chunk"`` mode by whole windows, a Feistel order asked for whole (:meth:`Sampler.epoch_order`) by ranges.
 _CHUNK_BLOCK_SAMPLES: Final = 1 << 20
 
 
@@ -305,7 +306,9 @@ class Sampler:
         if self.shuffle == "none":
             order = np.arange(n, dtype=np.int64)
         elif self.full_order == "feistel":
-            order = FeistelPermutation(n, rng).span(0, n)
+            perm, order = FeistelPermutation(n, rng), np.empty(n, dtype=np.int64)
+            for start in range(0, n, _CHUNK_BLOCK_SAMPLES):  # one array of N entries, small temporaries
+                order[start : start + _CHUNK_BLOCK_SAMPLES] = perm.span(start, start + _CHUNK_BLOCK_SAMPLES)
         elif self.shuffle == "full":
             order = rng.permutation(n).astype(np.int64, copy=False)
         else:
