@@ -80,6 +80,22 @@ class NeverWritten:
     rows_written: int | None = None
 
 
+def _layout_in_file(dset: h5py.Dataset) -> tuple[int, h5py.h5p.PropDCID] | None:
+    """The layout and creation properties of a dataset with elements whose data is in this file; else None.
+
+    None for a dataset without elements (nothing declared), and for external
+    or virtual data, which lives in other files (§3.6, §10.1): not the
+    concern of §3.5.1 or §10.4-R1.
+    """
+    if not dset.shape or math.prod(dset.shape) == 0:
+        return None
+    plist = dset.id.get_create_plist()
+    layout = int(plist.get_layout())
+    if layout == h5d.VIRTUAL or plist.get_external_count() > 0:
+        return None
+    return layout, plist
+
+
 def unallocated_storage(dset: h5py.Dataset) -> NeverWritten | None:
     """Tell whether part of a dataset's declared data was never written to the file (§3.5.1, E146).
 
@@ -106,12 +122,10 @@ def unallocated_storage(dset: h5py.Dataset) -> NeverWritten | None:
         is outside the file); otherwise what is missing.
     """
     shape = dset.shape
-    if not shape or math.prod(shape) == 0:
+    found = _layout_in_file(dset)
+    if found is None:
         return None
-    plist = dset.id.get_create_plist()
-    layout = plist.get_layout()
-    if layout == h5d.VIRTUAL or plist.get_external_count() > 0:
-        return None  # its data lives in other files (§3.6, §10.1): not this rule's concern
+    layout, _ = found
     if layout == h5d.CHUNKED:
         return _missing_chunks(dset, shape, tuple(dset.chunks))
     if layout != h5d.COMPACT and int(dset.id.get_storage_size()) == 0:
@@ -170,12 +184,10 @@ def least_storage(dset: h5py.Dataset) -> tuple[int, int, int | None] | None:
         or virtual data, or a filter whose ratio is unbounded.
     """
     shape = dset.shape
-    if not shape or math.prod(shape) == 0:
+    found = _layout_in_file(dset)
+    if found is None or found[0] == h5d.COMPACT:
         return None
-    plist = dset.id.get_create_plist()
-    layout = plist.get_layout()
-    if layout in (h5d.VIRTUAL, h5d.COMPACT) or plist.get_external_count() > 0:
-        return None
+    layout, plist = found
     itemsize = int(dset.id.get_type().get_size())
     if layout != h5d.CHUNKED:
         declared = itemsize * math.prod(shape)
