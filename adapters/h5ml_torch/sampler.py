@@ -3,7 +3,7 @@
 Orders, shuffle modes, shards, the epoch cursor and resume states come from
 :mod:`h5ml.sampling` (shared with the Keras adapter: a state saved by one
 resumes in the other); this module adds the ``torch.distributed`` rank and
-world size, and iteration as lists of indices.
+world size, and iteration as lists of indices, one batch at a time.
 """
 
 from __future__ import annotations
@@ -108,6 +108,10 @@ class H5MLBatchSampler(EpochCursor, TorchSampler[list[int]]):
         EpochCursor.__init__(self, sampler)
 
     def __iter__(self) -> Iterator[list[int]]:
-        """Yield this rank's batches left in the current epoch (from the resume point until :meth:`set_epoch`)."""
+        """Yield this rank's batches left in the current epoch (from the resume point until :meth:`set_epoch`).
+
+        Each batch is computed when the ``DataLoader`` asks for it: memory is
+        one batch and the epoch's order (no list of every batch, whatever N).
+        """
         # The resume point stays until set_epoch: a DataLoader with workers calls iter() twice per epoch.
-        return iter([b.tolist() for b in self.batches()])
+        return (batch.tolist() for batch in self.iter_batches())

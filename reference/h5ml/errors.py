@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "ChildDiedError",
+    "DeclaredSizeError",
     "EncodingError",
     "FeatureNotFoundError",
     "FileLockedError",
@@ -109,6 +110,10 @@ class ForbiddenStorageError(H5MLError, PermissionError):
 
 class InvalidFileError(H5MLError, ValueError):
     """The file breaks a MUST of the specification in a way the reader cannot work around."""
+
+
+class DeclaredSizeError(InvalidFileError):
+    """A dataset declares more data than the file stores: its storage is smaller than the least its extent needs (§10.4-R1)."""
 
 
 class MetadataError(H5MLError, ValueError):

@@ -17,7 +17,8 @@ Reading never imports the writer or the validator. The modules of this package:
 - :mod:`~h5ml.reader.column`: reads of one HDF5 dataset (filters, the §10.4
   size check), by the read plans of :mod:`~h5ml.reader.plan` or out of the
   file's memory map (:mod:`~h5ml.reader.direct`), each counted in
-  :class:`ReadStats` (:mod:`~h5ml.reader.read_stats`);
+  :class:`ReadStats` (:mod:`~h5ml.reader.read_stats`); its refusals of data
+  declared but not stored (§3.5.1, §10.4-R1) are :mod:`~h5ml.reader.unwritten`;
 - :mod:`~h5ml.reader.verification`: :func:`verify`, every fingerprint recomputed
   (§8) from the rows of :mod:`~h5ml.reader.chunk_stream`, reported as a
   :class:`VerifyReport` (:mod:`~h5ml.reader.verify_report`);

@@ -35,12 +35,12 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import EncodingError, InvalidFileError
-from h5ml.model.allocation import unallocated_storage
 from h5ml.model.booleans import bool_enum_base, is_enum
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.unwritten import refuse_shortfall, refuse_unwritten
 
 __all__ = [
     "TRUSTED_READ_BYTES",
@@ -281,27 +281,24 @@ class Column:
         return self._fast
 
     def check_written(self) -> None:
-        """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1).
+        """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1, §10.4-R1).
+
+        The storage size is compared first with the least a complete dataset
+        of the declared shape takes, then the chunk index is walked; neither
+        reads data (:func:`h5ml.reader.unwritten.refuse_unwritten`).
 
         Raises
         ------
+        DeclaredSizeError
+            If the storage is smaller than the least the declared extent needs (§10.4-R1).
         InvalidFileError
             If a chunk within the dataset's extent, or its contiguous block,
-            was never allocated (E146): HDF5 would return fill values in its
+            was never allocated (E146): HDF5 would return fill values in their
             place, which this reader never returns as samples.
         """
         if self._written:
             return
-        missing = unallocated_storage(self.node)
-        if missing is not None:
-            # SPEC §3.5.1-S1: refuse never-written data rather than return fill values as samples
-            raise InvalidFileError(
-                f"{self.filename}: {missing.what}; HDF5 would return fill values in their place, so this reader refuses "
-                "to read them as samples (SPEC §3.5.1, E146): the file was not written completely, write it again; "
-                f"{validate_advice(self.filename)}",
-                path=self.filename,
-                hdf5_path=self.path,
-            )
+        refuse_unwritten(self.node, self.filename, self.path)
         self._written = True
 
     def stored_nbytes(self) -> int | None:
@@ -335,10 +332,15 @@ class Column:
 
         Raises
         ------
+        DeclaredSizeError
+            Before the first read, if the storage is smaller than the least
+            the declared extent needs (§10.4-R1, see :meth:`check_written`).
         InvalidFileError
             If those rows hold more bytes than :meth:`stored_nbytes`: the file
             declares data it does not hold (never written, or truncated).
         """
+        if not self._written:
+            refuse_shortfall(self.node, self.filename, self.path)
         need = count * self.stored_row_nbytes
         have = self.stored_nbytes()
         if have is None or need <= have:

@@ -20,7 +20,11 @@ Shuffle modes
     within its window).
 ``"full"``
     A uniform random permutation of all samples. Every chunk may be read for
-    every batch; the best statistical shuffle, the slowest reads.
+    every batch; the best statistical shuffle, the slowest reads. Above
+    :data:`~h5ml.sampling.permutation.PERMUTATION_ARRAY_LIMIT` samples (2**26)
+    without length buckets, the permutation is a seeded bijection computed per
+    batch (:class:`~h5ml.sampling.permutation.FeistelPermutation`), so that no
+    array of N entries is built; up to the limit it is ``rng.permutation(N)``.
 
 Every mode gives each sample exactly once per epoch (before padding, see
 below), and its order depends only on ``(seed, epoch)`` and the plan's
@@ -48,6 +52,18 @@ ranks' shares are disjoint.
   ``N mod S`` samples at the end of the epoch order (different ones every
   shuffled epoch) are left out, and no sample is repeated.
 
+Memory
+------
+:meth:`Sampler.epoch_batches` computes each batch when asked for
+(:class:`~h5ml.sampling.epoch_batches.EpochBatches`), so iterating an epoch
+holds one batch and at most one order array of N int64 entries: none in
+``"none"`` mode, none in ``"full"`` mode above the limit. ``"chunk"`` mode
+computes its array window by window (temporaries of about 2**20 samples);
+length buckets need the lengths and a few arrays of N entries while the
+order is computed. :meth:`Sampler.batches` and
+:meth:`Sampler.epoch_order` return lists and arrays of the whole epoch:
+O(N) memory in every mode.
+
 Resume and ragged features
 --------------------------
 :meth:`Sampler.state_dict` and :meth:`Sampler.load_state_dict` save and check
@@ -68,6 +84,8 @@ import numpy.typing as npt
 
 from h5ml.sampling.buckets import bucketed
 from h5ml.sampling.counts import count
+from h5ml.sampling.epoch_batches import ArrayOrder, EpochBatches, EpochOrder, IdentityOrder
+from h5ml.sampling.permutation import PERMUTATION_ARRAY_LIMIT, FeistelPermutation
 from h5ml.sampling.resume import ResumePoint, check_state, make_state
 from h5ml.sampling.seeds import epoch_rng
 
@@ -78,6 +96,9 @@ ShuffleMode = Literal["none", "chunk", "full"]
 SHUFFLE_MODES: Final[tuple[ShuffleMode, ...]] = ("none", "chunk", "full")
 
 IndexArray = npt.NDArray[np.int64]
+#: Orders computed as arrays are filled about this many samples at a time (a bound on temporaries, 2**20):
+#: ``"chunk"`` mode by whole windows, a Feistel order asked for whole (:meth:`Sampler.epoch_order`) by ranges.
+_CHUNK_BLOCK_SAMPLES: Final = 1 << 20
 
 
 class Sampler:
@@ -219,6 +240,46 @@ class Sampler:
 
     # -- orders --------------------------------------------------------------------------------
 
+    @property
+    def full_order(self) -> str | None:
+        """``"feistel"`` when the ``"full"`` order is a :class:`~h5ml.sampling.permutation.FeistelPermutation`, else None.
+
+        That is ``shuffle="full"`` without ``lengths`` and with more than
+        :data:`~h5ml.sampling.permutation.PERMUTATION_ARRAY_LIMIT` samples; a
+        resume state records it, so that a state is never resumed with the
+        other kind of order.
+        """
+        big = self.num_samples > PERMUTATION_ARRAY_LIMIT
+        return "feistel" if self.shuffle == "full" and self.lengths is None and big else None
+
+    def order(self, epoch: int) -> EpochOrder:
+        """Return the order of one epoch in the form that needs least memory (:mod:`h5ml.sampling.epoch_batches`).
+
+        Parameters
+        ----------
+        epoch
+            The epoch number, >= 0.
+
+        Returns
+        -------
+        EpochOrder
+            The same samples at the same positions as :meth:`epoch_order`:
+            no array in ``"none"`` mode (without ``lengths``) and in
+            ``"full"`` mode when :attr:`full_order` is ``"feistel"``, an
+            array of N entries otherwise.
+
+        Raises
+        ------
+        ValueError
+            If ``epoch`` is negative.
+        """
+        if self.lengths is None and self.shuffle == "none":
+            count(epoch, "epoch", 0)
+            return IdentityOrder(self.num_samples)
+        if self.full_order == "feistel":
+            return FeistelPermutation(self.num_samples, epoch_rng(self.seed, epoch))
+        return ArrayOrder(self.epoch_order(epoch))
+
     def epoch_order(self, epoch: int) -> IndexArray:
         """Return the order of all samples in one epoch, before sharding and padding.
 
@@ -231,7 +292,9 @@ class Sampler:
         -------
         numpy.ndarray
             int64, shape ``(num_samples,)``: a permutation of ``0..N-1``,
-            deterministic given ``(seed, epoch)`` and the settings.
+            deterministic given ``(seed, epoch)`` and the settings. It takes
+            8 bytes a sample; :meth:`epoch_batches` does not build it where
+            :meth:`order` needs no array.
 
         Raises
         ------
@@ -242,6 +305,10 @@ class Sampler:
         n = self.num_samples
         if self.shuffle == "none":
             order = np.arange(n, dtype=np.int64)
+        elif self.full_order == "feistel":
+            perm, order = FeistelPermutation(n, rng), np.empty(n, dtype=np.int64)
+            for start in range(0, n, _CHUNK_BLOCK_SAMPLES):  # one array of N entries, small temporaries
+                order[start : start + _CHUNK_BLOCK_SAMPLES] = perm.span(start, start + _CHUNK_BLOCK_SAMPLES)
         elif self.shuffle == "full":
             order = rng.permutation(n).astype(np.int64, copy=False)
         else:
@@ -251,19 +318,54 @@ class Sampler:
         return bucketed(order, self.lengths, self.step_size, self.pool_batches, rng if self.shuffle != "none" else None)
 
     def _chunk_order(self, rng: np.random.Generator) -> IndexArray:
-        rows = cast(int, self.chunk_rows)
+        rows, windows = cast(int, self.chunk_rows), self.window_chunks
         n = self.num_samples
         num_chunks = -(-n // rows)
         chunk_order = rng.permutation(num_chunks).astype(np.int64, copy=False)
-        starts = chunk_order * rows
-        sizes = np.minimum(rows, n - starts)
-        # Samples chunk after chunk in the shuffled chunk order, then a stable sort by
-        # (window, random key) permutes the samples within each window only.
-        first = np.cumsum(sizes) - sizes
-        by_chunk = np.repeat(starts - first, sizes) + np.arange(n, dtype=np.int64)
-        window = np.repeat(np.arange(num_chunks, dtype=np.int64) // self.window_chunks, sizes)
-        keys = rng.random(n)
-        return by_chunk[np.lexsort((keys, window))]
+        order = np.empty(n, dtype=np.int64)
+        # Whole windows at a time, about _CHUNK_BLOCK_SAMPLES samples each, so that the temporaries stay small and
+        # the epoch takes one array of N entries. The generator draws the same doubles in pieces as at once, so
+        # the order is the one the whole-epoch computation gave.
+        per_block = max(1, _CHUNK_BLOCK_SAMPLES // (rows * windows)) * windows
+        done = 0
+        for first_chunk in range(0, num_chunks, per_block):
+            block = chunk_order[first_chunk : first_chunk + per_block]
+            starts = block * rows
+            sizes = np.minimum(rows, n - starts)
+            m = int(sizes.sum())
+            # Samples chunk after chunk in the shuffled chunk order, then a stable sort by
+            # (window, random key) permutes the samples within each window only.
+            first = np.cumsum(sizes) - sizes
+            by_chunk = np.repeat(starts - first, sizes) + np.arange(m, dtype=np.int64)
+            window = np.repeat(np.arange(len(block), dtype=np.int64) // windows, sizes)
+            keys = rng.random(m)
+            order[done : done + m] = by_chunk[np.lexsort((keys, window))]
+            done += m
+        return order
+
+    def epoch_batches(self, epoch: int) -> EpochBatches:
+        """Return this rank's batches of one epoch as a sequence that computes each batch when asked for.
+
+        Parameters
+        ----------
+        epoch
+            The epoch number, >= 0.
+
+        Returns
+        -------
+        EpochBatches
+            ``num_batches`` batches, equal to those of :meth:`batches`;
+            iterating it holds one batch at a time and the epoch's
+            :meth:`order` (no array of N entries in ``"none"`` mode, nor in
+            ``"full"`` mode above the limit).
+
+        Raises
+        ------
+        ValueError
+            If ``epoch`` is negative.
+        """
+        order = self.order(epoch)
+        return EpochBatches(order, self.batch_size, self.rank, self.world_size, self.drop_last, self.num_batches)
 
     def batches(self, epoch: int) -> list[IndexArray]:
         """Return this rank's batches of one epoch.
@@ -281,28 +383,16 @@ class Sampler:
             ``ceil(t / world_size)`` samples (``t`` the samples of the last
             global step). Each is a contiguous piece of the padded epoch order
             (see the module docstring); the reader may get them in any order
-            and groups the reads by chunk itself.
+            and groups the reads by chunk itself. The list holds the whole
+            epoch (O(N) memory): iterate :meth:`epoch_batches` instead to hold
+            one batch at a time.
 
         Raises
         ------
         ValueError
             If ``epoch`` is negative.
         """
-        order = self.epoch_order(epoch)
-        count = self.num_batches
-        if count == 0:
-            return []
-        step, size = self.step_size, self.batch_size
-        out = [order[k * step + self.rank * size : k * step + (self.rank + 1) * size] for k in range(count - 1)]
-        start = (count - 1) * step
-        tail = order[start:]
-        if not self.drop_last and len(tail) < step:
-            last = self._last_batch_size(len(tail))
-            padded = np.concatenate([tail, np.resize(order, last * self.world_size - len(tail))])
-            out.append(padded[self.rank * last : (self.rank + 1) * last])
-        else:
-            out.append(tail[self.rank * size : (self.rank + 1) * size])
-        return [np.ascontiguousarray(b, dtype=np.int64) for b in out]
+        return list(self.epoch_batches(epoch))
 
     # -- resume (h5ml.sampling.resume) ---------------------------------------------------------
 
@@ -330,7 +420,8 @@ class Sampler:
             ``chunk_rows``, ``window_chunks``, ``pool_batches``); those that
             do not decide the order in this shuffle mode (``chunk_rows`` and
             ``window_chunks`` outside ``"chunk"``) are None, so that equal
-            orders give equal states (:mod:`h5ml.sampling.resume`).
+            orders give equal states (:mod:`h5ml.sampling.resume`); and
+            ``full_order`` (:attr:`full_order`).
 
         Raises
         ------
@@ -390,4 +481,4 @@ class Sampler:
             As :meth:`load_state_dict`.
         """
         point = self.load_state_dict(state)
-        return self.batches(point.epoch)[point.batches_done :]
+        return self.epoch_batches(point.epoch)[point.batches_done :]

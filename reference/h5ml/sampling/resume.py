@@ -11,8 +11,11 @@ file or with other settings. The state holds no rank: all ranks hand out the
 same number of batches, so one saved state serves all.
 
 Which settings decide the order depends on the shuffle mode (:func:`order_settings`):
-``num_samples``, ``batch_size``, ``shuffle``, ``world_size``, ``drop_last``
-and ``pool_batches`` (None without length buckets) in every mode,
+``num_samples``, ``batch_size``, ``shuffle``, ``world_size``, ``drop_last``,
+``pool_batches`` (None without length buckets) and ``full_order``
+(``"feistel"`` for a ``"full"`` order computed per batch above the array
+limit, :attr:`h5ml.sampling.Sampler.full_order`; None otherwise, as in a
+state written before it existed) in every mode,
 ``chunk_rows`` and ``window_chunks`` in ``"chunk"`` mode only. A state
 records the settings its mode does not use as None, and is checked against
 the settings of its mode only: a ``"none"`` or ``"full"`` state loads
@@ -37,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.sampling.counts import count
+from h5ml.sampling.epoch_batches import EpochBatches
 
 if TYPE_CHECKING:
     from h5ml.sampling.orders import Sampler
@@ -57,11 +61,12 @@ SETTINGS: Final = (
     "chunk_rows",
     "window_chunks",
     "pool_batches",
+    "full_order",
 )
 #: Settings that decide the order in ``"chunk"`` mode only.
 _CHUNK_SETTINGS: Final = ("chunk_rows", "window_chunks")
 #: Settings added after version 1 of the state, with the value a state without them stands for.
-_LATER_SETTINGS: Final[dict[str, Any]] = {"pool_batches": None}
+_LATER_SETTINGS: Final[dict[str, Any]] = {"pool_batches": None, "full_order": None}
 
 IndexArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")
@@ -210,7 +215,7 @@ class EpochCursor:
 
     def __init__(self, sampler: Sampler) -> None:
         self.sampler = sampler
-        self._cache: tuple[tuple[int, int], list[IndexArray]] | None = None
+        self._cache: tuple[tuple[int, int], EpochBatches] | None = None
         self.set_epoch(0)
 
     def __repr__(self) -> str:
@@ -246,16 +251,32 @@ class EpochCursor:
     def __len__(self) -> int:
         return self.num_batches
 
-    def _epoch_batches(self) -> list[IndexArray]:
+    def _epoch_batches(self) -> EpochBatches:
         # Keyed by the seed too: load_state_dict may give the sampler another seed for the same epoch.
+        # One order per epoch is kept (at most one array of N entries), never a list of its batches.
         key = (self.sampler.seed, self.epoch)
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, self.sampler.batches(self.epoch))
+            self._cache = (key, self.sampler.epoch_batches(self.epoch))
         return self._cache[1]
 
     def batches(self) -> list[IndexArray]:
-        """Return the batches left in the current epoch: ``sampler.batches(epoch)[resume_from:]`` (computed once per epoch)."""
+        """Return the batches left in the current epoch as a list: ``sampler.batches(epoch)[resume_from:]``.
+
+        The list holds the rest of the epoch (O(N) memory); :meth:`iter_batches`
+        holds one batch at a time.
+        """
         return self._epoch_batches()[self.resume_from :]
+
+    def iter_batches(self) -> Iterator[IndexArray]:
+        """Return an iterator over the batches left in the current epoch, computed one at a time.
+
+        The epoch and resume point are those of this call: a later
+        :meth:`set_epoch` or :meth:`load_state_dict` does not change what an
+        iterator already returned yields. Memory: one batch, and the epoch's
+        order (:meth:`h5ml.sampling.Sampler.epoch_batches`).
+        """
+        batches, start = self._epoch_batches(), self.resume_from
+        return (batches[k] for k in range(start, len(batches)))
 
     def batch(self, index: int) -> IndexArray:
         """Return batch ``index`` of those left in the current epoch (``batches()[index]``).

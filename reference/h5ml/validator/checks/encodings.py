@@ -95,6 +95,7 @@ def _check_written(state: FileState, feature: CheckedFeature) -> Generator[Issue
     ok = True
     for member, dset in feature.members.items():
         # SPEC §3.5.1-R2: from the chunk index and the storage size only, the same in shallow and deep validation
+        # SPEC §10.4-R2: a dataset the reader refuses for its storage size (never written) is E146 here too
         missing = unallocated_storage(dset)
         if missing is None:
             continue
