@@ -11,11 +11,6 @@ output, standard error or exception message holds a byte of the secret
 (checked byte-wise, and as the decimals a text output prints), and each
 either produces output or refuses in one line that names the file and the
 HDF5 path, with no traceback and a non-zero exit code (SPEC §3.6, §10.1).
-
-Left out on purpose: both adapters on the huge declared shape: ``H5MLBatchSampler`` builds every batch of the 2**28
-samples first (7 GB, then ``MemoryError``, measured) and the Keras dataset
-takes 15 s to refuse it; issue 14 item 4 (lazy samplers, another engineer)
-fixes that, and then :data:`_ADAPTERS_SKIPPED` empties.
 """
 
 from __future__ import annotations
@@ -38,8 +33,6 @@ from h5ml.errors import ForbiddenStorageError, H5MLError
 from h5ml.ingest import export_npz, merge, subset
 from h5ml.ingest.hdf5 import convert_hdf5, plan_hdf5
 
-#: The kinds the adapters do not read yet (issue 14 item 4, see the module docstring).
-_ADAPTERS_SKIPPED = ("huge declared shape, nothing written",)
 #: Kind -> the validator code it must get (shallow and deep) and the HDF5 path a refusal names.
 _EXPECTED: dict[str, tuple[str | None, str | None]] = {
     "external link as a feature": ("E110", "/train/x"),
@@ -211,8 +204,6 @@ def test_every_h5ml_kind_through_validator_reader_and_adapters_leaks_nothing(cor
             if code is not None and (deep or code != "E146"):  # E146 (never written) is a deep check
                 assert code in {issue.code for issue in report.issues}, (kind, deep)
         for name, read in readers.items():
-            if name != "h5ml.open" and kind in _ADAPTERS_SKIPPED:
-                continue
             refused = 0
             for split in ("train", "test"):
                 try:
