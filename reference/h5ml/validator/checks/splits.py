@@ -258,8 +258,9 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
         yield from _unknown_feature(state, path, unknown)
         return
     values = yield from check_attributes(obj, path, spec.FEATURE_COMMON_ATTRS, spec.FEATURE_COMMON_ATTRS)
+    attrs = obj.attrs  # h5py makes a new attribute manager at each ``.attrs``: once per feature
     for required in ("encoding", "encoding_version"):  # SPEC §6.1-R1 (E130)
-        if required not in obj.attrs:
+        if required not in attrs:
             yield Issue.of(
                 "E130", path, f"feature {path} has no {required!r} attribute; add it (SPEC §6 lists the encodings)"
             )
@@ -274,7 +275,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
         )
     yield from _check_feature_attrs(state, values, path, encoding)
     yield from check_fingerprint_attr(
-        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in obj.attrs
+        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in attrs
     )
     version = values.get("encoding_version", MISSING)
     usable = encoding in spec.ENCODINGS and is_version(version)
