@@ -224,13 +224,13 @@ CONTROLS: dict[str, Operation] = {"in-place": Operation(_op_in_place), "no-clean
 # -- the parent ---------------------------------------------------------------------------------------------
 
 
-def _canonical(value: Any) -> Any:
+def canonical(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "O":
-            return ("objects", value.shape, tuple(_canonical(v) for v in value.tolist()))
+            return ("objects", value.shape, tuple(canonical(v) for v in value.tolist()))
         return (value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, (list, tuple)):
-        return tuple(_canonical(v) for v in value)
+        return tuple(canonical(v) for v in value)
     return value
 
 
@@ -243,7 +243,7 @@ def content(path: Path) -> str:
             parts.append((split_name, split.num_samples))
             for name in sorted(split.features):
                 feature = split[name]
-                parts.append((name, feature.encoding, feature.class_names, _canonical(feature[:])))
+                parts.append((name, feature.encoding, feature.class_names, canonical(feature[:])))
     return hashlib.sha256(pickle.dumps(parts, protocol=5)).hexdigest()
 
 

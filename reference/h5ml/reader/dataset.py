@@ -63,6 +63,7 @@ from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.split import Split
+from h5ml.spec.attrs import to_json_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.metadata import RootMetadata
@@ -384,7 +385,9 @@ class Dataset:
         MetadataError
             If the root attributes do not satisfy the schema (§4.2).
         InvalidFileError
-            If the HDF5 library cannot read them (a damaged file).
+            If the HDF5 library cannot read them (a damaged file), or one holds
+            a value outside the storage profile (opaque, compound, complex, a
+            reference: §3.2).
         """
         if self._metadata is None:
             from h5ml.model.metadata import RootMetadata
@@ -395,10 +398,28 @@ class Dataset:
             except H5MLError:
                 raise
             except LIBRARY_ERRORS as exc:
+                if isinstance(exc, TypeError) and not is_library_failure(exc):
+                    raise self._outside_profile(f, exc) from exc
                 if not is_library_failure(exc):
                     raise
                 raise damaged_file(self._path, "/", "reading the root attributes", exc) from exc
         return self._metadata
+
+    def _outside_profile(self, f: h5py.File, exc: TypeError) -> InvalidFileError:
+        """The error for root attributes whose values the storage profile does not allow (§3.2; issue 14 fuzzing)."""
+        names = []
+        for name in f.attrs:
+            try:
+                to_json_value(f.attrs[name])
+            except TypeError:
+                names.append(name)
+        return InvalidFileError(
+            f"{self._path}: the root attribute(s) {', '.join(map(repr, names))} hold a value outside the storage "
+            f"profile ({exc}), so the root metadata cannot be read; the splits still read: "
+            f"{validate_advice(self._path)}",
+            path=self._path,
+            hdf5_path="/",
+        )
 
     @property
     def attrs(self) -> dict[str, Any]:
