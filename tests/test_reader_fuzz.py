@@ -48,7 +48,6 @@ import multiprocessing
 import os
 import pickle
 import random
-import resource
 import shutil
 import traceback
 from collections.abc import Callable, Sequence
@@ -66,6 +65,8 @@ from h5ml.errors import H5MLError, InvalidFileError
 from test_crash_kills import canonical
 from test_reader_robustness import _in_child, _read_everything
 from test_validator_fuzz import VALID, ByteMutation, Mutation, _metadata_intervals, catalogue, fixture_info
+
+resource = pytest.importorskip("resource", reason="memory limits of the reading children are POSIX")
 
 SEED = int(os.environ.get("H5ML_FUZZ_SEED", "14"))
 #: Damaged files per run.
