@@ -52,9 +52,9 @@ from typing import TYPE_CHECKING, Any
 import h5py
 
 from h5ml import spec
-from h5ml.errors import H5MLError, InvalidFileError, SplitNotFoundError
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, unfollowed_link, validate_advice
-from h5ml.model.hdf5 import member_links, read_attribute, read_attributes
+from h5ml.errors import H5MLError, SplitNotFoundError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, unfollowed_link
+from h5ml.model.hdf5 import member_links, read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
@@ -62,6 +62,7 @@ from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
 from h5ml.reader.read_stats import ReadStats
+from h5ml.reader.root_metadata import read_root_fingerprint, read_root_metadata
 from h5ml.reader.split import Split
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -384,20 +385,12 @@ class Dataset:
         MetadataError
             If the root attributes do not satisfy the schema (§4.2).
         InvalidFileError
-            If the HDF5 library cannot read them (a damaged file).
+            If the HDF5 library cannot read them (a damaged file), or one holds
+            a value outside the storage profile (opaque, compound, complex, a
+            reference: §3.2).
         """
         if self._metadata is None:
-            from h5ml.model.metadata import RootMetadata
-
-            f = self.h5file
-            try:
-                self._metadata = RootMetadata.from_file(f)
-            except H5MLError:
-                raise
-            except LIBRARY_ERRORS as exc:
-                if not is_library_failure(exc):
-                    raise
-                raise damaged_file(self._path, "/", "reading the root attributes", exc) from exc
+            self._metadata = read_root_metadata(self.h5file, self._path)
         return self._metadata
 
     @property
@@ -422,15 +415,7 @@ class Dataset:
         EncodingError, InvalidFileError
             If the attribute is not a UTF-8 string (§3.4, §8.3).
         """
-        value = read_attribute(self.h5file, "fingerprint", self._path, "/")
-        if value is None or isinstance(value, str):
-            return value
-        raise InvalidFileError(
-            f"{self._path}: the root attribute 'fingerprint' is {value!r:.80}, not a string (§8.3); "
-            f"{validate_advice(self._path)}",
-            path=self._path,
-            hdf5_path="/",
-        )
+        return read_root_fingerprint(self.h5file, self._path)
 
     # -- splits -------------------------------------------------------------
     @property
