@@ -433,27 +433,7 @@ class Dataset:
             If the HDF5 library cannot list the root group's members.
         """
         if self._splits is None:
-            f = self.h5file
-            found: dict[str, Split] = {}
-            broken: dict[str, H5MLError] = {}
-            for name, followed in member_links(f, self._path, "/", external=self._allow_external):
-                if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
-                    continue
-                if not followed:
-                    # SPEC §3.6-R2 (E115): a split reached through a soft link is never followed, and a caller
-                    # of every split (every_split) refuses it rather than leave it out
-                    broken[name] = unfollowed_link(self._path, "/" + name)
-                    continue
-                try:
-                    node = self.h5_node("/" + name)
-                except LIBRARY_ERRORS as exc:
-                    if not is_library_failure(exc):
-                        raise
-                    broken[name] = damaged_file(self._path, "/" + name, "opening this root object", exc)
-                    continue
-                if isinstance(node, h5py.Group):
-                    found[name] = Split(self, name)
-            self._splits, self._broken_splits = found, broken
+            self._splits, self._broken_splits = _list_splits(self)
         return MappingProxyType(self._splits)
 
     @property
@@ -548,3 +528,28 @@ class Dataset:
         except H5MLError:
             parts = "invalid: run `h5ml validate --deep` on the file"
         return f"<h5ml.Dataset {self._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"
+
+
+def _list_splits(dataset: Dataset) -> tuple[dict[str, Split], dict[str, H5MLError]]:
+    """The root's splits, and the root members that cannot be read as splits with the reason (§5.1, §3.6-R2)."""
+    path = dataset.path
+    found: dict[str, Split] = {}
+    broken: dict[str, H5MLError] = {}
+    for name, followed in member_links(dataset.h5file, path, "/", external=dataset.allow_external):
+        if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
+            continue
+        if not followed:
+            # SPEC §3.6-R2 (E115): a split reached through a soft link is never followed, and a caller
+            # of every split (every_split) refuses it rather than leave it out
+            broken[name] = unfollowed_link(path, "/" + name)
+            continue
+        try:
+            node = dataset.h5_node("/" + name)
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
+            broken[name] = damaged_file(path, "/" + name, "opening this root object", exc)
+            continue
+        if isinstance(node, h5py.Group):
+            found[name] = Split(dataset, name)
+    return found, broken
