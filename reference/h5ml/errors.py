@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ChecksumError",
+    "ChecksumsMissingError",
     "ChildDiedError",
     "EncodingError",
     "FeatureNotFoundError",
@@ -94,6 +96,35 @@ class ForbiddenStorageError(H5MLError, PermissionError):
 
 class InvalidFileError(H5MLError, ValueError):
     """The file breaks a MUST of the specification in a way the reader cannot work around."""
+
+
+class ChecksumError(InvalidFileError):
+    """A chunk's stored bytes do not match its checksum (§8.4, E162): the file was damaged after it was written.
+
+    Attributes (besides ``path`` and ``hdf5_path``, the dataset): ``chunk``, the
+    entry of the checksum dataset (the chunk's index in row-major order over the
+    chunk grid, or the block of a contiguous dataset), and ``expected`` and
+    ``actual``, the stored and the computed CRC32C.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        hdf5_path: str | None = None,
+        chunk: int = -1,
+        expected: int = 0,
+        actual: int = 0,
+    ) -> None:
+        super().__init__(message, path=path, hdf5_path=hdf5_path)
+        self.chunk = chunk
+        self.expected = expected
+        self.actual = actual
+
+
+class ChecksumsMissingError(H5MLError, ValueError):
+    """A verified read (``verify=True``) of a dataset that carries no chunk checksums (§8.4)."""
 
 
 class MetadataError(H5MLError, ValueError):
