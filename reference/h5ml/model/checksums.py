@@ -37,16 +37,19 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml import spec
+from h5ml.model.allocation import unallocated_storage
 
 __all__ = [
     "BLOCK_BYTES",
     "CHECKSUM_PREFIX",
     "ChecksumMismatch",
     "StoredLayout",
+    "checksum_dataset",
     "checksum_name",
     "checksum_of",
     "checksum_problem",
     "compute_checksums",
+    "entry_rows",
     "fd_reader",
     "feature_datasets",
     "protected_name",
@@ -109,8 +112,13 @@ class StoredLayout:
         True for a chunked dataset (one entry per chunk), False for a
         contiguous one (one entry per :data:`BLOCK_BYTES` of storage).
     pieces
-        Per entry, ``(file offset, stored size)`` of its bytes, or None for a
-        chunk never written (its entry is 0 and is not compared: E146).
+        ``{entry: (file offset, stored size)}`` of the entries whose bytes are
+        stored; an entry missing here is a chunk never written (its entry is
+        0 and is not compared: E146). A dict, so that its memory follows the
+        chunk index (bounded by the file), not the declared shape (§10.4).
+    count
+        The number of entries the checksum dataset holds: chunks of the grid,
+        or blocks of contiguous storage.
     rows
         The dataset's number of rows (first axis).
     chunk_rows
@@ -123,26 +131,22 @@ class StoredLayout:
 
     path: str
     chunked: bool
-    pieces: list[tuple[int, int] | None]
+    pieces: dict[int, tuple[int, int]]
+    count: int
     rows: int
     chunk_rows: int
     per_row: int
     row_nbytes: int
 
-    @property
-    def count(self) -> int:
-        """The number of entries the checksum dataset holds."""
-        return len(self.pieces)
-
     def entries_for_rows(self, start: int, stop: int) -> range:
         """The entries whose bytes hold rows ``[start, stop)`` (empty for no rows)."""
-        if stop <= start or not self.pieces:
+        if stop <= start or not self.count:
             return range(0)
         if self.chunked:
             return range(start // self.chunk_rows * self.per_row, ((stop - 1) // self.chunk_rows + 1) * self.per_row)
         first = start * self.row_nbytes // BLOCK_BYTES
         last = -(-stop * self.row_nbytes // BLOCK_BYTES)
-        return range(first, min(last, len(self.pieces)))
+        return range(first, min(last, self.count))
 
 
 def stored_layout(dset: h5py.Dataset) -> StoredLayout | str:
@@ -169,19 +173,18 @@ def stored_layout(dset: h5py.Dataset) -> StoredLayout | str:
         offset = dsid.get_offset()
         total = rows * row_nbytes
         count = -(-total // BLOCK_BYTES)
-        pieces: list[tuple[int, int] | None] = []
-        for k in range(count):
-            length = min(BLOCK_BYTES, total - k * BLOCK_BYTES)
-            allocated = offset is not None and size >= total
-            pieces.append((int(offset) + k * BLOCK_BYTES, length) if allocated and offset is not None else None)
-        return StoredLayout(dset.name, False, pieces, rows, 0, 0, row_nbytes)
+        pieces: dict[int, tuple[int, int]] = {}
+        if offset is not None and size >= total:
+            for k in range(count):
+                pieces[k] = (int(offset) + k * BLOCK_BYTES, min(BLOCK_BYTES, total - k * BLOCK_BYTES))
+        return StoredLayout(dset.name, False, pieces, count, rows, 0, 0, row_nbytes)
     if layout != h5py.h5d.CHUNKED or dset.chunks is None:
         return "it is stored compact (its data is in its object header), which has no chunks to check"
     chunks = tuple(int(c) for c in dset.chunks)
     grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))
     count = math.prod(grid)
     strides = [math.prod(grid[i + 1 :]) for i in range(len(grid))]
-    found: list[tuple[int, int] | None] = [None] * count
+    found: dict[int, tuple[int, int]] = {}
     if count:
 
         def place(info: Any) -> None:
@@ -197,7 +200,7 @@ def stored_layout(dset: h5py.Dataset) -> StoredLayout | str:
             for i in range(int(dsid.get_num_chunks())):
                 place(dsid.get_chunk_info(i))
     per_row = math.prod(grid[1:]) if len(grid) > 1 else 1
-    return StoredLayout(dset.name, True, found, rows, chunks[0] if chunks else 1, per_row, row_nbytes)
+    return StoredLayout(dset.name, True, found, count, rows, chunks[0] if chunks else 1, per_row, row_nbytes)
 
 
 def compute_checksums(layout: StoredLayout, read: ByteReader, entries: range | None = None) -> npt.NDArray[np.uint32]:
@@ -208,10 +211,9 @@ def compute_checksums(layout: StoredLayout, read: ByteReader, entries: range | N
     """
     span = range(layout.count) if entries is None else entries
     out = np.zeros(len(span), dtype=np.uint32)
-    for i, k in enumerate(span):
-        piece = layout.pieces[k]
-        if piece is not None:
-            out[i] = checksum_of(read(*piece))
+    for k, piece in layout.pieces.items():
+        if k in span:
+            out[k - span.start] = checksum_of(read(*piece))
     return out
 
 
@@ -237,6 +239,8 @@ def checksum_problem(checksums: Any, layout: StoredLayout | str) -> str | None:
     if checksums.shape[0] != layout.count:
         what = "chunks in its dataset's chunk grid" if layout.chunked else f"blocks of {BLOCK_BYTES} bytes"
         return f"has {checksums.shape[0]} entries, but there are {layout.count} {what}"
+    if unallocated_storage(checksums) is not None:
+        return "was never written (its storage is not allocated)"
     return None
 
 
@@ -352,13 +356,12 @@ def verify_checksums(
         layout = stored_layout(dset)
         problem = checksum_problem(stored, layout)
         if problem is not None or isinstance(layout, str):
-            malformed.append((f"{dset.parent.name.rstrip('/')}/{checksum_name(dset.name.rsplit('/', 1)[-1])}", str(problem)))
+            malformed.append(
+                (f"{dset.parent.name.rstrip('/')}/{checksum_name(dset.name.rsplit('/', 1)[-1])}", str(problem))
+            )
             continue
         expected = np.asarray(stored[()], dtype=np.uint32)
-        for k in range(layout.count):
-            piece = layout.pieces[k]
-            if piece is None:
-                continue
+        for k, piece in sorted(layout.pieces.items()):
             actual = checksum_of(read(*piece))
             if actual != int(expected[k]):
                 mismatches.append(ChecksumMismatch(dset.name, k, int(expected[k]), actual, entry_rows(layout, k)))

@@ -41,6 +41,7 @@ from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.verify import ChunkVerifier
 
 __all__ = [
     "TRUSTED_READ_BYTES",
@@ -172,6 +173,11 @@ class Column:
     maps
         Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
         through h5py only; called once, on the first read. None: never map.
+    guard
+        Called after every read through HDF5 (see :attr:`guard`).
+    verify
+        Check every chunk that holds the rows of a read against the dataset's
+        checksum dataset before returning them (:class:`h5ml.reader.verify.ChunkVerifier`, SPEC §8.4).
     """
 
     __slots__ = (
@@ -202,6 +208,7 @@ class Column:
         "rows",
         "stats",
         "stored_row_nbytes",
+        "verifier",
         "whole_chunks",
     )
 
@@ -215,8 +222,11 @@ class Column:
         stats: ReadStats | None = None,
         maps: Callable[[], FileMap | None] | None = None,
         guard: Callable[[str, str], None] | None = None,
+        verify: bool = False,
     ) -> None:
         self.path = path
+        #: With ``verify=True``: checks each chunk's stored bytes against its CRC32C before its rows are returned.
+        self.verifier = ChunkVerifier(node, filename, maps) if verify else None
         #: Called after every read through HDF5 with the dataset's path and the rows read: raises when the
         #: file was truncated while open (HDF5 would have returned zeros, :class:`h5ml.reader.handle.SizeWatch`).
         self.guard = guard
@@ -391,6 +401,8 @@ class Column:
             return
         if not self._written:
             self.check_written()
+        if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunk is returned
+            self.verifier.check_rows(start, stop)
         fast = self._fast if self._fast_built else self.fast_rows()
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
@@ -442,6 +454,8 @@ class Column:
         if self.compiled_sample:
             if not self._written:
                 self.check_written()
+            if self.verifier is not None:
+                self.verifier.check_rows(row, row + 1)
             stats = self.stats
             stats.hdf5_reads += 1
             if stats.events is not None:
@@ -487,6 +501,8 @@ class Column:
             if not self._written:
                 self.check_written()
             rows, scalar = normalize_indices(indices, self.rows)
+            if self.verifier is not None:
+                self.verifier.check_indices(rows)
             values = fast.take(rows)
             return (values[0] if scalar else values), scalar
         plan = self.plan(indices)

@@ -120,6 +120,11 @@ class NodeSource(Protocol):
         """The memory map of the file in this process, or None to read through h5py only (§7.3)."""
         ...
 
+    @property
+    def verify(self) -> bool:
+        """Whether every chunk is checked against its checksum before its rows are returned (§8.4)."""
+        ...
+
     def check_file_size(self, where: str, rows: str) -> None:
         """Raise InvalidFileError when the file shrank since it was opened (rows read through HDF5 may be zeros)."""
         ...
@@ -238,7 +243,15 @@ class Feature:
         """A column of ``node`` read as ``dtype``, counted in the source's stats and mapped through its file map."""
         source = self._source
         return Column(
-            path, node, dtype, row_nbytes, self.path, source.read_stats, source.file_map, source.check_file_size
+            path,
+            node,
+            dtype,
+            row_nbytes,
+            self.path,
+            source.read_stats,
+            source.file_map,
+            source.check_file_size,
+            verify=source.verify,
         )
 
     def _string_column(self, path: str, node: h5py.Dataset) -> Column:

@@ -129,7 +129,14 @@ def write(
     SpecTable(features).check_used(splits)
     columns_by_split = {s: {f: as_categorical(v) for f, v in cols.items()} for s, cols in splits.items()}
     counts = {split: _num_samples(split, columns, where) for split, columns in columns_by_split.items()}
-    with Writer(path, metadata, compression=compression, compression_opts=compression_opts, features=features, checksums=checksums) as w:
+    with Writer(
+        path,
+        metadata,
+        compression=compression,
+        compression_opts=compression_opts,
+        features=features,
+        checksums=checksums,
+    ) as w:
         for split, columns in columns_by_split.items():
             n = counts[split]
             w.add_split(split, shuffle_seed=seed if shuffle else None, expected_samples=n)

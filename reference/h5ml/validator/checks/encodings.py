@@ -27,8 +27,8 @@ from h5ml import spec
 from h5ml.model.allocation import NeverWritten, unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
-from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.checksums import check_checksum_member, is_checksum_member
+from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.issue import Issue
 from h5ml.validator.checks.state import CheckedFeature, FileState
 from h5ml.validator.checks.storage import NUMERIC, classify, unwritten_storage

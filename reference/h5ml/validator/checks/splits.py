@@ -34,8 +34,8 @@ from h5ml.validator.checks.attributes import (
     is_version,
     read_value,
 )
-from h5ml.validator.checks.encodings import check_encoding
 from h5ml.validator.checks.checksums import check_checksum_member, is_checksum_member
+from h5ml.validator.checks.encodings import check_encoding
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState, address, text
 
