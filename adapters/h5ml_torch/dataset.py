@@ -78,6 +78,13 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         into uint8 ``(H, W, C)`` tensors in the workers (a list of names, or
         True for every ``image/...`` media type), and their channels; see
         :class:`h5ml.reader.source.SplitSource`.
+    verify
+        Verified reads in the main process and in every worker (SPEC §8.4):
+        each chunk read is checked against its CRC32C first, and a damaged
+        one raises :class:`h5ml.ChecksumError` (naming file, dataset, chunk
+        and both checksums) instead of giving wrong samples; a file without
+        checksums raises :class:`h5ml.ChecksumsMissingError`. An
+        :class:`~h5ml_torch.loader.H5MLLoader` reads as its dataset does.
 
     Notes
     -----
@@ -104,8 +111,9 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         *,
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
+        verify: bool = False,
     ) -> None:
-        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color)
+        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color, verify=verify)
         self.transform = transform
 
     def __len__(self) -> int:
