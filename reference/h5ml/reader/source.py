@@ -112,7 +112,9 @@ class SplitSource:
         return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update({"decode_images": False, "color": "RGB", "verify": False, **state})  # older pickles lack the last two
+        self.__dict__.update(
+            {"decode_images": False, "color": "RGB", "verify": False, **state}
+        )  # older pickles lack the last two
         self._forget()
 
     def reader(self) -> Split:

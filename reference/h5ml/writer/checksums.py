@@ -73,7 +73,7 @@ def _write_one(dset: h5py.Dataset, read: Any, extended: bool) -> None:
     if old is not None and isinstance(old, h5py.Dataset) and old.ndim == 1 and old.dtype.kind == "u":
         if not extended and checksum_problem(old, layout) is None:
             return  # an untouched feature keeps its checksums
-        if extended and layout.chunked and old.dtype.itemsize == 4:
+        if extended and layout.chunked and layout.per_row and old.dtype.itemsize == 4:
             # SPEC §8.4-R3: chunk rows wholly before the last old one were not rewritten by the append
             keep = max(0, min(old.shape[0] // layout.per_row - 1, layout.count // layout.per_row)) * layout.per_row
     values = np.empty(layout.count, dtype=np.uint32)
