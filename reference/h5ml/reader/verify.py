@@ -70,7 +70,7 @@ class ChunkVerifier:
         without a copy; otherwise they are read with ``os.pread``.
     """
 
-    __slots__ = ("_expected", "_layout", "_maps", "_read", "_verified", "filename", "node", "path")
+    __slots__ = ("_expected", "_layout", "_maps", "_prefix", "_read", "_verified", "filename", "node", "path")
 
     def __init__(self, node: h5py.Dataset, filename: str, maps: Callable[[], FileMap | None] | None = None) -> None:
         self.node = node
@@ -81,6 +81,8 @@ class ChunkVerifier:
         self._expected: npt.NDArray[np.uint32] | None = None
         self._verified: npt.NDArray[np.bool_] | None = None
         self._read: Callable[[int, int], Any] | None = None
+        #: Entries ``[0, _prefix)`` are all verified: a sequential read past them checks nothing else.
+        self._prefix = 0
 
     def _missing(self, why: str) -> ChecksumsMissingError:
         return ChecksumsMissingError(
@@ -138,6 +140,8 @@ class ChunkVerifier:
         """
         layout = self._layout if self._layout is not None else self._load()
         entries = layout.entries_for_rows(start, stop)
+        if entries.stop <= self._prefix:
+            return
         verified = self._verified
         assert verified is not None
         if len(entries) == 0 or bool(verified[entries.start : entries.stop].all()):
@@ -146,18 +150,34 @@ class ChunkVerifier:
             if not verified[k]:
                 self._check_entry(layout, k)
                 verified[k] = True
+        prefix, count = self._prefix, layout.count
+        while prefix < count and verified[prefix]:
+            prefix += 1
+        self._prefix = prefix
 
     def check_indices(self, rows: npt.NDArray[np.int64]) -> None:
-        """Verify every chunk that holds one of ``rows`` (any order, repeats allowed; errors as :meth:`check_rows`)."""
+        """Verify every chunk that holds one of ``rows`` (any order, repeats allowed; errors as :meth:`check_rows`).
+
+        Vectorised: once every chunk the rows touch is verified, a check is
+        one numpy lookup (a batch of random rows touches a chunk per row).
+        """
         if rows.size == 0:
             return
         layout = self._layout if self._layout is not None else self._load()
         if not layout.chunked:
             self.check_rows(int(rows.min()), int(rows.max()) + 1)
             return
-        for chunk_row in np.unique(rows // layout.chunk_rows).tolist():
-            first = int(chunk_row) * layout.chunk_rows
-            self.check_rows(first, first + 1)
+        verified = self._verified
+        assert verified is not None
+        entries = rows // layout.chunk_rows
+        if layout.per_row != 1:
+            entries = (entries[:, None] * layout.per_row + np.arange(layout.per_row)).ravel()
+        todo = entries[~verified[entries]]
+        if todo.size == 0:
+            return
+        for k in np.unique(todo).tolist():
+            self._check_entry(layout, int(k))
+            verified[k] = True
 
     def _check_entry(self, layout: StoredLayout, k: int) -> None:
         piece = layout.pieces.get(k)
