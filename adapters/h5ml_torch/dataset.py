@@ -79,12 +79,9 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         True for every ``image/...`` media type), and their channels; see
         :class:`h5ml.reader.source.SplitSource`.
     verify
-        Verified reads in the main process and in every worker (SPEC §8.4):
-        each chunk read is checked against its CRC32C first, and a damaged
-        one raises :class:`h5ml.ChecksumError` (naming file, dataset, chunk
-        and both checksums) instead of giving wrong samples; a file without
-        checksums raises :class:`h5ml.ChecksumsMissingError`. An
-        :class:`~h5ml_torch.loader.H5MLLoader` reads as its dataset does.
+        Verified reads, here and in every worker (SPEC §8.4): a damaged chunk raises
+        :class:`h5ml.ChecksumError` (file, dataset, chunk, both CRC32C) instead of giving wrong
+        samples, a file without checksums :class:`h5ml.ChecksumsMissingError`; a loader reads as its dataset.
 
     Notes
     -----

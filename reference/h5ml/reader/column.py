@@ -173,8 +173,6 @@ class Column:
     maps
         Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
         through h5py only; called once, on the first read. None: never map.
-    guard
-        Called after every read through HDF5 (see :attr:`guard`).
     verify
         Check every chunk that holds the rows of a read against the dataset's
         checksum dataset before returning them (:class:`h5ml.reader.verify.ChunkVerifier`, SPEC §8.4).

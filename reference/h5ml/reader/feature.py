@@ -241,17 +241,9 @@ class Feature:
 
     def _new_column(self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None) -> Column:
         """A column of ``node`` read as ``dtype``, counted in the source's stats and mapped through its file map."""
-        source = self._source
+        s = self._source
         return Column(
-            path,
-            node,
-            dtype,
-            row_nbytes,
-            self.path,
-            source.read_stats,
-            source.file_map,
-            source.check_file_size,
-            verify=source.verify,
+            path, node, dtype, row_nbytes, self.path, s.read_stats, s.file_map, s.check_file_size, verify=s.verify
         )
 
     def _string_column(self, path: str, node: h5py.Dataset) -> Column:
