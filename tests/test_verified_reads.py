@@ -231,3 +231,14 @@ def test_the_keras_adapter_verifies(tmp_path: Path) -> None:
     assert ds[0][0].shape == (100, 300)
     with pytest.raises(h5ml.ChecksumError):
         ds[5]
+
+
+def test_a_checksum_dataset_behind_a_soft_link_is_not_followed(tmp_path: Path) -> None:
+    """SPEC §3.6-R2, §8.4-R4: a verified read refuses checksums reached through a soft link (E115), not following it."""
+    path = write_file(tmp_path / "d.h5", None, n=50)
+    with h5py.File(path, "r+") as f:
+        f["/train/_hidden"] = f["/train/_crc32c.x"][()]
+        del f["/train/_crc32c.x"]
+        f["/train/_crc32c.x"] = h5py.SoftLink("/train/_hidden")
+    with h5ml.open(path, verify=True) as d, pytest.raises(h5ml.InvalidFileError, match="SoftLink"):
+        d["train"]["x"][0]

@@ -130,6 +130,11 @@ class NodeSource(Protocol):
         ...
 
 
+def _verify(source: NodeSource) -> bool:
+    """Whether ``source`` asks for verified reads (a source without ``verify``, such as a test's, does not)."""
+    return bool(getattr(source, "verify", False))
+
+
 class Feature:
     """Base class of the feature readers (§6.1).
 
@@ -242,9 +247,7 @@ class Feature:
     def _new_column(self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None) -> Column:
         """A column of ``node`` read as ``dtype``, counted in the source's stats and mapped through its file map."""
         s = self._source
-        return Column(
-            path, node, dtype, row_nbytes, self.path, s.read_stats, s.file_map, s.check_file_size, verify=s.verify
-        )
+        return Column(path, node, dtype, row_nbytes, self.path, s.read_stats, s.file_map, s.check_file_size, _verify(s))
 
     def _string_column(self, path: str, node: h5py.Dataset) -> Column:
         """A column of strings, read in the dataset's own type (16 stored bytes per variable-length string)."""

@@ -97,7 +97,15 @@ class ChunkVerifier:
         """The layout and the recorded checksums, read once (raises when there are none, or malformed ones)."""
         node = self.node
         name = checksum_name(self.path.rsplit("/", 1)[-1])
-        stored = node.parent.get(name)
+        link = node.parent.get(name, getlink=True)
+        if link is not None and not isinstance(link, h5py.HardLink):  # SPEC §3.6-R2: never followed
+            raise InvalidFileError(
+                f"{self.filename}: the checksum dataset {name} of {self.path} is a {type(link).__name__}, not a hard "
+                f"link (SPEC §3.6, E115); it is not followed: {validate_advice(self.filename)}",
+                path=self.filename,
+                hdf5_path=self.path,
+            )
+        stored = node.parent.get(name) if link is not None else None
         if stored is None:
             raise self._missing(f"has no checksum dataset ({name} beside it: the file was written without checksums)")
         layout = stored_layout(node)
