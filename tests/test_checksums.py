@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from _files import codes_at, run_cli
+from _files import chunk_spans, codes_at, flip_byte, run_cli
 from h5ml.model.checksums import BLOCK_BYTES, stored_layout, verify_checksums
 from h5ml.validator.runner import validate
 
@@ -36,24 +36,6 @@ def write_mixed(path: Path, compression: str | None = None, n: int = 3000, check
         compression=compression,
         checksums=checksums,
     )
-
-
-def chunk_spans(path: Path, hdf5_path: str) -> list[tuple[int, int]]:
-    """``(file offset, size)`` of every stored chunk of a dataset, from HDF5's own chunk index."""
-    with h5py.File(path, "r") as f:
-        dsid = f[hdf5_path].id
-        return [
-            (int(i.byte_offset), int(i.size)) for i in (dsid.get_chunk_info(k) for k in range(dsid.get_num_chunks()))
-        ]
-
-
-def flip(path: Path, offset: int, mask: int = 0x01) -> None:
-    """XOR one byte of the file at ``offset`` with ``mask``."""
-    with open(path, "r+b") as fh:
-        fh.seek(offset)
-        byte = fh.read(1)[0]
-        fh.seek(offset)
-        fh.write(bytes([byte ^ mask]))
 
 
 @pytest.mark.parametrize("compression", [None, "gzip"])
@@ -145,7 +127,7 @@ def test_deep_validation_finds_a_flipped_byte_by_its_checksum(tmp_path: Path, co
     path = tmp_path / "d.h5"
     write_mixed(path, compression)
     offset, size = chunk_spans(path, "/train/r/values")[0]
-    flip(path, offset + size // 2)
+    flip_byte(path, offset + size // 2, 0x01)
     assert ("E162", "/train/r/values") not in codes_at(validate(path))
     deep = validate(path, deep=True)
     assert ("E162", "/train/r/values") in codes_at(deep) and not deep.valid

@@ -21,6 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")  # before keras is imported (as 
 
 import h5ml
 from _figures import Figures
+from _files import chunk_spans, flip_byte
 from h5ml.reader.prefetch import Prefetcher
 from h5ml.reader.source import SplitSource
 
@@ -46,23 +47,6 @@ def write_file(path: Path, compression: str | None, n: int = 2000, checksums: bo
         checksums=checksums,
     )
     return path
-
-
-def spans(path: Path, hdf5_path: str) -> list[tuple[int, int]]:
-    """``(file offset, stored size)`` of each chunk of a dataset, in chunk-index order."""
-    with h5py.File(path, "r") as f:
-        dsid = f[hdf5_path].id
-        infos = [dsid.get_chunk_info(k) for k in range(dsid.get_num_chunks())]
-        return [(int(i.byte_offset), int(i.size)) for i in sorted(infos, key=lambda i: i.chunk_offset)]
-
-
-def flip_byte(path: Path, offset: int, mask: int = 0x04) -> None:
-    """XOR the byte at ``offset`` with ``mask``, in place."""
-    with open(path, "r+b") as fh:
-        fh.seek(offset)
-        value = fh.read(1)[0]
-        fh.seek(offset)
-        fh.write(bytes([value ^ mask]))
 
 
 def read_all(path: Path, verify: bool, direct: bool = True) -> dict[str, Any]:
@@ -98,7 +82,7 @@ def test_a_flipped_byte_in_a_chunk_is_an_error_on_every_read_path(
     indices in any order (the read-plan path). Rows of other chunks still read.
     """
     path = write_file(tmp_path / "d.h5", compression)
-    offset, size = spans(path, "/train/x")[2]
+    offset, size = chunk_spans(path, "/train/x")[2]
     flip_byte(path, offset + size // 3)
     with h5ml.open(path, verify=True, direct=direct) as d:
         x = d["train"]["x"]
@@ -121,7 +105,7 @@ def test_uncompressed_damage_is_silent_without_verify(tmp_path: Path) -> None:
     """The case verify=True exists for: a flipped byte in an uncompressed chunk is returned by a plain read."""
     path = write_file(tmp_path / "d.h5", None)
     before = read_all(path, verify=False)["x"]
-    offset, _ = spans(path, "/train/x")[1]
+    offset, _ = chunk_spans(path, "/train/x")[1]
     flip_byte(path, offset + 8)
     after = read_all(path, verify=False)["x"]
     assert not np.array_equal(before, after)  # a wrong value, and no error
@@ -142,7 +126,7 @@ def test_a_file_without_checksums_is_refused_by_a_verified_read(tmp_path: Path) 
 def test_verify_survives_pickling_and_the_prefetch_workers(tmp_path: Path) -> None:
     """SPEC §8.4-R4: a pickled reader and the batch prefetch paths (threads and processes) verify too."""
     path = write_file(tmp_path / "d.h5", "gzip")
-    offset, size = spans(path, "/train/x")[3]
+    offset, size = chunk_spans(path, "/train/x")[3]
     flip_byte(path, offset + size - 1)
     with h5ml.open(path, verify=True) as d:
         again = pickle.loads(pickle.dumps(d))
@@ -173,7 +157,7 @@ def test_random_damage_in_chunks_is_always_found_by_verified_reads(tmp_path: Pat
     """
     rng = np.random.default_rng(14)
     bases = {c: write_file(tmp_path / f"base-{c}.h5", c, n=1200) for c in (None, "gzip")}
-    base_spans = {(c, p): spans(path, p) for c, path in bases.items() for p in DATASETS}
+    base_spans = {(c, p): chunk_spans(path, p) for c, path in bases.items() for p in DATASETS}
     tried = silent = refused = 0
     for k in range(60):
         compression = None if k % 2 == 0 else "gzip"
@@ -205,7 +189,7 @@ def test_the_torch_adapter_verifies_in_its_workers(tmp_path: Path) -> None:
     from h5ml_torch import H5MLBatchSampler, H5MLDataset, H5MLLoader
 
     path = write_file(tmp_path / "d.h5", None, n=600)
-    offset, _ = spans(path, "/train/x")[1]
+    offset, _ = chunk_spans(path, "/train/x")[1]
     flip_byte(path, offset)
     data = H5MLDataset(path, "train", ["x"], verify=True)
     assert data[0]["x"].shape == (300,)
@@ -225,7 +209,7 @@ def test_the_keras_adapter_verifies(tmp_path: Path) -> None:
     from h5ml_keras import H5MLPyDataset
 
     path = write_file(tmp_path / "d.h5", "gzip", n=600)
-    offset, size = spans(path, "/train/x")[1]
+    offset, size = chunk_spans(path, "/train/x")[1]
     flip_byte(path, offset + size // 2)
     ds = H5MLPyDataset(path, "train", 100, inputs="x", targets="c", verify=True)
     assert ds[0][0].shape == (100, 300)
