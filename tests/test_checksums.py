@@ -166,3 +166,12 @@ def test_a_checksum_dataset_of_a_1_0_reader_is_only_information(tmp_path: Path) 
         assert list(a["train"].features) == list(b["train"].features)
         np.testing.assert_array_equal(a["train"]["x"][:], b["train"]["x"][:])
         assert a.fingerprint == b.fingerprint
+
+
+@pytest.mark.parametrize("case", ["e120-feature-not-utf8", "e120-several-names"])
+def test_names_that_are_not_utf8_are_not_taken_for_checksum_datasets(case: str) -> None:
+    """SPEC §8.4-R5, §5.1.1: a member name that is not UTF-8 (bytes in h5py) is checked as a name (E120), no crash."""
+    fixture = Path(__file__).resolve().parents[1] / "conformance_tests" / "fixtures" / f"{case}.h5"
+    for deep in (False, True):
+        report = validate(fixture, deep=deep)
+        assert "E120" in report.codes and "E163" not in report.codes

@@ -306,7 +306,12 @@ def feature_datasets(h5file: h5py.File) -> Iterator[h5py.Dataset]:
 
 
 def checksum_dataset(dset: h5py.Dataset) -> Any:
-    """The object at the checksum path of ``dset`` (``<parent>/_crc32c.<name>``), or None when there is none."""
+    """The object at the checksum path of ``dset`` (``<parent>/_crc32c.<name>``), or None when there is none.
+
+    A dataset whose path is not UTF-8 (h5py gives it as bytes; its name breaks §5.1.1, E120) has none.
+    """
+    if not isinstance(dset.name, str):
+        return None
     name = dset.name.rsplit("/", 1)[-1]
     return dset.parent.get(checksum_name(name))
 

@@ -25,9 +25,12 @@ __all__ = ["check_checksum_member", "check_feature_checksums", "is_checksum_memb
 _NAMED: int = 4
 
 
-def is_checksum_member(name: str) -> bool:
-    """Whether the member ``name`` of a split or feature group is a checksum dataset's name (§8.4)."""
-    return protected_name(name) is not None
+def is_checksum_member(name: str | bytes) -> bool:
+    """Whether the member ``name`` of a split or feature group is a checksum dataset's name (§8.4).
+
+    A name that is not UTF-8 (h5py gives it as bytes) is none: it is checked as any other name (E120).
+    """
+    return isinstance(name, str) and protected_name(name) is not None
 
 
 def check_checksum_member(group: h5py.Group, path: str, name: str, in_feature: bool) -> Iterator[Issue]:
