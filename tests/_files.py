@@ -29,7 +29,9 @@ __all__ = [
     "Ragged",
     "String",
     "apply_keys",
+    "chunk_spans",
     "codes_at",
+    "flip_byte",
     "read_after_fork",
     "run_cli",
     "write_file",
@@ -258,3 +260,20 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 def codes_at(report: Any) -> set[tuple[str, str]]:
     """The ``(code, path)`` of every issue of a validator ``FileReport``."""
     return {(i.code, i.path) for i in report.issues}
+
+
+def chunk_spans(path: str | Path, hdf5_path: str) -> list[tuple[int, int]]:
+    """``(file offset, stored size)`` of every chunk of a dataset, in the order of their offsets in the dataset."""
+    with h5py.File(path, "r") as f:
+        dsid = f[hdf5_path].id
+        infos = [dsid.get_chunk_info(k) for k in range(dsid.get_num_chunks())]
+        return [(int(i.byte_offset), int(i.size)) for i in sorted(infos, key=lambda i: tuple(i.chunk_offset))]
+
+
+def flip_byte(path: str | Path, offset: int, mask: int = 0x04) -> None:
+    """XOR the byte of the file at ``offset`` with ``mask``, in place (damage that HDF5's metadata does not show)."""
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        value = fh.read(1)[0]
+        fh.seek(offset)
+        fh.write(bytes([value ^ mask]))

@@ -571,6 +571,25 @@ def _changed_value(f: h5py.File) -> None:
     dset[1, 2, 0] = dset[1, 2, 0] + 1.0
 
 
+def _checksums(dtype: str = "<u4", damage: int = 0) -> Callable[[h5py.File], None]:
+    """Add the checksum dataset of /train/image (SPEC §8.4): the right CRC32C of each chunk, XOR ``damage``."""
+
+    def mutate(f: h5py.File) -> None:
+        from h5ml.model.checksums import compute_checksums, fd_reader, stored_layout
+
+        f.flush()
+        layout = stored_layout(f["train/image"])
+        assert not isinstance(layout, str)
+        fd = os.open(f.filename, os.O_RDONLY)
+        try:
+            values = compute_checksums(layout, fd_reader(fd)) ^ np.uint32(damage)
+        finally:
+            os.close(fd)
+        f.create_dataset("train/_crc32c.image", data=values.astype(dtype))
+
+    return mutate
+
+
 def _rechunk(chunks: tuple[int, ...], shape: tuple[int, ...] = (6, 4, 3)) -> Callable[[h5py.File], None]:
     def mutate(f: h5py.File) -> None:
         # another shape: zeros, written, since storage never written is E146 (§3.5.1)
@@ -667,6 +686,8 @@ def _cases() -> Iterable[Case]:
     yield Case("E150", "/train/image", _edit(_rechunk((8, 2, 3))))
     yield Case("E160", "/train/image", _edit(_changed_value), deep=True)
     yield Case("E161", "/train/image", _edit(_set("/train/image", "fingerprint", "md5:0123")))
+    yield Case("E162", "/train/image", _edit(_checksums(damage=1)), deep=True)  # SPEC §8.4-R2
+    yield Case("E163", "/train/_crc32c.image", _edit(_checksums(dtype="<i4")))  # SPEC §8.4-R1
     yield Case("W200", "/train/image", _edit(_rechunk((3, 4, 3))))  # 6 samples in 2 chunks (§7.2: c0 < n)
     yield Case("W201", "/train/image", _edit(_rechunk((8, 512, 512), shape=(6, 512, 512))))
     yield Case("W202", "/train/image", _edit(_delete("/train/image", "fingerprint")))

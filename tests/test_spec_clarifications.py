@@ -51,7 +51,8 @@ def _replace_with_fixed_strings(f: h5py.File, hdf5_path: str, stored: list[bytes
 
 
 def _strings_file(path: Path, words: list[str]) -> Path:
-    h5ml.write(path, {"train": {"text": words}}, metadata={"name": "s", "license": "CC0-1.0", "description": "d"})
+    meta = {"name": "s", "license": "CC0-1.0", "description": "d"}
+    h5ml.write(path, {"train": {"text": words}}, metadata=meta, checksums=False)  # replaced: no checksums (§8.4)
     return path
 
 
@@ -228,7 +229,8 @@ def test_w200_only_when_the_dataset_needs_more_than_one_chunk(tmp_path: Path, n:
     """
     path = tmp_path / "c.h5"
     x = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
-    h5ml.write(path, {"train": {"x": x}}, metadata={"name": "c", "license": "CC0-1.0", "description": "d"})
+    meta = {"name": "c", "license": "CC0-1.0", "description": "d"}
+    h5ml.write(path, {"train": {"x": x}}, metadata=meta, checksums=False)  # replaced: no checksums (§8.4)
     with h5py.File(path, "r+") as f:
         attrs = {k: f["train/x"].attrs[k] for k in f["train/x"].attrs}
         del f["train/x"]
@@ -342,7 +344,8 @@ def test_compact_feature_datasets_get_no_chunk_rules(tmp_path: Path) -> None:
     no E150, W200 or W201, while the same data chunked (5, 3) of 6 rows is W200 (SPEC §7.4-R1)."""
     path = tmp_path / "c.h5"
     data = {"x": np.arange(18, dtype=np.float32).reshape(6, 3), "words": ["a", "b", "c", "d", "e", "f"]}
-    h5ml.write(path, {"train": data}, metadata={"name": "c", "license": "CC0-1.0", "description": "d"})
+    meta = {"name": "c", "license": "CC0-1.0", "description": "d"}
+    h5ml.write(path, {"train": data}, metadata=meta, checksums=False)  # replaced: no checksums (§8.4)
     with h5py.File(path, "r+") as f:
         _make_compact(f, "/train/x")
         _make_compact(f, "/train/words")

@@ -19,7 +19,8 @@ def storage(path: Path, hdf5_path: str) -> tuple[int, int, int]:
     """(stored bytes of all datasets, logical and stored bytes of the fixed-size ones) under ``hdf5_path``."""
     with h5py.File(path, "r") as f:
         node = f[hdf5_path]
-        dsets = [node] if isinstance(node, h5py.Dataset) else [node[k] for k in node]
+        # the components: not the checksum datasets beside them (reserved names, SPEC §5.4, §8.4)
+        dsets = [node] if isinstance(node, h5py.Dataset) else [node[k] for k in node if not k.startswith("_")]
         stored = sum(d.id.get_storage_size() for d in dsets)
         fixed = [d for d in dsets if d.dtype.kind != "O"]
         logical = sum(d.size * d.dtype.itemsize for d in fixed)

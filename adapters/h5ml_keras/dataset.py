@@ -107,6 +107,12 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         ``image/...`` media type; see :class:`h5ml.reader.source.SplitSource`);
         images of several sizes are padded, with ``<name>_lengths`` and
         ``<name>_mask``.
+    verify
+        Verified reads in every worker (SPEC §8.4): each chunk read is checked
+        against its CRC32C first; a damaged one raises
+        :class:`h5ml.ChecksumError` instead of giving wrong batches, a file
+        without checksums :class:`h5ml.ChecksumsMissingError`. True also when
+        ``source`` is an :class:`h5ml.Dataset` opened with ``verify=True``.
     workers, use_multiprocessing, max_queue_size
         As ``keras.utils.PyDataset``: read with ``workers`` threads, or
         processes with ``use_multiprocessing=True`` (each opens its own
@@ -159,6 +165,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         transform: BatchTransform | None = None,
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
+        verify: bool = False,
         workers: int = 1,
         use_multiprocessing: bool = False,
         max_queue_size: int = 10,
@@ -167,7 +174,8 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         # their place in the epoch and never from a queue filled for another epoch or another order.
         keras.utils.PyDataset.__init__(self, workers=1, use_multiprocessing=False, max_queue_size=max_queue_size)
         path = source.path if isinstance(source, h5ml.Dataset) else source
-        probe = SplitSource(path, split, decode_images=decode_images, color=color)
+        verify = bool(verify) or (isinstance(source, h5ml.Dataset) and source.verify)
+        probe = SplitSource(path, split, decode_images=decode_images, color=color, verify=verify)
         try:
             roles = probe.roles()
             if inputs is None:
@@ -181,7 +189,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
             self._class_names = {name: probe.class_names(name) for name in categorical}
         finally:
             probe.close()  # no open handle is left for a forked worker to inherit
-        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color)
+        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color, verify=verify)
         try:  # chunk rows from the features read, as the PyTorch adapter's: the same settings, the same states
             sampler = self.source.sampler(
                 batch_size,

@@ -78,6 +78,10 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         into uint8 ``(H, W, C)`` tensors in the workers (a list of names, or
         True for every ``image/...`` media type), and their channels; see
         :class:`h5ml.reader.source.SplitSource`.
+    verify
+        Verified reads, here and in every worker (SPEC §8.4): a damaged chunk raises
+        :class:`h5ml.ChecksumError` (file, dataset, chunk, both CRC32C) instead of giving wrong
+        samples, a file without checksums :class:`h5ml.ChecksumsMissingError`; a loader reads as its dataset.
 
     Notes
     -----
@@ -104,8 +108,9 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         *,
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
+        verify: bool = False,
     ) -> None:
-        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color)
+        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color, verify=verify)
         self.transform = transform
 
     def __len__(self) -> int:

@@ -108,10 +108,6 @@ class H5MLBatchSampler(EpochCursor, TorchSampler[list[int]]):
         EpochCursor.__init__(self, sampler)
 
     def __iter__(self) -> Iterator[list[int]]:
-        """Yield this rank's batches left in the current epoch (from the resume point until :meth:`set_epoch`).
-
-        Each batch is computed when the ``DataLoader`` asks for it: memory is
-        one batch and the epoch's order (no list of every batch, whatever N).
-        """
+        """This rank's batches left in the epoch (from the resume point), each computed when asked (one in memory)."""
         # The resume point stays until set_epoch: a DataLoader with workers calls iter() twice per epoch.
         return (batch.tolist() for batch in self.iter_batches())

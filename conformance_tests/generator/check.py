@@ -18,6 +18,7 @@ import h5py
 import numpy as np
 from h5py import h5d, h5o, h5s
 
+from conformance_tests.generator.checksums import checksum_values, edit_target
 from conformance_tests.generator.errors import RecipeError
 from conformance_tests.generator.filters import FILTER_IDS, filter_mask_problems, filter_name
 from conformance_tests.generator.fingerprints import self_test
@@ -96,6 +97,20 @@ class SuiteChecker:
                     continue
                 node_attrs = attrs_after_edits(node.attrs, plan.edits, node.path)
                 self.check_node(rid, f, node, node_attrs, written.get(node.path, []))
+            for edit in plan.edits:  # SPEC §8.4: checksum datasets, computed again from the fixture's chunks
+                if edit["op"] == "checksums":
+                    target = edit_target(edit)
+                    planned_paths.add(target)
+                    want = checksum_values(
+                        f, edit["path"], edit.get("dtype", "<u4"), int(edit.get("damage", 0)), int(edit.get("extra", 0))
+                    )
+                    got = f.get(target)
+                    if (
+                        not isinstance(got, h5py.Dataset)
+                        or got.dtype != want.dtype
+                        or got[()].tolist() != want.tolist()
+                    ):
+                        self.fail(rid, f"{target} does not hold the checksums its edit describes")
             found = self._all_links(f) | {"/"}
             unexpected = sorted(found - planned_paths)
             missing = sorted((planned_paths - deleted) - found)

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: Codes only a deep validation finds (SPEC §9.2).
-DEEP_CODES = frozenset({"E140", "E141", "E142", "E143", "E144", "E145", "E160"})
+DEEP_CODES = frozenset({"E140", "E141", "E142", "E143", "E144", "E145", "E160", "E162"})
 #: Codes after which a file counts as unreadable (SPEC §9.3).
 UNREADABLE_CODES = frozenset({"E100", "E101"})
 #: The version of the manifest format written (1.1 added the validator levels: ``validator_levels`` and each

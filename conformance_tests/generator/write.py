@@ -17,6 +17,7 @@ import h5py
 import numpy as np
 from h5py import h5a, h5d, h5p, h5s
 
+from conformance_tests.generator.checksums import add_checksums
 from conformance_tests.generator.errors import RecipeError
 from conformance_tests.generator.filters import set_filters
 from conformance_tests.generator.plans import AttrPlan, FilePlan, NodePlan, parse_attr
@@ -141,6 +142,8 @@ def apply_edit(f: h5py.File, edit: dict[str, Any]) -> None:
         dset[index] = numeric_array(edit["value"], dset.dtype)
     elif op == "delete":
         del f[path]
+    elif op == "checksums":  # SPEC §8.4: the checksum dataset of a feature dataset
+        add_checksums(f, edit)
     else:
         raise RecipeError(f"unknown edit {op!r}")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ChecksumError",
+    "ChecksumsMissingError",
     "ChildDiedError",
     "DeclaredSizeError",
     "EncodingError",
@@ -114,6 +116,35 @@ class InvalidFileError(H5MLError, ValueError):
 
 class DeclaredSizeError(InvalidFileError):
     """A dataset declares more data than the file stores: its storage is smaller than the least its extent needs (§10.4-R1)."""
+
+
+class ChecksumError(InvalidFileError):
+    """A chunk's stored bytes do not match its checksum (§8.4, E162): the file was damaged after it was written.
+
+    Attributes (besides ``path`` and ``hdf5_path``, the dataset): ``chunk``, the
+    entry of the checksum dataset (the chunk's index in row-major order over the
+    chunk grid, or the block of a contiguous dataset), and ``expected`` and
+    ``actual``, the stored and the computed CRC32C.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        hdf5_path: str | None = None,
+        chunk: int = -1,
+        expected: int = 0,
+        actual: int = 0,
+    ) -> None:
+        super().__init__(message, path=path, hdf5_path=hdf5_path)
+        self.chunk = chunk
+        self.expected = expected
+        self.actual = actual
+
+
+class ChecksumsMissingError(H5MLError, ValueError):
+    """A verified read (``verify=True``) of a dataset that carries no chunk checksums (§8.4)."""
 
 
 class MetadataError(H5MLError, ValueError):

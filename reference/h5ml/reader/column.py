@@ -37,6 +37,7 @@ import numpy.typing as npt
 from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.booleans import bool_enum_base, is_enum
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.reader.chunk_checks import ChunkVerifier
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
@@ -138,9 +139,8 @@ class Column:
     buffer allocation. For spans of 12 KiB rows into a batch buffer
     (``read_direct`` / ``dataset[a:b]`` and a copy / ``read_into``): 1 row 65 /
     6.5 / 5.7 us, 16 rows 119 / 70 / 52 us, 256 rows 770 / 1150 / 580 us, 1024
-    rows 2.4 / 4.4 / 2.3 ms; so spans of every size use ``read_into``.
-    (Those figures were taken with the chunk cache; the reader now opens
-    unfiltered datasets without one, §7.3.)
+    rows 2.4 / 4.4 / 2.3 ms; so spans of every size use ``read_into`` (figures
+    taken with the chunk cache; unfiltered datasets now open without one, §7.3).
     Unfiltered numeric data wholly stored in the file bypasses HDF5: rows are
     copied from a memory map of the file (:meth:`fast_rows`, :mod:`h5ml.reader.direct`),
     about 20x faster than any h5py read for random 12 KiB rows; ``maps``
@@ -172,6 +172,9 @@ class Column:
     maps
         Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
         through h5py only; called once, on the first read. None: never map.
+    verify
+        Check every chunk that holds the rows of a read against the dataset's
+        checksum dataset before returning them (:class:`h5ml.reader.chunk_checks.ChunkVerifier`, SPEC §8.4).
     """
 
     __slots__ = (
@@ -202,6 +205,7 @@ class Column:
         "rows",
         "stats",
         "stored_row_nbytes",
+        "verifier",
         "whole_chunks",
     )
 
@@ -215,8 +219,11 @@ class Column:
         stats: ReadStats | None = None,
         maps: Callable[[], FileMap | None] | None = None,
         guard: Callable[[str, str], None] | None = None,
+        verify: bool = False,
     ) -> None:
         self.path = path
+        #: With ``verify=True``: checks each chunk's stored bytes against its CRC32C before its rows are returned.
+        self.verifier = ChunkVerifier(node, filename, maps) if verify else None
         #: Called after every read through HDF5 with the dataset's path and the rows read: raises when the
         #: file was truncated while open (HDF5 would have returned zeros, :class:`h5ml.reader.handle.SizeWatch`).
         self.guard = guard
@@ -393,6 +400,8 @@ class Column:
             return
         if not self._written:
             self.check_written()
+        if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunk is returned
+            self.verifier.check_rows(start, stop)
         fast = self._fast if self._fast_built else self.fast_rows()
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
@@ -444,6 +453,8 @@ class Column:
         if self.compiled_sample:
             if not self._written:
                 self.check_written()
+            if self.verifier is not None:
+                self.verifier.check_rows(row, row + 1)
             stats = self.stats
             stats.hdf5_reads += 1
             if stats.events is not None:
@@ -489,6 +500,8 @@ class Column:
             if not self._written:
                 self.check_written()
             rows, scalar = normalize_indices(indices, self.rows)
+            if self.verifier is not None:
+                self.verifier.check_indices(rows)
             values = fast.take(rows)
             return (values[0] if scalar else values), scalar
         plan = self.plan(indices)

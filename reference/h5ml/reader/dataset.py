@@ -78,6 +78,7 @@ def open(
     allow_external: bool = False,
     cache_bytes: int | None = None,
     direct: bool = True,
+    verify: bool = False,
 ) -> Dataset:
     """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
 
@@ -107,6 +108,18 @@ def open(
         random rows of a few KiB. False reads everything through h5py (the
         same values): for files on storage where memory maps misbehave, or
         files that other programs may truncate while they are read.
+    verify
+        Verified reads (SPEC §8.4): before rows are returned, the stored bytes
+        of every chunk that holds them are compared with the chunk's CRC32C,
+        recorded beside the dataset by the writer (``checksums=True``, the
+        default of :func:`h5ml.write` and :class:`h5ml.Writer`), on every read
+        path (h5py, the memory map, batches, prefetching workers). A damaged
+        chunk raises :class:`~h5ml.errors.ChecksumError` instead of returning
+        wrong values; each chunk is hashed once per open handle
+        (:mod:`h5ml.reader.chunk_checks` says why that is sound). A dataset without
+        checksums (a file written with ``checksums=False`` or by a writer of
+        SPEC 1.0) raises :class:`~h5ml.errors.ChecksumsMissingError` on its
+        first read: ``verify=True`` never returns unchecked data.
 
     Returns
     -------
@@ -137,7 +150,9 @@ def open(
         Only when ``locking=True`` (or ``HDF5_USE_FILE_LOCKING`` forces
         locking) and another process holds the file's lock (§10.4.1).
     """
-    dataset = Dataset(path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes, direct=direct)
+    dataset = Dataset(
+        path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes, direct=direct, verify=verify
+    )
     dataset.h5file  # noqa: B018 - open now so that every check above raises here
     return dataset
 
@@ -164,6 +179,7 @@ class Dataset:
         allow_external: bool = False,
         cache_bytes: int | None = None,
         direct: bool = True,
+        verify: bool = False,
     ) -> None:
         if cache_bytes is not None and cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
@@ -172,6 +188,7 @@ class Dataset:
         self._allow_external = bool(allow_external)
         self._cache_bytes = cache_bytes
         self._direct = bool(direct)
+        self._verify = bool(verify)
         self._init_runtime()
 
     def _init_runtime(self) -> None:
@@ -197,6 +214,7 @@ class Dataset:
             "allow_external": self._allow_external,
             "cache_bytes": self._cache_bytes,
             "direct": self._direct,
+            "verify": self._verify,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -205,6 +223,7 @@ class Dataset:
         self._allow_external = state["allow_external"]
         self._cache_bytes = state["cache_bytes"]
         self._direct = bool(state.get("direct", True))
+        self._verify = bool(state.get("verify", False))
         self._init_runtime()
 
     # -- the HDF5 file ------------------------------------------------------
@@ -222,6 +241,11 @@ class Dataset:
     def direct(self) -> bool:
         """Whether unfiltered numeric data is copied out of a memory map of the file (§7.3; see :func:`open`)."""
         return self._direct
+
+    @property
+    def verify(self) -> bool:
+        """Whether reads check every chunk against its checksum first (``verify=True`` of :func:`open`, §8.4)."""
+        return self._verify
 
     @property
     def read_stats(self) -> ReadStats:

@@ -120,9 +120,19 @@ class NodeSource(Protocol):
         """The memory map of the file in this process, or None to read through h5py only (§7.3)."""
         ...
 
+    @property
+    def verify(self) -> bool:
+        """Whether every chunk is checked against its checksum before its rows are returned (§8.4)."""
+        ...
+
     def check_file_size(self, where: str, rows: str) -> None:
         """Raise InvalidFileError when the file shrank since it was opened (rows read through HDF5 may be zeros)."""
         ...
+
+
+def _verify(source: NodeSource) -> bool:
+    """Whether ``source`` asks for verified reads (a source without ``verify``, such as a test's, does not)."""
+    return bool(getattr(source, "verify", False))
 
 
 class Feature:
@@ -236,10 +246,8 @@ class Feature:
 
     def _new_column(self, path: str, node: h5py.Dataset, dtype: np.dtype[Any], row_nbytes: int | None = None) -> Column:
         """A column of ``node`` read as ``dtype``, counted in the source's stats and mapped through its file map."""
-        source = self._source
-        return Column(
-            path, node, dtype, row_nbytes, self.path, source.read_stats, source.file_map, source.check_file_size
-        )
+        s = self._source
+        return Column(path, node, dtype, row_nbytes, self.path, s.read_stats, s.file_map, s.check_file_size, _verify(s))
 
     def _string_column(self, path: str, node: h5py.Dataset) -> Column:
         """A column of strings, read in the dataset's own type (16 stored bytes per variable-length string)."""

@@ -62,6 +62,11 @@ class SplitSource:
     color
         Channels of decoded images: ``"RGB"`` (default), ``"RGBA"``, ``"L"``,
         ``"LA"`` or ``"keep"``.
+    verify
+        Verified reads in every process that opens the file (``verify=True`` of
+        :func:`h5ml.open`, SPEC §8.4): a damaged chunk raises
+        :class:`h5ml.ChecksumError`, a file without checksums
+        :class:`h5ml.ChecksumsMissingError`, instead of returning its values.
 
     Raises
     ------
@@ -82,8 +87,10 @@ class SplitSource:
         *,
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
+        verify: bool = False,
     ) -> None:
         self.path = os.path.abspath(os.fspath(path))
+        self.verify = bool(verify)
         self.split = split
         self.features: tuple[str, ...] | None = None if features is None else tuple(features)
         self.decode_images: bool | tuple[str, ...] = (
@@ -105,7 +112,9 @@ class SplitSource:
         return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update({"decode_images": False, "color": "RGB", **state})  # older pickles lack the last two
+        self.__dict__.update(
+            {"decode_images": False, "color": "RGB", "verify": False, **state}
+        )  # older pickles lack the last two
         self._forget()
 
     def reader(self) -> Split:
@@ -128,7 +137,7 @@ class SplitSource:
         pid = os.getpid()
         if self._split is None or self._pid != pid:
             self._file = None  # never close a handle inherited through fork: the parent owns it
-            opened = open(self.path)
+            opened = open(self.path, verify=self.verify)
             try:
                 split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
             except H5MLError:

@@ -232,6 +232,22 @@ _TABLE: Final = [
         "§8.1",
         "A fingerprint attribute is not of the form 'sha256:' followed by 64 hex digits.",
     ),
+    Code(
+        "E162",
+        "checksum_mismatch",
+        _E,
+        "§8.4",
+        "A chunk's stored bytes do not have the CRC32C its checksum dataset records: the chunk was damaged.",
+        deep=True,
+    ),
+    Code(
+        "E163",
+        "checksum_invalid",
+        _E,
+        "§8.4",
+        "A checksum dataset ('_crc32c.<name>') is malformed (not one-dimensional uint32 with one entry per chunk) "
+        "or protects no feature dataset.",
+    ),
     # -- warnings (SHOULD) -------------------------------------------------
     Code("W200", "chunk_rows_not_power_of_two", _W, "§7.2", "The number of samples per chunk is not a power of two."),
     Code(

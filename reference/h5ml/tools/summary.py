@@ -36,6 +36,7 @@ from typing import Any, Final
 import h5py
 import numpy as np
 
+from h5ml import spec
 from h5ml.ingest.report import SKIPPED_ATTR
 from h5ml.model.allocation import unallocated_components
 from h5ml.model.tree import FilterInfo, dataset_filters
@@ -216,7 +217,8 @@ class FileSummary:
 def _components(node: Any) -> list[h5py.Dataset]:
     if isinstance(node, h5py.Dataset):
         return [node]
-    return [node[k] for k in node if isinstance(node.get(k), h5py.Dataset)]
+    # reserved members (§5.4), such as the checksum datasets of §8.4, are not components
+    return [node[k] for k in node if not k.startswith(spec.RESERVED_PREFIX) and isinstance(node.get(k), h5py.Dataset)]
 
 
 def _sizes(node: Any) -> tuple[int, int | None, float | None]:

@@ -26,10 +26,10 @@ from h5ml.model.header import check_header, declared_encoding, declared_num_samp
 from h5ml.model.layout import stored_spec
 from h5ml.model.storage import check_storage
 from h5ml.model.values import FeatureSpec
-from h5ml.writer.root import update_root
+from h5ml.writer.root import update_root, write_root
 from h5ml.writer.sinks import SplitSink
 
-__all__ = ["FINISH_ATTRS", "Existing", "inherited_spec", "load_existing"]
+__all__ = ["FINISH_ATTRS", "Existing", "inherited_spec", "load_existing", "start_file"]
 
 #: Root attributes that only a finished file carries (§4.4, §8.3).
 FINISH_ATTRS: Final = ("complete", "fingerprint")
@@ -116,6 +116,20 @@ def load_existing(h5file: h5py.File, metadata: Mapping[str, Any] | None, default
             with contextlib.suppress(EncodingError, KeyError, TypeError, ValueError):
                 existing.inherited[name] = stored_spec(encoding, obj)
     return existing
+
+
+def start_file(
+    h5file: h5py.File, append: bool, metadata: Mapping[str, Any] | None, default_name: str, path: str
+) -> Existing:
+    """The root of the file a writer starts: the existing file's splits and features (append), or a new root.
+
+    Parameters are those of :func:`load_existing`; ``append`` is false for a new file, whose root
+    attributes are written (:func:`h5ml.writer.root.write_root`) and which has nothing to extend.
+    """
+    if append:
+        return load_existing(h5file, metadata, default_name, path)
+    write_root(h5file, metadata, default_name, path)
+    return Existing({}, {})
 
 
 def inherited_spec(inherited: Mapping[str, FeatureSpec], name: str, given: FeatureSpec) -> FeatureSpec:

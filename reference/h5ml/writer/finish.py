@@ -4,10 +4,12 @@
 
 1. every split's last buffered samples, then its ``num_samples`` (§5.3);
 2. every chunk still compressing is stored and the writer's threads stop;
-3. the fingerprint (§8.2) and statistics (§6.7) of every feature this writer
+3. the per-chunk checksums of every feature dataset (§8.4,
+   :func:`h5ml.writer.checksums.write_checksums`), or none with ``checksums=False``;
+4. the fingerprint (§8.2) and statistics (§6.7) of every feature this writer
    created or extended, and the fingerprint of every feature of the file that
    has none yet (:func:`write_fingerprints`);
-4. the file fingerprint (§8.3), then ``complete = 1`` last (§4.4); the file
+5. the file fingerprint (§8.3), then ``complete = 1`` last (§4.4); the file
    is flushed and closed.
 
 Moving it over the target is :meth:`h5ml.writer.atomic.AtomicFile.close`.
@@ -23,6 +25,7 @@ import h5py
 from h5ml import spec
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
 from h5ml.spec.attrs import read_attr, write_attr
+from h5ml.writer.checksums import write_checksums
 from h5ml.writer.feeder import Feeder
 from h5ml.writer.sinks import FeatureSink, SplitSink
 
@@ -78,7 +81,9 @@ def write_fingerprints(splits: Sequence[SplitSink], path: str) -> dict[tuple[str
     return out
 
 
-def finish_file(h5file: h5py.File, splits: Sequence[SplitSink], feeder: Feeder, path: str) -> None:
+def finish_file(
+    h5file: h5py.File, splits: Sequence[SplitSink], feeder: Feeder, path: str, checksums: bool = True
+) -> None:
     """Write the last samples and what only a whole file knows, mark it complete and close it (§4.4, §5.3, §8.3).
 
     Parameters
@@ -91,6 +96,8 @@ def finish_file(h5file: h5py.File, splits: Sequence[SplitSink], feeder: Feeder, 
         The writer's feeder: its buffers are flushed and its threads stopped.
     path
         The target, for error messages.
+    checksums
+        Write the per-chunk checksums (SPEC §8.4); False removes every one.
 
     Raises
     ------
@@ -103,6 +110,7 @@ def finish_file(h5file: h5py.File, splits: Sequence[SplitSink], feeder: Feeder, 
         if not split.stored:  # new, or loaded to be extended
             write_attr(split.group, "num_samples", split.num_samples)
     feeder.close()
+    write_checksums(h5file, splits, checksums)  # SPEC §8.4-S1: written by default, after the last chunk
     write_attr(h5file, "fingerprint", file_fingerprint(write_fingerprints(splits, path)))
     write_attr(h5file, "complete", 1)  # last (SPEC §4.4-R2): after every other object and attribute
     h5file.flush()

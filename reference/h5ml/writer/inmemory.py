@@ -39,6 +39,7 @@ def write(
     shuffle: bool = False,
     seed: int | None = None,
     features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
+    checksums: bool = True,
 ) -> Path:
     """Write in-memory data as an h5ml file, atomically (§4, §5, §6, §7, §8).
 
@@ -72,6 +73,10 @@ def write(
         feature of every split; ``"split/feature"`` keys apply to one split and
         override the general ones field by field. Values are
         :class:`~h5ml.model.values.FeatureSpec` or dicts of its fields.
+    checksums
+        Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4),
+        checked by ``h5ml.open(..., verify=True)``; ``False`` writes none.
+        See :class:`Writer`.
 
     Returns
     -------
@@ -124,7 +129,14 @@ def write(
     SpecTable(features).check_used(splits)
     columns_by_split = {s: {f: as_categorical(v) for f, v in cols.items()} for s, cols in splits.items()}
     counts = {split: _num_samples(split, columns, where) for split, columns in columns_by_split.items()}
-    with Writer(path, metadata, compression=compression, compression_opts=compression_opts, features=features) as w:
+    with Writer(
+        path,
+        metadata,
+        compression=compression,
+        compression_opts=compression_opts,
+        features=features,
+        checksums=checksums,
+    ) as w:
         for split, columns in columns_by_split.items():
             n = counts[split]
             w.add_split(split, shuffle_seed=seed if shuffle else None, expected_samples=n)

@@ -79,6 +79,8 @@ class SplitRegistry:
         The target, for error messages.
     compression
         The writer's compression, ``"gzip"`` or ``None`` (a feature may override it).
+    checksums
+        ``checksums=`` of the writer: its chunk checksums are written on close (SPEC §8.4), or removed.
     specs
         The writer's ``features=`` options.
     existing
@@ -87,11 +89,19 @@ class SplitRegistry:
     """
 
     def __init__(
-        self, h5file: h5py.File, path: str, compression: str | None, specs: SpecTable, existing: Existing
+        self,
+        h5file: h5py.File,
+        path: str,
+        compression: str | None,
+        specs: SpecTable,
+        existing: Existing,
+        checksums: bool = True,
     ) -> None:
         self._file = h5file
         self.path = path
         self._compression = compression
+        #: Whether the finished file gets its chunk checksums (SPEC §8.4), or has them all removed.
+        self.checksums = bool(checksums)
         self._specs = specs
         self._splits: dict[str, SplitSink] = existing.splits
         #: Append mode: the options of the file's features by name, for the same feature of a new split.

@@ -6,8 +6,8 @@ The writer is the public face of its collaborators, each in its own module:
   beside it, its discarding on failure and the final ``os.replace`` (§4.4);
 - :func:`~h5ml.writer.root.write_root`, :func:`~h5ml.writer.root.update_root`:
   the root attributes (§4.2);
-- :func:`~h5ml.writer.existing.load_existing`: append mode, the splits and
-  features of the file being extended;
+- :func:`~h5ml.writer.existing.start_file`, :func:`~h5ml.writer.existing.load_existing`:
+  a new root, or (append mode) the splits and features of the file being extended;
 - :class:`~h5ml.writer.registry.SplitRegistry`: the splits and features,
   declared, inferred, and every batch checked against them (§5, §6);
 - :class:`~h5ml.writer.feeder.Feeder`: fingerprints (§8.2) and statistics
@@ -33,11 +33,11 @@ import numpy.typing as npt
 from h5ml.model.values import FeatureSpec, SpecTable
 from h5ml.writer.arguments import check_options
 from h5ml.writer.atomic import AtomicFile
-from h5ml.writer.existing import Existing, load_existing
+from h5ml.writer.existing import start_file
 from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
 from h5ml.writer.registry import SplitRegistry
-from h5ml.writer.root import check_metadata, update_root, write_root
+from h5ml.writer.root import check_metadata, update_root
 
 __all__ = ["Writer"]
 
@@ -79,6 +79,9 @@ class Writer:
         :meth:`add_feature` (a field both give with different values is
         refused). A key that applies to no feature is an error, when its split
         gets its first samples or when the writer closes.
+    checksums
+        Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
+        mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
 
     Raises
     ------
@@ -126,6 +129,7 @@ class Writer:
         compression: str | None = None,
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
+        checksums: bool = True,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
@@ -138,12 +142,8 @@ class Writer:
         append = mode == "a" and self.target_path.exists()
         self._file = atomic.open(self, append, self._feeder.abort)
         try:
-            if append:
-                existing = load_existing(self._file, metadata, self.path.stem, where)
-            else:
-                write_root(self._file, metadata, self.path.stem, where)
-                existing = Existing({}, {})
-            self._splits = SplitRegistry(self._file, where, compression, specs, existing)
+            existing = start_file(self._file, append, metadata, self.path.stem, where)
+            self._splits = SplitRegistry(self._file, where, compression, specs, existing, checksums)
         except BaseException:
             self.close(abort=True)
             raise
@@ -413,7 +413,7 @@ class Writer:
 
     def _finish(self) -> None:
         self._splits.check_specs_used()
-        finish_file(self._file, self._splits.splits(), self._feeder, str(self.path))
+        finish_file(self._file, self._splits.splits(), self._feeder, str(self.path), self._splits.checksums)
 
     def close(self, abort: bool = False) -> None:
         """Finish the file and move it to the target, or abort (§4.4).

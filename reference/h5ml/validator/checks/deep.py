@@ -1,4 +1,4 @@
-"""Checks that read sample data (deep validation): E140-E145, E160 (§3.3, §3.4, §6, §8, §10.4).
+"""Checks that read sample data (deep validation): E140-E145, E160, E162 (§3.3, §3.4, §6, §8, §10.4).
 
 :func:`check_data` runs once every metadata check is done: it reads every
 sample of every feature whose structure is sound (the features that
@@ -34,6 +34,7 @@ from h5ml.model.booleans import bool_enum_base, first_non_boolean
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 from h5ml.validator.checks.attributes import read_value
+from h5ml.validator.checks.checksums import check_feature_checksums
 from h5ml.validator.checks.chunking import row_bytes
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState
@@ -98,7 +99,9 @@ def check_data(state: FileState, f: h5py.File) -> Iterator[Issue]:
     ------
     Issue
         The issues of :func:`deep_feature` for each feature, E101 for a
-        feature the library fails on outside a data read, then E160 for the
+        feature the library fails on outside a data read, E162 for its
+        chunks whose stored bytes differ from their checksums
+        (:func:`h5ml.validator.checks.checksums.check_feature_checksums`), then E160 for the
         file fingerprint (:func:`check_file_fingerprint`).
     """
     for feature in state.data_checks:
@@ -107,6 +110,10 @@ def check_data(state: FileState, f: h5py.File) -> Iterator[Issue]:
         except LIBRARY_ERRORS as exc:
             state.all_fingerprints_computed = False
             yield damaged(exc, feature.path, "reading")
+        try:
+            yield from check_feature_checksums(feature)  # SPEC §8.4-R5: E162, every chunk of every dataset
+        except LIBRARY_ERRORS as exc:
+            yield damaged(exc, feature.path, "reading the stored chunks of")
     yield from check_file_fingerprint(state, f)
 
 

@@ -27,6 +27,7 @@ from h5ml import spec
 from h5ml.model.allocation import NeverWritten, unallocated_storage
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.validator.checks.attributes import check_attributes
+from h5ml.validator.checks.checksums import check_checksum_member, is_checksum_member
 from h5ml.validator.checks.chunking import check_chunks, check_contiguous
 from h5ml.validator.checks.issue import Issue
 from h5ml.validator.checks.state import CheckedFeature, FileState
@@ -231,7 +232,10 @@ def _components(state: FileState, feature: CheckedFeature) -> Generator[Issue, N
     ok = True
     for name in group:
         member_path, obj = state.member(group, path, name)
-        if name not in required and name not in optional:
+        if is_checksum_member(name):  # SPEC §8.4-R1: a component's checksum dataset, not an unknown member
+            if obj is not None:
+                yield from check_checksum_member(group, member_path, name, in_feature=True)
+        elif name not in required and name not in optional:
             yield Issue.of(
                 "I301",
                 member_path,

@@ -34,6 +34,7 @@ from h5ml.validator.checks.attributes import (
     is_version,
     read_value,
 )
+from h5ml.validator.checks.checksums import check_checksum_member, is_checksum_member
 from h5ml.validator.checks.encodings import check_encoding
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import CheckedFeature, FileState, address, text
@@ -154,6 +155,9 @@ def _check_split(state: FileState, group: h5py.Group, path: str, name: str | byt
         if obj is None:
             if not reserved:
                 state.all_fingerprints_computed = False  # a feature behind a link that is never followed (E110, E115)
+            continue
+        if reserved and is_checksum_member(text(member_name)):  # SPEC §8.4-R1: defined by 1.1, not I301
+            yield from check_checksum_member(group, member_path, text(member_name), in_feature=False)
             continue
         if reserved:  # SPEC §5.5-R2
             yield Issue.of("I301", member_path, f"{member_path} has a reserved name; readers ignore it")
