@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import crc32c
 import h5py
 import numpy as np
 import pytest
@@ -82,6 +83,14 @@ def _statuses(report: h5ml.VerifyReport) -> dict[str, str]:
     return {c.hdf5_path: c.status for c in report.features}
 
 
+def _stored_crc(path: Path, hdf5_path: str, index: int) -> int:
+    """The CRC32C of chunk ``index``'s stored bytes, read straight from the file (not through h5ml)."""
+    offset, size = _chunk_span(path, hdf5_path, index)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return int(crc32c.crc32c(fh.read(size)))
+
+
 @pytest.mark.parametrize("compression", ["none", "gzip"])
 def test_a_written_file_verifies_with_the_writers_fingerprints(files: dict[str, Path], compression: str) -> None:
     """§8.1-R2, §8.1-R3: every recomputed fingerprint equals the one the writer stored; exit 0; the JSON fits its schema."""
@@ -93,48 +102,99 @@ def test_a_written_file_verifies_with_the_writers_fingerprints(files: dict[str, 
         for check in report.features:
             assert check.actual == f[check.hdf5_path].attrs["fingerprint"] == check.expected
         assert report.file_actual == report.file_expected == f.attrs["fingerprint"]
+    # §8.4: the writer protects every feature dataset; verify compared every one of them
+    assert len(report.checksummed) == 8
+    assert [c.checksum_status for c in report.features] == ["ok"] * 8
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert wave.checksummed == ("/train/wave/offsets", "/train/wave/values")
     code, out, err = run_cli("verify", str(path), "--jobs", "2")
     assert (code, err) == (0, "")
     assert f"{path}: VERIFIED; 8 features" in out
+    assert out.rstrip().endswith("; 8 features checked by chunk checksums")
     code, out, _ = run_cli("verify", "--json", str(path))
     document = json.loads(out)
     schemas.validator_for("verify").validate(document)
     assert code == 0 and document["ok"] is True
     assert [f["status"] for f in document["features"]] == ["ok"] * 8
+    assert document["checksums"] == {"compared": True, "features_checked": 8}
+    assert [f["checksums"]["status"] for f in document["features"]] == ["ok"] * 8
 
 
 @pytest.mark.parametrize("hdf5_path", ["/train/image", "/train/x", "/train/wave/values", "/train/blob/values"])
 def test_one_flipped_byte_of_uncompressed_data_names_exactly_that_feature(
     files: dict[str, Path], tmp_path: Path, hdf5_path: str
 ) -> None:
-    """§8.1-R2: one flipped byte in one chunk is that feature's DIFFERS, with both values; every other feature is ok."""
+    """§8.1-R2, §8.4-R2: one flipped byte in one chunk is that feature's DIFFERS, naming the dataset and the chunk.
+
+    Both CRC32C values (the writer's, and the one of the damaged bytes read straight from the file) and both
+    fingerprints are given; every other feature is ok.
+    """
     path = _copy(files["none"], tmp_path)
-    _flip(path, hdf5_path, index=1 if hdf5_path == "/train/image" else 0)
+    index = 1 if hdf5_path == "/train/image" else 0
+    written = _stored_crc(path, hdf5_path, index)
+    _flip(path, hdf5_path, index=index)
+    damaged = _stored_crc(path, hdf5_path, index)
     feature = "/".join(hdf5_path.split("/")[:3])
     report = h5ml.verify(path, jobs=2)
     assert [c.hdf5_path for c in report.differing] == [feature]
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {feature}
     assert report.file_status == "differs"  # the file fingerprint combines the changed feature's
     (bad,) = report.differing
+    assert bad.checksum_status == "differs"
+    assert [(m.path, m.entry, m.expected, m.actual) for m in bad.mismatches] == [(hdf5_path, index, written, damaged)]
+    assert written != damaged and bad.expected != bad.actual and bad.actual is not None
     code, out, _ = run_cli("verify", str(path))
     assert code == 1
     line = next(line for line in out.splitlines() if line.startswith("DIFFERS train/"))
-    assert line == f"DIFFERS {feature[1:]} ({feature}): expected {bad.expected}, computed {bad.actual}"
+    (mismatch,) = bad.mismatches
+    assert line == (
+        f"DIFFERS {feature[1:]} ({feature}): chunk {index} of {hdf5_path}: CRC32C expected 0x{written:08x}, "
+        f"computed 0x{damaged:08x} (rows {mismatch.rows[0]}..{mismatch.rows[1]}); "
+        f"fingerprint expected {bad.expected}, computed {bad.actual}"
+    )
     assert sum(line.startswith("DIFFERS train/") for line in out.splitlines()) == 1
 
 
 def test_one_flipped_byte_of_gzip_data_names_that_feature_and_its_chunk(files: dict[str, Path], tmp_path: Path) -> None:
-    """A flipped byte of a deflate stream does not inflate: that feature is unverified, naming the chunk; exit 2."""
+    """§8.4-R2: a flipped byte of a deflate stream: the chunk's CRC32C differs, so the feature DIFFERS (exit 1).
+
+    Its fingerprint cannot be computed (the chunk does not inflate): the report says both. With
+    ``--no-checksums`` the feature is only unverified (exit 2), as before checksums.
+    """
     path = _copy(files["gzip"], tmp_path)
+    written = _stored_crc(path, "/train/image", 1)
     _flip(path, "/train/image", index=1, at=200)
+    damaged = _stored_crc(path, "/train/image", 1)
     report = h5ml.verify(path, jobs=2)
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/image"}
-    (bad,) = report.unverified
-    assert bad.reason is not None and "/train/image" in bad.reason and "chunk 1" in bad.reason
+    (bad,) = report.differing
+    assert not report.unverified
+    assert [(m.path, m.entry, m.expected, m.actual, m.rows) for m in bad.mismatches] == [
+        ("/train/image", 1, written, damaged, (1024, 2048))
+    ]
+    assert bad.actual is None  # the fingerprint was not computed ...
+    assert bad.reason is not None and "/train/image" in bad.reason and "chunk 1" in bad.reason  # ... and why
     assert report.file_status == "unverified"  # no guess at the file fingerprint without every feature's
     code, out, err = run_cli("verify", str(path))
-    assert code == 2 and err == ""
+    assert code == 1 and err == ""
+    first = out.splitlines()[0]
+    assert first.startswith(
+        f"DIFFERS train/image (/train/image): chunk 1 of /train/image: CRC32C expected 0x{written:08x}, "
+        f"computed 0x{damaged:08x} (rows 1024..2048); fingerprint not verified: "
+    )
+    assert "chunk 1 does not inflate" in first
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/image")
+    assert (entry["status"], entry["actual"], entry["checksums"]["status"]) == ("differs", None, "differs")
+    assert entry["checksums"]["mismatches"] == [
+        {"dataset": "/train/image", "entry": 1, "expected": written, "actual": damaged, "rows": [1024, 2048]}
+    ]
+    code, out, _ = run_cli("verify", "--no-checksums", str(path))
+    assert code == 2
     assert out.splitlines()[0].startswith("UNVERIFIED train/image (/train/image): ")
+    assert out.rstrip().endswith("; chunk checksums not compared (--no-checksums)")
 
 
 def test_a_changed_value_in_a_recompressed_gzip_chunk_names_that_feature(
@@ -186,7 +246,10 @@ def test_jobs_1_and_2_give_identical_reports(files: dict[str, Path], tmp_path: P
         document.pop("seconds")
         documents.append((code, document))
     assert documents[0] == documents[1]
-    assert documents[0][0] == 2
+    assert documents[0][0] == 1  # the damaged chunk's CRC32C differs (§8.4): DIFFERS, not only unverified
+    entry = next(e for e in documents[0][1]["features"] if e["hdf5_path"] == "/train/x")
+    assert [(m["dataset"], m["entry"]) for m in entry["checksums"]["mismatches"]] == [("/train/x", 0)]
+    assert documents[0][1]["checksums"] == {"compared": True, "features_checked": 8}
 
 
 def test_refused_files_get_one_error_line_and_no_traceback(tmp_path: Path, files: dict[str, Path]) -> None:
@@ -219,15 +282,24 @@ def test_a_feature_without_a_fingerprint_is_unverified_not_ok(files: dict[str, P
 
 
 def test_decreasing_offsets_are_unverified_rather_than_hashed(files: dict[str, Path], tmp_path: Path) -> None:
-    """SPEC §6.3-R1: offsets that decrease make no fingerprint (no guess); the reason says so."""
+    """SPEC §6.3-R1: offsets that decrease make no fingerprint (no guess); the reason says so.
+
+    The offsets were rewritten in place, so their chunk's CRC32C differs too (§8.4-R2): DIFFERS with the
+    reason; without the checksum step the feature is unverified.
+    """
     path = _copy(files["none"], tmp_path)
     with h5py.File(path, "r+") as f:
         offsets = f["train/blob/offsets"]
         offsets[10] = offsets[11] + 5
-    report = h5ml.verify(path)
+    report = h5ml.verify(path, checksums=False)
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/blob"}
     (bad,) = report.unverified
     assert bad.reason is not None and "decrease" in bad.reason
+    assert bad.checksum_status == "skipped" and not report.checksummed
+    report = h5ml.verify(path)
+    (bad,) = report.differing
+    assert [(m.path, m.entry) for m in bad.mismatches] == [("/train/blob/offsets", 0)]
+    assert bad.actual is None and bad.reason is not None and "decrease" in bad.reason
 
 
 def test_the_chunk_check_sees_every_stored_chunk_once_and_its_failure_names_the_feature(
@@ -268,9 +340,12 @@ def test_chunks_that_verify_does_not_decode_itself_are_read_through_hdf5(
         values = f["test/x"][()]
         create = {"chunks": (16, 16), **create}
         replace_dataset(f, "test/x", data=values, **create)
+        del f["test/_crc32c.x"]  # §8.4-R3: a rewritten dataset keeps no checksums that do not match
     seen: list[tuple[str, int]] = []
     report = h5ml.verify(path, jobs=2, check_chunk=lambda chunk: seen.append((chunk.dataset, chunk.index)))
     assert report.ok, [c.reason for c in report.features]
+    test_x = next(c for c in report.features if c.hdf5_path == "/test/x")
+    assert (test_x.checksum_status, test_x.unprotected) == ("absent", ("/test/x",))
     assert len(set(seen)) == len(seen)  # each chunk once
     whole_rows = create["chunks"][1:] == (16,)
     assert sorted(i for name, i in seen if name == "/test/x") == (list(range(4)) if whole_rows else [])
