@@ -447,3 +447,121 @@ def test_an_empty_split_verifies(tmp_path: Path) -> None:
     h5ml.write(path, {"train": {"x": np.zeros((0, 3), "f4"), "s": np.array([], dtype=object).astype(str)}})
     report = h5ml.verify(path, jobs=2)
     assert report.ok and [c.status for c in report.features] == ["ok", "ok"]
+
+
+def test_a_file_written_without_checksums_verifies_with_none_checked(tmp_path: Path) -> None:
+    """§8.4: checksum datasets are optional: a file written with ``checksums=False`` verifies, 0 checked by them."""
+    path = tmp_path / "plain.h5"
+    h5ml.write(path, _small(), checksums=False)
+    with h5py.File(path, "r") as f:
+        assert not [name for name in f["train"] if name.startswith("_crc32c.")]
+    report = h5ml.verify(path, jobs=2)
+    assert report.ok and not report.checksummed
+    assert [c.checksum_status for c in report.features] == ["absent"] * 3
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert wave.unprotected == ("/train/wave/offsets", "/train/wave/values")
+    code, out, err = run_cli("verify", str(path))
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith("; 0 features checked by chunk checksums")
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    assert code == 0 and document["checksums"] == {"compared": True, "features_checked": 0}
+
+
+def _small() -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    return {
+        "train": {
+            "x": rng.normal(size=(3000, 8)).astype("f4"),
+            "label": h5ml.Categorical(rng.integers(0, 3, 3000), ["a", "b", "c"]),
+            "wave": [rng.normal(size=int(rng.integers(1, 9))).astype("f4") for _ in range(3000)],
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("mutate", "problem"),
+    [
+        (lambda f: replace_dataset(f, "train/_crc32c.x", data=np.zeros(99, np.uint32)), "has 99 entries, but there"),
+        (lambda f: replace_dataset(f, "train/_crc32c.x", data=np.zeros(1, np.int64)), "has dtype int64, not uint32"),
+        (lambda f: (f.__delitem__("train/_crc32c.x"), f.create_group("train/_crc32c.x")), "is not a dataset"),
+    ],
+)
+def test_a_malformed_checksum_dataset_is_named_and_the_feature_is_unverified(
+    tmp_path: Path, mutate: Any, problem: str
+) -> None:
+    """§8.4-R1 (E163): a malformed checksum dataset is named with what is wrong; its feature is unverified, exit 2.
+
+    The data itself is intact (its fingerprint agrees), but its chunks could not be checked: never "verified".
+    """
+    path = tmp_path / "malformed.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        mutate(f)
+    report = h5ml.verify(path, jobs=2)
+    assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/x"}
+    (bad,) = report.unverified
+    assert bad.expected == bad.actual and bad.expected is not None
+    assert bad.checksum_status == "malformed" and bad.checksummed == ()
+    ((where, what),) = bad.malformed
+    assert where == "/train/_crc32c.x" and what.startswith(problem)
+    assert bad.reason is not None and "checksum dataset /train/_crc32c.x " + problem in bad.reason
+    assert len(report.checksummed) == 2  # the other features are still checked
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 2
+    line = out.splitlines()[0]
+    assert line.startswith("UNVERIFIED train/x (/train/x): ") and "/train/_crc32c.x" in line and "E163" in line
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/x")
+    assert entry["status"] == "unverified" and entry["checksums"]["malformed"][0]["dataset"] == "/train/_crc32c.x"
+    # --no-checksums does not look at checksum datasets: the fingerprint alone agrees
+    assert run_cli("verify", "--no-checksums", str(path))[0] == 0
+
+
+def test_an_edited_checksum_entry_differs_though_the_data_agrees(tmp_path: Path) -> None:
+    """§8.4-R2: an entry that no longer matches its chunk is DIFFERS (exit 1), and the line says the data agrees."""
+    path = tmp_path / "entry.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        sums = f["train/wave/_crc32c.values"]
+        written = int(sums[0])
+        sums[0] = written ^ 1
+    report = h5ml.verify(path, jobs=1)
+    (bad,) = report.differing
+    assert bad.hdf5_path == "/train/wave" and bad.expected == bad.actual
+    assert [(m.path, m.entry, m.expected, m.actual) for m in bad.mismatches] == [
+        ("/train/wave/values", 0, written ^ 1, written)
+    ]
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"DIFFERS train/wave (/train/wave): chunk 0 of /train/wave/values: CRC32C expected 0x{written ^ 1:08x}, "
+        f"computed 0x{written:08x} (rows {bad.mismatches[0].rows[0]}..{bad.mismatches[0].rows[1]}); "
+        f"fingerprint agrees ({bad.expected}): the checksum dataset may be what changed"
+    )
+
+
+def test_a_partly_protected_feature_and_no_checksums_are_reported(tmp_path: Path) -> None:
+    """§8.4: a feature with checksums on some datasets only is "partial", naming the others; --no-checksums skips."""
+    path = tmp_path / "partial.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        del f["train/wave/_crc32c.offsets"]
+    report = h5ml.verify(path, jobs=2)
+    assert report.ok
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert (wave.checksum_status, wave.checksummed, wave.unprotected) == (
+        "partial",
+        ("/train/wave/values",),
+        ("/train/wave/offsets",),
+    )
+    assert len(report.checksummed) == 3
+    code, out, _ = run_cli("verify", "--json", "--no-checksums", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    assert code == 0 and document["checksums"] == {"compared": False, "features_checked": 0}
+    assert [e["checksums"]["status"] for e in document["features"]] == ["skipped"] * 3
+    assert h5ml.verify(path, checksums=False).checksummed == ()

@@ -179,10 +179,10 @@ def _compare_checksums(run: _Run, members: dict[str, h5py.Dataset]) -> _Checksum
         if not is_library_failure(exc):
             raise
         where = ", ".join(str(d.name) for d in datasets)
-        problem = damaged_file(run.ds.path, where, "reading the stored chunks to compare their checksums", exc)
-        return _Checksums(step="unchecked", problem=problem.message)
+        error = damaged_file(run.ds.path, where, "reading the stored chunks to compare their checksums", exc)
+        return _Checksums(step="unchecked", problem=error.message)
     skipped = set(unprotected) | {_protected_path(path) for path, _ in malformed}
-    problem = None
+    problem: str | None = None
     if malformed:
         problem = "; ".join(
             f"{run.ds.path}: checksum dataset {path} {what}: its chunks were not checked (E163, §8.4-R1); "
