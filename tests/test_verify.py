@@ -542,6 +542,14 @@ def test_an_edited_checksum_entry_differs_though_the_data_agrees(tmp_path: Path)
         f"computed 0x{written:08x} (rows {bad.mismatches[0].rows[0]}..{bad.mismatches[0].rows[1]}); "
         f"fingerprint agrees ({bad.expected}): the checksum dataset may be what changed"
     )
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    validator = schemas.validator_for("verify")
+    validator.validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/wave")
+    assert (entry["status"], entry["checksums"]["status"]) == ("differs", "differs")
+    entry["status"] = "ok"  # the schema does not let a document call a feature with a damaged chunk ok
+    assert not validator.is_valid(document)
 
 
 def test_a_partly_protected_feature_and_no_checksums_are_reported(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ inflating (zlib) and un-shuffling (numpy) release Python's lock. Every
 hasher takes its feature's content in file order, so the fingerprints do not
 depend on ``jobs`` (byte-identical to the serial computation of the writer and
 the deep validator). Memory: at most ``2 * jobs + 2`` decoded chunks (and one
-batch of a dataset that is not chunked per feature thread) are held at once,
-however large the features are.
+batch of a dataset that is not chunked per feature thread, and one stored chunk
+or block per feature thread in the checksum step) are held at once, however
+large the features are.
 
 Chunk checksums (§8.4): unless ``checksums=False``, each feature thread
 first compares the CRC32C of every stored chunk (or block) of the feature's

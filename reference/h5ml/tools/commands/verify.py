@@ -122,12 +122,13 @@ def verify_command(
 
     Names each feature (split/feature, HDF5 path) whose fingerprint differs,
     with the expected and computed values, and each chunk whose stored bytes
-    do not have the CRC32C its checksum dataset records (SPEC §8.4; files
-    without checksum datasets are not an error; --no-checksums skips them). FILE is one h5ml file (sharded
-    indexes are not supported yet). Exit 0 when every fingerprint agrees, 1
-    when one differs, 2 when a feature cannot be verified (no fingerprint
-    stored, unreadable data, a malformed checksum dataset) or the file is refused (not h5ml, external
-    links or storage, ...).
+    do not have the CRC32C its checksum dataset records (SPEC §8.4; a file
+    without checksum datasets is not an error; --no-checksums skips them).
+    FILE is one h5ml file (sharded indexes are not supported yet). Exit 0
+    when everything agrees, 1 when a fingerprint or a chunk checksum
+    differs, 2 when a feature cannot be verified (no fingerprint stored,
+    unreadable data, a malformed checksum dataset) or the file is refused
+    (not h5ml, external links or storage, ...).
     """
     from h5ml.reader.verification import verify
 
