@@ -25,6 +25,7 @@ import h5ml
 from _files import run_cli
 from badfiles import not_h5ml, replace_dataset
 from h5ml.errors import H5MLError, InvalidFileError
+from h5ml.model.fingerprint import fingerprint_feature
 from h5ml.reader.chunk_stream import StoredChunk
 from h5ml.spec import schemas
 
@@ -487,6 +488,7 @@ def _small() -> dict[str, Any]:
         (lambda f: replace_dataset(f, "train/_crc32c.x", data=np.zeros(1, np.int64)), "has dtype int64, not uint32"),
         (lambda f: (f.__delitem__("train/_crc32c.x"), f.create_group("train/_crc32c.x")), "is not a dataset"),
     ],
+    ids=["entries", "dtype", "group"],
 )
 def test_a_malformed_checksum_dataset_is_named_and_the_feature_is_unverified(
     tmp_path: Path, mutate: Any, problem: str
@@ -573,3 +575,40 @@ def test_a_partly_protected_feature_and_no_checksums_are_reported(tmp_path: Path
     assert code == 0 and document["checksums"] == {"compared": False, "features_checked": 0}
     assert [e["checksums"]["status"] for e in document["features"]] == ["skipped"] * 3
     assert h5ml.verify(path, checksums=False).checksummed == ()
+
+
+def test_a_flipped_byte_of_a_contiguous_dataset_names_its_block(tmp_path: Path) -> None:
+    """§8.4-R1, §8.4-R2: a contiguous dataset's entries are blocks of 2**20 bytes: the damaged one is named a block."""
+    path = tmp_path / "contiguous.h5"
+    h5ml.write(path, _small())
+    rows = np.random.default_rng(9).normal(size=(3000, 200)).astype("f4")  # 2.4 MB: three blocks
+    with h5py.File(path, "r+") as f:
+        del f["train/_crc32c.x"]
+        replace_dataset(f, "train/x", data=rows)  # contiguous (no chunks), with the feature's attributes
+        f["train/x"].attrs["sample_shape"] = [200]
+        f["train/x"].attrs["fingerprint"] = fingerprint_feature("dense", rows)
+        offset = int(f["train/x"].id.get_offset())
+    stored = path.read_bytes()[offset : offset + rows.nbytes]
+    blocks = [stored[k : k + (1 << 20)] for k in range(0, rows.nbytes, 1 << 20)]
+    assert len(blocks) == 3
+    with h5py.File(path, "r+") as f:
+        f["train"].create_dataset("_crc32c.x", data=np.array([crc32c.crc32c(b) for b in blocks], np.uint32))
+        del f.attrs["fingerprint"]  # the file fingerprint changed with x's; not the subject here
+    assert h5ml.verify(path, jobs=2).ok
+    with open(path, "r+b") as fh:
+        fh.seek(offset + (1 << 20) + 11)
+        byte = fh.read(1)[0]
+        fh.seek(offset + (1 << 20) + 11)
+        fh.write(bytes([byte ^ 0x10]))
+    report = h5ml.verify(path, jobs=2)
+    (bad,) = report.differing
+    (mismatch,) = bad.mismatches
+    assert (bad.hdf5_path, mismatch.path, mismatch.entry, mismatch.expected) == (
+        "/train/x",
+        "/train/x",
+        1,
+        crc32c.crc32c(blocks[1]),
+    )
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 1
+    assert out.splitlines()[0].startswith("DIFFERS train/x (/train/x): block 1 of /train/x: CRC32C expected ")
