@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import crc32c
 import h5py
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ import h5ml
 from _files import run_cli
 from badfiles import not_h5ml, replace_dataset
 from h5ml.errors import H5MLError, InvalidFileError
+from h5ml.model.fingerprint import fingerprint_feature
 from h5ml.reader.chunk_stream import StoredChunk
 from h5ml.spec import schemas
 
@@ -82,6 +84,14 @@ def _statuses(report: h5ml.VerifyReport) -> dict[str, str]:
     return {c.hdf5_path: c.status for c in report.features}
 
 
+def _stored_crc(path: Path, hdf5_path: str, index: int) -> int:
+    """The CRC32C of chunk ``index``'s stored bytes, read straight from the file (not through h5ml)."""
+    offset, size = _chunk_span(path, hdf5_path, index)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return int(crc32c.crc32c(fh.read(size)))
+
+
 @pytest.mark.parametrize("compression", ["none", "gzip"])
 def test_a_written_file_verifies_with_the_writers_fingerprints(files: dict[str, Path], compression: str) -> None:
     """§8.1-R2, §8.1-R3: every recomputed fingerprint equals the one the writer stored; exit 0; the JSON fits its schema."""
@@ -93,48 +103,99 @@ def test_a_written_file_verifies_with_the_writers_fingerprints(files: dict[str, 
         for check in report.features:
             assert check.actual == f[check.hdf5_path].attrs["fingerprint"] == check.expected
         assert report.file_actual == report.file_expected == f.attrs["fingerprint"]
+    # §8.4: the writer protects every feature dataset; verify compared every one of them
+    assert len(report.checksummed) == 8
+    assert [c.checksum_status for c in report.features] == ["ok"] * 8
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert wave.checksummed == ("/train/wave/offsets", "/train/wave/values")
     code, out, err = run_cli("verify", str(path), "--jobs", "2")
     assert (code, err) == (0, "")
     assert f"{path}: VERIFIED; 8 features" in out
+    assert out.rstrip().endswith("; 8 features checked by chunk checksums")
     code, out, _ = run_cli("verify", "--json", str(path))
     document = json.loads(out)
     schemas.validator_for("verify").validate(document)
     assert code == 0 and document["ok"] is True
     assert [f["status"] for f in document["features"]] == ["ok"] * 8
+    assert document["checksums"] == {"compared": True, "features_checked": 8}
+    assert [f["checksums"]["status"] for f in document["features"]] == ["ok"] * 8
 
 
 @pytest.mark.parametrize("hdf5_path", ["/train/image", "/train/x", "/train/wave/values", "/train/blob/values"])
 def test_one_flipped_byte_of_uncompressed_data_names_exactly_that_feature(
     files: dict[str, Path], tmp_path: Path, hdf5_path: str
 ) -> None:
-    """§8.1-R2: one flipped byte in one chunk is that feature's DIFFERS, with both values; every other feature is ok."""
+    """§8.1-R2, §8.4-R2: one flipped byte in one chunk is that feature's DIFFERS, naming the dataset and the chunk.
+
+    Both CRC32C values (the writer's, and the one of the damaged bytes read straight from the file) and both
+    fingerprints are given; every other feature is ok.
+    """
     path = _copy(files["none"], tmp_path)
-    _flip(path, hdf5_path, index=1 if hdf5_path == "/train/image" else 0)
+    index = 1 if hdf5_path == "/train/image" else 0
+    written = _stored_crc(path, hdf5_path, index)
+    _flip(path, hdf5_path, index=index)
+    damaged = _stored_crc(path, hdf5_path, index)
     feature = "/".join(hdf5_path.split("/")[:3])
     report = h5ml.verify(path, jobs=2)
     assert [c.hdf5_path for c in report.differing] == [feature]
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {feature}
     assert report.file_status == "differs"  # the file fingerprint combines the changed feature's
     (bad,) = report.differing
+    assert bad.checksum_status == "differs"
+    assert [(m.path, m.entry, m.expected, m.actual) for m in bad.mismatches] == [(hdf5_path, index, written, damaged)]
+    assert written != damaged and bad.expected != bad.actual and bad.actual is not None
     code, out, _ = run_cli("verify", str(path))
     assert code == 1
     line = next(line for line in out.splitlines() if line.startswith("DIFFERS train/"))
-    assert line == f"DIFFERS {feature[1:]} ({feature}): expected {bad.expected}, computed {bad.actual}"
+    (mismatch,) = bad.mismatches
+    assert line == (
+        f"DIFFERS {feature[1:]} ({feature}): chunk {index} of {hdf5_path}: CRC32C expected 0x{written:08x}, "
+        f"computed 0x{damaged:08x} (rows {mismatch.rows[0]}..{mismatch.rows[1]}); "
+        f"fingerprint expected {bad.expected}, computed {bad.actual}"
+    )
     assert sum(line.startswith("DIFFERS train/") for line in out.splitlines()) == 1
 
 
 def test_one_flipped_byte_of_gzip_data_names_that_feature_and_its_chunk(files: dict[str, Path], tmp_path: Path) -> None:
-    """A flipped byte of a deflate stream does not inflate: that feature is unverified, naming the chunk; exit 2."""
+    """§8.4-R2: a flipped byte of a deflate stream: the chunk's CRC32C differs, so the feature DIFFERS (exit 1).
+
+    Its fingerprint cannot be computed (the chunk does not inflate): the report says both. With
+    ``--no-checksums`` the feature is only unverified (exit 2), as before checksums.
+    """
     path = _copy(files["gzip"], tmp_path)
+    written = _stored_crc(path, "/train/image", 1)
     _flip(path, "/train/image", index=1, at=200)
+    damaged = _stored_crc(path, "/train/image", 1)
     report = h5ml.verify(path, jobs=2)
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/image"}
-    (bad,) = report.unverified
-    assert bad.reason is not None and "/train/image" in bad.reason and "chunk 1" in bad.reason
+    (bad,) = report.differing
+    assert not report.unverified
+    assert [(m.path, m.entry, m.expected, m.actual, m.rows) for m in bad.mismatches] == [
+        ("/train/image", 1, written, damaged, (1024, 2048))
+    ]
+    assert bad.actual is None  # the fingerprint was not computed ...
+    assert bad.reason is not None and "/train/image" in bad.reason and "chunk 1" in bad.reason  # ... and why
     assert report.file_status == "unverified"  # no guess at the file fingerprint without every feature's
     code, out, err = run_cli("verify", str(path))
-    assert code == 2 and err == ""
+    assert code == 1 and err == ""
+    first = out.splitlines()[0]
+    assert first.startswith(
+        f"DIFFERS train/image (/train/image): chunk 1 of /train/image: CRC32C expected 0x{written:08x}, "
+        f"computed 0x{damaged:08x} (rows 1024..2048); fingerprint not verified: "
+    )
+    assert "chunk 1 does not inflate" in first
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/image")
+    assert (entry["status"], entry["actual"], entry["checksums"]["status"]) == ("differs", None, "differs")
+    assert entry["checksums"]["mismatches"] == [
+        {"dataset": "/train/image", "entry": 1, "expected": written, "actual": damaged, "rows": [1024, 2048]}
+    ]
+    code, out, _ = run_cli("verify", "--no-checksums", str(path))
+    assert code == 2
     assert out.splitlines()[0].startswith("UNVERIFIED train/image (/train/image): ")
+    assert out.rstrip().endswith("; chunk checksums not compared (--no-checksums)")
 
 
 def test_a_changed_value_in_a_recompressed_gzip_chunk_names_that_feature(
@@ -186,7 +247,10 @@ def test_jobs_1_and_2_give_identical_reports(files: dict[str, Path], tmp_path: P
         document.pop("seconds")
         documents.append((code, document))
     assert documents[0] == documents[1]
-    assert documents[0][0] == 2
+    assert documents[0][0] == 1  # the damaged chunk's CRC32C differs (§8.4): DIFFERS, not only unverified
+    entry = next(e for e in documents[0][1]["features"] if e["hdf5_path"] == "/train/x")
+    assert [(m["dataset"], m["entry"]) for m in entry["checksums"]["mismatches"]] == [("/train/x", 0)]
+    assert documents[0][1]["checksums"] == {"compared": True, "features_checked": 8}
 
 
 def test_refused_files_get_one_error_line_and_no_traceback(tmp_path: Path, files: dict[str, Path]) -> None:
@@ -219,15 +283,24 @@ def test_a_feature_without_a_fingerprint_is_unverified_not_ok(files: dict[str, P
 
 
 def test_decreasing_offsets_are_unverified_rather_than_hashed(files: dict[str, Path], tmp_path: Path) -> None:
-    """SPEC §6.3-R1: offsets that decrease make no fingerprint (no guess); the reason says so."""
+    """SPEC §6.3-R1: offsets that decrease make no fingerprint (no guess); the reason says so.
+
+    The offsets were rewritten in place, so their chunk's CRC32C differs too (§8.4-R2): DIFFERS with the
+    reason; without the checksum step the feature is unverified.
+    """
     path = _copy(files["none"], tmp_path)
     with h5py.File(path, "r+") as f:
         offsets = f["train/blob/offsets"]
         offsets[10] = offsets[11] + 5
-    report = h5ml.verify(path)
+    report = h5ml.verify(path, checksums=False)
     assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/blob"}
     (bad,) = report.unverified
     assert bad.reason is not None and "decrease" in bad.reason
+    assert bad.checksum_status == "skipped" and not report.checksummed
+    report = h5ml.verify(path)
+    (bad,) = report.differing
+    assert [(m.path, m.entry) for m in bad.mismatches] == [("/train/blob/offsets", 0)]
+    assert bad.actual is None and bad.reason is not None and "decrease" in bad.reason
 
 
 def test_the_chunk_check_sees_every_stored_chunk_once_and_its_failure_names_the_feature(
@@ -268,9 +341,12 @@ def test_chunks_that_verify_does_not_decode_itself_are_read_through_hdf5(
         values = f["test/x"][()]
         create = {"chunks": (16, 16), **create}
         replace_dataset(f, "test/x", data=values, **create)
+        del f["test/_crc32c.x"]  # §8.4-R3: a rewritten dataset keeps no checksums that do not match
     seen: list[tuple[str, int]] = []
     report = h5ml.verify(path, jobs=2, check_chunk=lambda chunk: seen.append((chunk.dataset, chunk.index)))
     assert report.ok, [c.reason for c in report.features]
+    test_x = next(c for c in report.features if c.hdf5_path == "/test/x")
+    assert (test_x.checksum_status, test_x.unprotected) == ("absent", ("/test/x",))
     assert len(set(seen)) == len(seen)  # each chunk once
     whole_rows = create["chunks"][1:] == (16,)
     assert sorted(i for name, i in seen if name == "/test/x") == (list(range(4)) if whole_rows else [])
@@ -372,3 +448,167 @@ def test_an_empty_split_verifies(tmp_path: Path) -> None:
     h5ml.write(path, {"train": {"x": np.zeros((0, 3), "f4"), "s": np.array([], dtype=object).astype(str)}})
     report = h5ml.verify(path, jobs=2)
     assert report.ok and [c.status for c in report.features] == ["ok", "ok"]
+
+
+def test_a_file_written_without_checksums_verifies_with_none_checked(tmp_path: Path) -> None:
+    """§8.4: checksum datasets are optional: a file written with ``checksums=False`` verifies, 0 checked by them."""
+    path = tmp_path / "plain.h5"
+    h5ml.write(path, _small(), checksums=False)
+    with h5py.File(path, "r") as f:
+        assert not [name for name in f["train"] if name.startswith("_crc32c.")]
+    report = h5ml.verify(path, jobs=2)
+    assert report.ok and not report.checksummed
+    assert [c.checksum_status for c in report.features] == ["absent"] * 3
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert wave.unprotected == ("/train/wave/offsets", "/train/wave/values")
+    code, out, err = run_cli("verify", str(path))
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith("; 0 features checked by chunk checksums")
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    assert code == 0 and document["checksums"] == {"compared": True, "features_checked": 0}
+
+
+def _small() -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    return {
+        "train": {
+            "x": rng.normal(size=(3000, 8)).astype("f4"),
+            "label": h5ml.Categorical(rng.integers(0, 3, 3000), ["a", "b", "c"]),
+            "wave": [rng.normal(size=int(rng.integers(1, 9))).astype("f4") for _ in range(3000)],
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("mutate", "problem"),
+    [
+        (lambda f: replace_dataset(f, "train/_crc32c.x", data=np.zeros(99, np.uint32)), "has 99 entries, but there"),
+        (lambda f: replace_dataset(f, "train/_crc32c.x", data=np.zeros(1, np.int64)), "has dtype int64, not uint32"),
+        (lambda f: (f.__delitem__("train/_crc32c.x"), f.create_group("train/_crc32c.x")), "is not a dataset"),
+    ],
+    ids=["entries", "dtype", "group"],
+)
+def test_a_malformed_checksum_dataset_is_named_and_the_feature_is_unverified(
+    tmp_path: Path, mutate: Any, problem: str
+) -> None:
+    """§8.4-R1 (E163): a malformed checksum dataset is named with what is wrong; its feature is unverified, exit 2.
+
+    The data itself is intact (its fingerprint agrees), but its chunks could not be checked: never "verified".
+    """
+    path = tmp_path / "malformed.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        mutate(f)
+    report = h5ml.verify(path, jobs=2)
+    assert {p for p, s in _statuses(report).items() if s != "ok"} == {"/train/x"}
+    (bad,) = report.unverified
+    assert bad.expected == bad.actual and bad.expected is not None
+    assert bad.checksum_status == "malformed" and bad.checksummed == ()
+    ((where, what),) = bad.malformed
+    assert where == "/train/_crc32c.x" and what.startswith(problem)
+    assert bad.reason is not None and "checksum dataset /train/_crc32c.x " + problem in bad.reason
+    assert len(report.checksummed) == 2  # the other features are still checked
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 2
+    line = out.splitlines()[0]
+    assert line.startswith("UNVERIFIED train/x (/train/x): ") and "/train/_crc32c.x" in line and "E163" in line
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/x")
+    assert entry["status"] == "unverified" and entry["checksums"]["malformed"][0]["dataset"] == "/train/_crc32c.x"
+    # --no-checksums does not look at checksum datasets: the fingerprint alone agrees
+    assert run_cli("verify", "--no-checksums", str(path))[0] == 0
+
+
+def test_an_edited_checksum_entry_differs_though_the_data_agrees(tmp_path: Path) -> None:
+    """§8.4-R2: an entry that no longer matches its chunk is DIFFERS (exit 1), and the line says the data agrees."""
+    path = tmp_path / "entry.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        sums = f["train/wave/_crc32c.values"]
+        written = int(sums[0])
+        sums[0] = written ^ 1
+    report = h5ml.verify(path, jobs=1)
+    (bad,) = report.differing
+    assert bad.hdf5_path == "/train/wave" and bad.expected == bad.actual
+    assert [(m.path, m.entry, m.expected, m.actual) for m in bad.mismatches] == [
+        ("/train/wave/values", 0, written ^ 1, written)
+    ]
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"DIFFERS train/wave (/train/wave): chunk 0 of /train/wave/values: CRC32C expected 0x{written ^ 1:08x}, "
+        f"computed 0x{written:08x} (rows {bad.mismatches[0].rows[0]}..{bad.mismatches[0].rows[1]}); "
+        f"fingerprint agrees ({bad.expected}): the checksum dataset may be what changed"
+    )
+    code, out, _ = run_cli("verify", "--json", str(path))
+    document = json.loads(out)
+    validator = schemas.validator_for("verify")
+    validator.validate(document)
+    entry = next(e for e in document["features"] if e["hdf5_path"] == "/train/wave")
+    assert (entry["status"], entry["checksums"]["status"]) == ("differs", "differs")
+    entry["status"] = "ok"  # the schema does not let a document call a feature with a damaged chunk ok
+    assert not validator.is_valid(document)
+
+
+def test_a_partly_protected_feature_and_no_checksums_are_reported(tmp_path: Path) -> None:
+    """§8.4: a feature with checksums on some datasets only is "partial", naming the others; --no-checksums skips."""
+    path = tmp_path / "partial.h5"
+    h5ml.write(path, _small())
+    with h5py.File(path, "r+") as f:
+        del f["train/wave/_crc32c.offsets"]
+    report = h5ml.verify(path, jobs=2)
+    assert report.ok
+    wave = next(c for c in report.features if c.hdf5_path == "/train/wave")
+    assert (wave.checksum_status, wave.checksummed, wave.unprotected) == (
+        "partial",
+        ("/train/wave/values",),
+        ("/train/wave/offsets",),
+    )
+    assert len(report.checksummed) == 3
+    code, out, _ = run_cli("verify", "--json", "--no-checksums", str(path))
+    document = json.loads(out)
+    schemas.validator_for("verify").validate(document)
+    assert code == 0 and document["checksums"] == {"compared": False, "features_checked": 0}
+    assert [e["checksums"]["status"] for e in document["features"]] == ["skipped"] * 3
+    assert h5ml.verify(path, checksums=False).checksummed == ()
+
+
+def test_a_flipped_byte_of_a_contiguous_dataset_names_its_block(tmp_path: Path) -> None:
+    """§8.4-R1, §8.4-R2: a contiguous dataset's entries are blocks of 2**20 bytes: the damaged one is named a block."""
+    path = tmp_path / "contiguous.h5"
+    h5ml.write(path, _small())
+    rows = np.random.default_rng(9).normal(size=(3000, 200)).astype("f4")  # 2.4 MB: three blocks
+    with h5py.File(path, "r+") as f:
+        del f["train/_crc32c.x"]
+        replace_dataset(f, "train/x", data=rows)  # contiguous (no chunks), with the feature's attributes
+        f["train/x"].attrs["sample_shape"] = [200]
+        f["train/x"].attrs["fingerprint"] = fingerprint_feature("dense", rows)
+        offset = int(f["train/x"].id.get_offset())
+    stored = path.read_bytes()[offset : offset + rows.nbytes]
+    blocks = [stored[k : k + (1 << 20)] for k in range(0, rows.nbytes, 1 << 20)]
+    assert len(blocks) == 3
+    with h5py.File(path, "r+") as f:
+        f["train"].create_dataset("_crc32c.x", data=np.array([crc32c.crc32c(b) for b in blocks], np.uint32))
+        del f.attrs["fingerprint"]  # the file fingerprint changed with x's; not the subject here
+    assert h5ml.verify(path, jobs=2).ok
+    with open(path, "r+b") as fh:
+        fh.seek(offset + (1 << 20) + 11)
+        byte = fh.read(1)[0]
+        fh.seek(offset + (1 << 20) + 11)
+        fh.write(bytes([byte ^ 0x10]))
+    report = h5ml.verify(path, jobs=2)
+    (bad,) = report.differing
+    (mismatch,) = bad.mismatches
+    assert (bad.hdf5_path, mismatch.path, mismatch.entry, mismatch.expected) == (
+        "/train/x",
+        "/train/x",
+        1,
+        crc32c.crc32c(blocks[1]),
+    )
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 1
+    assert out.splitlines()[0].startswith("DIFFERS train/x (/train/x): block 1 of /train/x: CRC32C expected ")

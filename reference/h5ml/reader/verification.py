@@ -15,10 +15,22 @@ inflating (zlib) and un-shuffling (numpy) release Python's lock. Every
 hasher takes its feature's content in file order, so the fingerprints do not
 depend on ``jobs`` (byte-identical to the serial computation of the writer and
 the deep validator). Memory: at most ``2 * jobs + 2`` decoded chunks (and one
-batch of a dataset that is not chunked per feature thread) are held at once,
-however large the features are.
+batch of a dataset that is not chunked per feature thread, and one stored chunk
+or block per feature thread in the checksum step) are held at once, however
+large the features are.
 
-Per-chunk checks: ``check_chunk`` is called with the stored bytes of every
+Chunk checksums (§8.4): unless ``checksums=False``, each feature thread
+first compares the CRC32C of every stored chunk (or block) of the feature's
+datasets with its checksum dataset, through
+:func:`h5ml.model.checksums.verify_checksums` (the one place that compares
+them; stored bytes are read with ``os.pread``, outside Python's lock), and
+then hashes the feature: a chunk that no longer inflates still has its
+checksum compared. A mismatch makes the feature ``differs``; a malformed
+checksum dataset (E163) ``unverified``; a feature without checksum datasets
+(``checksums=False`` on write, a 1.0 file) is not an error. The comparison is
+per feature, so it does not depend on ``jobs``.
+
+Other per-chunk checks: ``check_chunk`` is called with the stored bytes of every
 chunk (:class:`~h5ml.reader.chunk_stream.StoredChunk`) before it is decoded;
 a per-chunk checksum is one function passed there. A check that raises an
 :class:`h5ml.H5MLError` makes that feature unverified, with the message.
@@ -31,12 +43,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import h5py
 import numpy as np
 
 from h5ml.errors import EncodingError, H5MLError
 from h5ml.model.booleans import bool_enum_base
+from h5ml.model.checksums import ChecksumMismatch, protected_name, verify_checksums
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.fingerprint import FeatureHasher, file_fingerprint
 from h5ml.reader.chunk_stream import ChunkCheck, RowStream, chunk_slots
@@ -64,9 +78,16 @@ class _Run:
     """What the features of one verification share: the file, the chunk pool and slots, the progress count."""
 
     def __init__(
-        self, ds: Dataset, jobs: int, progress: Progress | None, check_chunk: ChunkCheck | None, total: int
+        self,
+        ds: Dataset,
+        jobs: int,
+        progress: Progress | None,
+        check_chunk: ChunkCheck | None,
+        total: int,
+        checksums: bool,
     ) -> None:
         self.ds = ds
+        self.checksums = checksums
         self.pool = ThreadPoolExecutor(jobs, thread_name_prefix="h5ml-verify-chunk")
         self.slots = chunk_slots(jobs)
         self.check_chunk = check_chunk
@@ -131,16 +152,69 @@ def _compute(run: _Run, feature: Feature, members: dict[str, h5py.Dataset]) -> s
     return hasher.fingerprint()
 
 
+@dataclass
+class _Checksums:
+    """What the checksum step found for one feature (§8.4): see :class:`~h5ml.reader.verify_report.FeatureCheck`."""
+
+    step: str = "skipped"
+    checksummed: tuple[str, ...] = ()
+    unprotected: tuple[str, ...] = ()
+    mismatches: tuple[ChecksumMismatch, ...] = ()
+    malformed: tuple[tuple[str, str], ...] = ()
+    contiguous: tuple[str, ...] = ()
+    problem: str | None = None  # why the feature is unverified by this step, in words
+
+
+def _protected_path(checksum_path: str) -> str:
+    """The HDF5 path of the dataset that the checksum dataset at ``checksum_path`` protects (§8.4)."""
+    parent, member = checksum_path.rsplit("/", 1)
+    return f"{parent}/{protected_name(member)}"
+
+
+def _compare_checksums(run: _Run, members: dict[str, h5py.Dataset]) -> _Checksums:
+    """Compare every chunk checksum of the feature's datasets with their stored bytes (§8.4-R2, E162, E163)."""
+    datasets = list(members.values())
+    try:
+        mismatches, unprotected, malformed = verify_checksums(run.ds.h5file, datasets=datasets)
+    except LIBRARY_ERRORS as exc:  # OSError: a chunk lies beyond the end of the file
+        if not is_library_failure(exc):
+            raise
+        where = ", ".join(str(d.name) for d in datasets)
+        error = damaged_file(run.ds.path, where, "reading the stored chunks to compare their checksums", exc)
+        return _Checksums(step="unchecked", problem=error.message)
+    skipped = set(unprotected) | {_protected_path(path) for path, _ in malformed}
+    problem: str | None = None
+    if malformed:
+        problem = "; ".join(
+            f"{run.ds.path}: checksum dataset {path} {what}: its chunks were not checked (E163, §8.4-R1); "
+            f"{validate_advice(run.ds.path)}"
+            for path, what in malformed
+        )
+    checked = [d for d in datasets if str(d.name) not in skipped]
+    return _Checksums(
+        step="done",
+        checksummed=tuple(str(d.name) for d in checked),
+        contiguous=tuple(str(d.name) for d in checked if d.chunks is None),
+        unprotected=tuple(unprotected),
+        mismatches=tuple(mismatches),
+        malformed=tuple(malformed),
+        problem=problem,
+    )
+
+
 def _check_feature(run: _Run, split: str, feature: Feature) -> FeatureCheck:
     """Verify one feature; a feature whose data cannot be read is unverified, with the reader's message."""
     expected: str | None = None
     actual: str | None = None
     reason: str | None = None
     stored = 0
+    sums = _Checksums()
     try:
         expected = feature.fingerprint
         members = _members(run.ds, feature)
         stored = sum(int(d.id.get_storage_size()) for d in members.values())
+        if run.checksums:
+            sums = _compare_checksums(run, members)
         if expected is None:
             reason = "no fingerprint stored (§8.1): the data cannot be compared with anything"
             run.advance(stored)
@@ -154,7 +228,25 @@ def _check_feature(run: _Run, split: str, feature: Feature) -> FeatureCheck:
         if not is_library_failure(exc):
             raise
         reason = damaged_file(run.ds.path, feature.hdf5_path, "reading this feature", exc).message
-    return FeatureCheck(split, feature.name, feature.hdf5_path, feature.encoding, expected, actual, reason, stored)
+    if run.checksums and sums.step == "skipped":  # the feature's datasets could not be opened
+        sums = _Checksums(step="unchecked")
+    reason = "; ".join(r for r in (reason, sums.problem) if r) or None
+    return FeatureCheck(
+        split,
+        feature.name,
+        feature.hdf5_path,
+        feature.encoding,
+        expected,
+        actual,
+        reason,
+        stored,
+        checksummed=sums.checksummed,
+        unprotected=sums.unprotected,
+        mismatches=sums.mismatches,
+        malformed=sums.malformed,
+        contiguous=sums.contiguous,
+        checksum_step=sums.step,
+    )
 
 
 def _storage(ds: Dataset, feature: Feature) -> int:
@@ -171,6 +263,7 @@ def verify(
     progress: Progress | None = None,
     *,
     check_chunk: ChunkCheck | None = None,
+    checksums: bool = True,
 ) -> VerifyReport:
     """Recompute every fingerprint of an h5ml file from its data and compare it with the stored one (§8).
 
@@ -190,14 +283,21 @@ def verify(
         (:class:`~h5ml.reader.chunk_stream.StoredChunk`) before it is decoded:
         the step for a per-chunk checksum; it raises an
         :class:`h5ml.H5MLError` naming the chunk when the chunk is wrong.
+    checksums
+        Compare every chunk checksum (SPEC §8.4) of every feature dataset
+        with its stored bytes (default); False skips the step. A feature with
+        no checksum dataset is not an error (``checksum_status`` ``"absent"``).
 
     Returns
     -------
     VerifyReport
         Every feature's expected and computed fingerprint and the file's;
         ``report.ok`` is True when all agree, ``report.differing`` names the
-        features whose data changed, ``report.unverified`` those that could
-        not be compared (no stored fingerprint, unreadable data).
+        features whose data changed (a fingerprint or a chunk checksum
+        differs: each mismatching chunk is in ``FeatureCheck.mismatches``),
+        ``report.unverified`` those that could not be compared (no stored
+        fingerprint, unreadable data, a malformed checksum dataset);
+        ``report.checksummed`` the features checked by chunk checksums.
 
     Raises
     ------
@@ -225,9 +325,12 @@ def verify(
             order.extend((split_name, name) for name in split.features)
             for name, error in split.unreadable.items():
                 where = f"/{split_name}/{name}"
-                refused[split_name, name] = FeatureCheck(split_name, name, where, "", None, None, error.message, 0)
+                step = "unchecked" if checksums else "skipped"
+                refused[split_name, name] = FeatureCheck(
+                    split_name, name, where, "", None, None, error.message, 0, checksum_step=step
+                )
                 order.append((split_name, name))
-        run = _Run(ds, jobs, progress, check_chunk, sum(_storage(ds, f) for _, f in work))
+        run = _Run(ds, jobs, progress, check_chunk, sum(_storage(ds, f) for _, f in work), checksums)
         try:
             with ThreadPoolExecutor(jobs, thread_name_prefix="h5ml-verify-feature") as features:
                 checks = {(c.split, c.feature): c for c in features.map(lambda item: _check_feature(run, *item), work)}
@@ -237,4 +340,5 @@ def verify(
     computed = {(c.split, c.feature): c.actual for c in every if c.actual is not None}
     # SPEC §8.3: the file fingerprint combines every feature's; without one of them it is not computed (no guess)
     file_actual = file_fingerprint(computed) if len(computed) == len(every) else None
-    return VerifyReport(str(path), every, file_expected, file_actual, jobs, time.perf_counter() - began)
+    seconds = time.perf_counter() - began
+    return VerifyReport(str(path), every, file_expected, file_actual, jobs, seconds, checksums)

@@ -4,10 +4,21 @@ The JSON document is ``schema/h5ml-verify-1.0.schema.json``; the statuses:
 
 ==============  ===================================================================
 ``ok``          the fingerprint computed from the data equals the stored one
-``differs``     it does not: the data changed after the file was written
+``differs``     it does not, or a chunk's stored bytes do not have the CRC32C its
+                checksum dataset records (§8.4): the data changed after the file
+                was written (even when the fingerprint could not be computed)
 ``unverified``  no fingerprint could be compared: none is stored, or the data
-                cannot be read (``reason`` says which)
+                cannot be read, or a checksum dataset is malformed (E163) so its
+                chunks could not be checked (``reason`` says which)
 ==============  ===================================================================
+
+Each feature also says what its chunk checksums showed (§8.4,
+:attr:`FeatureCheck.checksum_status`): ``ok`` (every dataset of the feature has
+a checksum dataset and every chunk matches), ``partial`` (the datasets that
+have one match; the others have none), ``differs``, ``malformed``, ``absent``
+(no checksum dataset: a file written with ``checksums=False``, or a 1.0 file;
+not an error), ``skipped`` (``checksums=False``, ``--no-checksums``) or
+``unchecked`` (the feature could not be read, or its stored bytes not reached).
 
 A file verifies (:attr:`VerifyReport.ok`) when every feature is ``ok`` and
 the file fingerprint, when the root stores one, equals the one computed from
@@ -20,8 +31,18 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from h5ml._version import __version__
+from h5ml.model.checksums import ChecksumMismatch
 
-__all__ = ["DIFFERS", "OK", "UNVERIFIED", "VERIFY_REPORT_VERSION", "VERIFY_SCHEMA", "FeatureCheck", "VerifyReport"]
+__all__ = [
+    "CHECKSUM_STATUSES",
+    "DIFFERS",
+    "OK",
+    "UNVERIFIED",
+    "VERIFY_REPORT_VERSION",
+    "VERIFY_SCHEMA",
+    "FeatureCheck",
+    "VerifyReport",
+]
 
 #: The ``$id`` of the JSON document of :meth:`VerifyReport.to_json`.
 VERIFY_SCHEMA: Final = "https://h5ml.org/schema/h5ml-verify-1.0.schema.json"
@@ -33,6 +54,8 @@ OK: Final = "ok"
 DIFFERS: Final = "differs"
 #: Status: no fingerprint could be compared.
 UNVERIFIED: Final = "unverified"
+#: What a feature's chunk checksums showed (§8.4), :attr:`FeatureCheck.checksum_status`.
+CHECKSUM_STATUSES: Final = ("ok", "partial", "differs", "malformed", "absent", "skipped", "unchecked")
 
 
 @dataclass(frozen=True)
@@ -52,9 +75,26 @@ class FeatureCheck:
     actual
         The fingerprint computed from the data, or None when it could not be computed.
     reason
-        Why the feature is unverified (None otherwise): the reader's error, or "no fingerprint stored".
+        Why the feature is unverified, or why its fingerprint could not be computed when a chunk checksum
+        differs (None otherwise): the reader's error, "no fingerprint stored", a malformed checksum dataset.
     stored_bytes
         The bytes of its datasets as stored in the file.
+    checksummed
+        The HDF5 paths of its datasets whose chunk checksums were compared (§8.4-R2).
+    unprotected
+        The HDF5 paths of its datasets that have no checksum dataset (not an error: checksums are optional).
+    mismatches
+        Every chunk (or block) whose stored bytes do not have the recorded CRC32C (E162), in dataset then
+        entry order: dataset path, entry, expected and computed CRC32C, rows.
+    malformed
+        ``(checksum dataset path, what is wrong)`` for each malformed checksum dataset (E163): its chunks
+        are not compared.
+    contiguous
+        The HDF5 paths, among ``checksummed``, of contiguous datasets: their entries are blocks of
+        :data:`~h5ml.model.checksums.BLOCK_BYTES`, not chunks.
+    checksum_step
+        ``"done"``: the checksum step ran to its end for this feature; ``"skipped"``: ``checksums=False``;
+        ``"unchecked"``: the feature or its stored bytes could not be read (``reason`` says why).
     """
 
     split: str
@@ -65,13 +105,59 @@ class FeatureCheck:
     actual: str | None
     reason: str | None
     stored_bytes: int
+    checksummed: tuple[str, ...] = ()
+    unprotected: tuple[str, ...] = ()
+    mismatches: tuple[ChecksumMismatch, ...] = ()
+    malformed: tuple[tuple[str, str], ...] = ()
+    contiguous: tuple[str, ...] = ()
+    checksum_step: str = "skipped"
 
     @property
     def status(self) -> str:
-        """``"ok"``, ``"differs"`` or ``"unverified"``."""
+        """``"ok"``, ``"differs"`` or ``"unverified"``.
+
+        A checksum mismatch is ``"differs"`` whatever the fingerprint (the stored bytes are not those
+        written); a malformed checksum dataset, or a checksum step that could not read the stored bytes,
+        leaves the feature ``"unverified"`` unless its fingerprint differs.
+        """
+        if self.mismatches:
+            return DIFFERS
         if self.expected is None or self.actual is None:
             return UNVERIFIED
-        return OK if self.expected == self.actual else DIFFERS
+        if self.expected != self.actual:
+            return DIFFERS
+        return UNVERIFIED if self.malformed or self.checksum_step == "unchecked" else OK
+
+    @property
+    def checksum_status(self) -> str:
+        """What its chunk checksums showed: one of :data:`CHECKSUM_STATUSES` (see the module docstring)."""
+        if self.mismatches:
+            return "differs"
+        if self.malformed:
+            return "malformed"
+        if self.checksum_step != "done":
+            return self.checksum_step
+        if not self.checksummed:
+            return "absent"
+        return "partial" if self.unprotected else OK
+
+    @property
+    def protected(self) -> bool:
+        """Whether at least one of its datasets had its chunk checksums compared."""
+        return bool(self.checksummed)
+
+    def checksums_json(self) -> dict[str, Any]:
+        """The feature's ``checksums`` member of the JSON document."""
+        return {
+            "status": self.checksum_status,
+            "checksummed": list(self.checksummed),
+            "unprotected": list(self.unprotected),
+            "mismatches": [
+                {"dataset": m.path, "entry": m.entry, "expected": m.expected, "actual": m.actual, "rows": list(m.rows)}
+                for m in self.mismatches
+            ],
+            "malformed": [{"dataset": path, "problem": problem} for path, problem in self.malformed],
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The feature's entry of the JSON document (``features[]``)."""
@@ -85,6 +171,7 @@ class FeatureCheck:
             "actual": self.actual,
             "reason": self.reason,
             "stored_bytes": self.stored_bytes,
+            "checksums": self.checksums_json(),
         }
 
 
@@ -106,6 +193,8 @@ class VerifyReport:
         The threads used.
     seconds
         Wall-clock time of the run.
+    checksums
+        Whether the chunk checksums were compared (§8.4; ``checksums=False`` skips them).
     """
 
     path: str
@@ -114,6 +203,12 @@ class VerifyReport:
     file_actual: str | None
     jobs: int
     seconds: float
+    checksums: bool = True
+
+    @property
+    def checksummed(self) -> tuple[FeatureCheck, ...]:
+        """The features checked by chunk checksums: at least one of their datasets had its checksums compared."""
+        return tuple(f for f in self.features if f.protected)
 
     @property
     def differing(self) -> tuple[FeatureCheck, ...]:
@@ -151,7 +246,8 @@ class VerifyReport:
         -------
         dict
             ``{"$schema", "report_version": "1.0", "tool": {"name", "version"}, "path", "ok", "jobs",
-            "seconds", "stored_bytes", "file": {"status", "expected", "actual"}, "features": [...]}``.
+            "seconds", "stored_bytes", "checksums": {"compared", "features_checked"},
+            "file": {"status", "expected", "actual"}, "features": [...]}``.
         """
         return {
             "$schema": VERIFY_SCHEMA,
@@ -162,6 +258,7 @@ class VerifyReport:
             "jobs": self.jobs,
             "seconds": round(self.seconds, 6),
             "stored_bytes": self.stored_bytes,
+            "checksums": {"compared": self.checksums, "features_checked": len(self.checksummed)},
             "file": {"status": self.file_status, "expected": self.file_expected, "actual": self.file_actual},
             "features": [f.to_json() for f in self.features],
         }

@@ -7,7 +7,7 @@ or with ``--progress``), then prints one line per feature that is not ``ok``
 not be verified) and a verdict line; ``--json`` prints the document of
 ``schema/h5ml-verify-1.0.schema.json`` instead. Exit codes: 0 every
 fingerprint agrees; 1 (as ``validate`` for an invalid file) a fingerprint
-differs; 2 a feature could not be verified (no fingerprint stored, unreadable
+or a chunk checksum (§8.4) differs; 2 a feature could not be verified (no fingerprint stored, unreadable
 data) or the file is refused (not h5ml, external storage, ...: one line
 ``h5ml: error: ...``).
 """
@@ -37,8 +37,34 @@ def verify_exit_code(report: VerifyReport) -> int:
     return EXIT_OK
 
 
+#: Mismatching chunks named per feature in the text output (the JSON document lists every one).
+SHOWN_MISMATCHES = 5
+
+
+def _mismatch_lines(check: FeatureCheck) -> list[str]:
+    """``chunk 3 of /train/image: CRC32C expected 0x..., computed 0x...`` per mismatching chunk, at most a few."""
+    parts = []
+    for m in check.mismatches[:SHOWN_MISMATCHES]:
+        unit = "block" if m.path in check.contiguous else "chunk"
+        parts.append(
+            f"{unit} {m.entry} of {safe_text(m.path)}: CRC32C expected 0x{m.expected:08x}, "
+            f"computed 0x{m.actual:08x} (rows {m.rows[0]}..{m.rows[1]})"
+        )
+    if len(check.mismatches) > SHOWN_MISMATCHES:
+        parts.append(f"and {len(check.mismatches) - SHOWN_MISMATCHES} more chunks (--json lists every one)")
+    return parts
+
+
 def _feature_line(check: FeatureCheck) -> str:
     where = f"{safe_text(check.split)}/{safe_text(check.feature)} ({safe_text(check.hdf5_path)})"
+    if check.status == "differs" and check.mismatches:
+        if check.expected is not None and check.actual is not None and check.expected != check.actual:
+            fingerprint = f"fingerprint expected {check.expected}, computed {check.actual}"
+        elif check.expected is not None and check.expected == check.actual:
+            fingerprint = f"fingerprint agrees ({check.expected}): the checksum dataset may be what changed"
+        else:
+            fingerprint = f"fingerprint not verified: {safe_text(check.reason or '')}"
+        return f"DIFFERS {where}: {'; '.join([*_mismatch_lines(check), fingerprint])}"
     if check.status == "differs":
         return f"DIFFERS {where}: expected {check.expected}, computed {check.actual}"
     return f"UNVERIFIED {where}: {safe_text(check.reason or '')}"
@@ -83,16 +109,26 @@ def _progress_bar(streams: Streams, enabled: bool | None) -> Any:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema/h5ml-verify-1.0.schema.json).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.option(
+    "--checksums/--no-checksums",
+    default=True,
+    help="Compare every chunk's stored bytes with its CRC32C checksum dataset (SPEC §8.4; default: on).",
+)
 @click.pass_obj
-def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool, progress: bool | None) -> int:
+def verify_command(
+    streams: Streams, file: str, jobs: int | None, as_json: bool, progress: bool | None, checksums: bool
+) -> int:
     """Recompute every fingerprint of FILE from its data and compare it with the stored one.
 
     Names each feature (split/feature, HDF5 path) whose fingerprint differs,
-    with the expected and computed values. FILE is one h5ml file (sharded
-    indexes are not supported yet). Exit 0 when every fingerprint agrees, 1
-    when one differs, 2 when a feature cannot be verified (no fingerprint
-    stored, unreadable data) or the file is refused (not h5ml, external
-    links or storage, ...).
+    with the expected and computed values, and each chunk whose stored bytes
+    do not have the CRC32C its checksum dataset records (SPEC §8.4; a file
+    without checksum datasets is not an error; --no-checksums skips them).
+    FILE is one h5ml file (sharded indexes are not supported yet). Exit 0
+    when everything agrees, 1 when a fingerprint or a chunk checksum
+    differs, 2 when a feature cannot be verified (no fingerprint stored,
+    unreadable data, a malformed checksum dataset) or the file is refused
+    (not h5ml, external links or storage, ...).
     """
     from h5ml.reader.verification import verify
 
@@ -105,7 +141,7 @@ def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool,
             bar.update(task, completed=done, total=total)
 
     try:
-        report = verify(file, jobs=jobs, progress=advance if bar is not None else None)
+        report = verify(file, jobs=jobs, progress=advance if bar is not None else None, checksums=checksums)
     finally:
         if bar is not None:
             bar.stop()
@@ -128,5 +164,10 @@ def verify_command(streams: Streams, file: str, jobs: int | None, as_json: bool,
         verdict = f"DIFFERS ({len(report.differing)} of {plural(len(report.features), 'feature')})"
     else:
         verdict = f"NOT VERIFIED ({len(report.unverified)} of {plural(len(report.features), 'feature')} unverified)"
-    console.print(Text(f"{safe_text(report.path)}: {verdict}; {counts}, {plural(report.jobs, 'job')}"), soft_wrap=True)
+    if report.checksums:
+        sums = f"{plural(len(report.checksummed), 'feature')} checked by chunk checksums"
+    else:
+        sums = "chunk checksums not compared (--no-checksums)"
+    line = f"{safe_text(report.path)}: {verdict}; {counts}, {plural(report.jobs, 'job')}; {sums}"
+    console.print(Text(line), soft_wrap=True)
     return verify_exit_code(report)
