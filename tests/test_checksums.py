@@ -6,6 +6,7 @@ in ``tmp_path``, checked with the real validator and command line.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import crc32c
@@ -15,7 +16,7 @@ import pytest
 
 import h5ml
 from _files import chunk_spans, codes_at, flip_byte, run_cli
-from h5ml.model.checksums import BLOCK_BYTES, stored_layout, verify_checksums
+from h5ml.model.checksums import BLOCK_BYTES, fd_reader, stored_layout, verify_checksums
 from h5ml.validator.runner import validate
 
 
@@ -175,3 +176,19 @@ def test_names_that_are_not_utf8_are_not_taken_for_checksum_datasets(case: str) 
     for deep in (False, True):
         report = validate(fixture, deep=deep)
         assert "E120" in report.codes and "E163" not in report.codes
+
+
+def test_a_stored_chunk_beyond_the_end_of_the_file_allocates_nothing(tmp_path: Path) -> None:
+    """SPEC §10.4-S1: the byte reader refuses a range past the file's end before it allocates a buffer for it."""
+    path = tmp_path / "small.bin"
+    path.write_bytes(b"0123456789")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        read = fd_reader(fd)
+        assert read(2, 5) == b"23456"
+        with pytest.raises(OSError, match=r"beyond the file's end at 10"):
+            read(0, 1 << 50)  # a buffer of 1 PiB would be a MemoryError, not this message
+        with pytest.raises(OSError, match=r"beyond the file's end"):
+            read(8, 3)
+    finally:
+        os.close(fd)

@@ -87,6 +87,10 @@ def fd_reader(fd: int) -> ByteReader:
     """A :data:`ByteReader` over an open file descriptor (``os.pread``: no shared file position)."""
 
     def read(offset: int, size: int) -> bytes:
+        # SPEC §10.4: a chunk index may declare any size; nothing is allocated for bytes the file does not hold
+        end = os.fstat(fd).st_size
+        if offset < 0 or size < 0 or offset + size > end:
+            raise OSError(f"a stored chunk declares bytes {offset}..{offset + size}, beyond the file's end at {end}")
         parts = []
         while size > 0:
             part = os.pread(fd, size, offset)
