@@ -1,4 +1,4 @@
-"""``h5ml inspect`` escapes terminal control sequences from a file's text (issue 14, item 8; SPEC §10.2).
+"""Every text output escapes terminal control sequences from a file's text (issue 14, item 8; SPEC §10.2).
 
 Before: a root ``name`` or ``description`` holding ESC sequences (set the
 window title, clear the screen) was printed raw by ``inspect``, also in a
@@ -58,3 +58,20 @@ def test_safe_text_keeps_printable_text_and_the_lines_of_long_text() -> None:
     assert safe_text("a\tb\nc") == "a\\tb\\nc"
     assert safe_text("a\tb\nc\x1b", lines=True) == "a\tb\nc\\x1b"
     assert safe_text("\x7f\x85") == "\\x7f\\x85"
+
+
+def test_every_text_output_escapes_split_and_feature_names(tmp_path: Path) -> None:
+    """SPEC §10.2-S2: split and feature names with ESC reach dump, validate and verify output escaped, never raw."""
+    path = tmp_path / "names.h5"
+    h5ml.write(path, {"train": {"x": np.arange(4)}}, {"name": "t"})
+    with h5py.File(path, "r+") as f:
+        f.move("train/x", f"train/x{CLEAR}")
+        f.move("train", f"train{TITLE}")
+    for words in (["dump", "--format", "text"], ["dump"], ["validate", "--deep"], ["verify"], ["inspect"]):
+        out, err = io.StringIO(), io.StringIO()
+        cli.run([*words, str(path)], out, err)
+        text = out.getvalue() + err.getvalue()
+        assert "x" in text and not any(c in text for c in ("\x1b", "\x07")), (words, text)
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["dump", "--split", "absent", str(path)], out, err) == 2  # the error lists the split names
+    assert "train\\x1b]0;owned\\x07" in err.getvalue() and "\x1b" not in err.getvalue(), err.getvalue()

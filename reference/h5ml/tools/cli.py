@@ -45,7 +45,7 @@ from h5ml.tools.commands.inspect import inspect_command
 from h5ml.tools.commands.temporaries import temporaries_command
 from h5ml.tools.commands.validate import validate_command
 from h5ml.tools.commands.verify import verify_command
-from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams
+from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams, safe_text
 
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "app", "main", "run"]
 
@@ -87,7 +87,8 @@ for _command in (
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line, its control characters escaped: an error may quote a file's names (§10.2)."""
+    return safe_text(" ".join(text.split()))
 
 
 def _error_line(exc: BaseException) -> str:

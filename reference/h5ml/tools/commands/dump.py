@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import click
 
-from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file, tuple_text
+from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file, safe_text, tuple_text
 
 __all__ = ["EDGE_ITEMS", "TEXT_CHARS", "dump_command", "short_value"]
 
@@ -98,7 +98,7 @@ def _dump_text(streams: Streams, document: dict[str, Any]) -> None:
                 header += f" class_names {names[:_NAMES_SHOWN]}{more}"
             if "media_type" in feature:
                 header += f" media_type {feature['media_type']}"
-            out.write(header + f" ({count})\n")
+            out.write(safe_text(header) + f" ({count})\n")  # §10.2: names read from the file never drive the terminal
             for index, value in enumerate(feature["values"]):
                 out.write(f"  [{index}] {short_value(value)}\n")
 

@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json
+from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, safe_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator.runner import FileReport, Issue, Timeout
@@ -95,8 +95,8 @@ def _issue_table(issues: Sequence[Issue], header: bool = True) -> Table:
         table.add_row(
             Text(issue.code),
             Text(_severity(issue)),
-            Text(issue.path),
-            Text(cli_words(issue.message)),
+            Text(safe_text(issue.path)),  # §10.2: the file's names never drive the terminal
+            Text(safe_text(cli_words(issue.message), lines=True)),
             Text(issue.clause),
         )
     return table
