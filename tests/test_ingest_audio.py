@@ -163,7 +163,8 @@ def test_pairs_round_trip_bit_exact(speech: dict[str, dict[str, Path]], tmp_path
         assert ds["test"]["id"].role == "metadata" and ds["test"]["id"].encoding == "string"
         assert ds.attrs["license"] == "NOASSERTION" and ds.attrs["source"] == str(root)
     with h5py.File(out, "r") as f:
-        assert sorted(f["train/clean"].keys()) == ["offsets", "values"]  # no per-sample datasets
+        # no per-sample datasets: the two components and their chunk checksums (SPEC §8.4)
+        assert sorted(f["train/clean"].keys()) == ["_crc32c.offsets", "_crc32c.values", "offsets", "values"]
         assert f["train/clean/offsets"][-1] == f["train/clean/values"].shape[0]
     _assert_strictly_valid(out)
 

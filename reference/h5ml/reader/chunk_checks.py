@@ -213,8 +213,8 @@ class ChunkVerifier:
             what = "chunk" if layout.chunked else "block of 1 MiB of contiguous storage"
             raise ChecksumError(
                 f"{self.filename}: {self.path}: {what} {k} (rows [{lo}, {hi})) is damaged: its stored bytes have "
-                f"CRC32C 0x{actual:08x}, but its checksum dataset records 0x{expected:08x} (SPEC §8.4, E162); no "
-                f"value of it was returned: restore the file from a good copy; {validate_advice(self.filename)}",
+                f"CRC32C 0x{actual:08x}, but its checksum dataset records 0x{expected:08x} (SPEC §8.4, E162; the chunk or that entry "
+                f"changed after writing); no value of it was returned: restore the file from a good copy; {validate_advice(self.filename)}",
                 path=self.filename,
                 hdf5_path=self.path,
                 chunk=k,

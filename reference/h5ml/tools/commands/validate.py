@@ -200,7 +200,7 @@ def _checked(
 @click.argument("files", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
-@click.option("--deep", is_flag=True, help="Also read every sample (offsets, codes, fingerprints).")
+@click.option("--deep", is_flag=True, help="Also read every sample (offsets, codes, fingerprints, chunk checksums).")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),

@@ -96,5 +96,5 @@ def check_feature_checksums(feature: CheckedFeature) -> Iterator[Issue]:
             "E162",
             path,
             f"{path}: {len(found)} chunk(s) do not match their CRC32C checksum: {named}{more}; the file was damaged "
-            "after it was written: restore it from a good copy",
+            "after it was written (the chunk, or its entry in the checksum dataset): restore it from a good copy",
         )
