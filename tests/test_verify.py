@@ -612,3 +612,74 @@ def test_a_flipped_byte_of_a_contiguous_dataset_names_its_block(tmp_path: Path) 
     code, out, _ = run_cli("verify", str(path))
     assert code == 1
     assert out.splitlines()[0].startswith("DIFFERS train/x (/train/x): block 1 of /train/x: CRC32C expected ")
+
+
+def _declared_but_unwritten(path: Path, shape: tuple[int, ...], chunks: tuple[int, ...] | None, rows: int) -> Path:
+    """A valid file whose feature x is replaced by a dataset of ``shape`` of which only ``rows`` rows (column 0) are written."""
+    h5ml.write(path, {"train": {"x": np.ones((4, *shape[1:]), np.uint8)}}, {"name": "h"}, checksums=False)
+    with h5py.File(path, "r+") as f:
+        group = f["train"]
+        attrs = dict(group["x"].attrs)
+        del group["x"]
+        x = group.create_dataset("x", shape=shape, chunks=chunks, dtype=np.uint8)
+        if rows:
+            x[:rows, 0] = 1
+        for key, value in attrs.items():
+            if not key.startswith("stats"):
+                x.attrs[key] = value
+        group.attrs["num_samples"] = np.int64(shape[0])
+    return path
+
+
+@pytest.mark.parametrize(
+    ("shape", "chunks", "rows", "words"),
+    [
+        ((1 << 40, 2), (1, 1), 4, "declares shape (1099511627776, 2)"),  # chunks that split rows (read by bands)
+        ((1 << 40,), None, 0, "/train/x"),  # contiguous, never allocated
+        ((4, 2), (1, 1), 4, "/train/x"),  # column 1 never written: fill values, small file
+    ],
+    ids=["huge-split-rows", "huge-contiguous", "small-fill-values"],
+)
+def test_data_declared_but_not_stored_is_unverified_at_once(
+    tmp_path: Path, shape: tuple[int, ...], chunks: tuple[int, ...] | None, rows: int, words: str
+) -> None:
+    """SPEC §10.4-R1, §3.5.1: verify refuses a feature the reader refuses (never hashes fill values; no hour-long run).
+
+    Before: the first two ran for more than 11 minutes (and ignored SIGTERM); the third said VERIFIED, exit 0.
+    """
+    path = _declared_but_unwritten(tmp_path / "lying.h5", shape, chunks, rows)
+    report = h5ml.verify(path, jobs=2)
+    (check,) = report.features
+    assert check.status == "unverified" and check.actual is None, check
+    assert (words in (check.reason or "") and "SPEC §10.4-R1" in (check.reason or "")) or "E146" in (check.reason or "")
+    code, out, _ = run_cli("verify", str(path))
+    assert code == 2 and "UNVERIFIED train/x" in out and "NOT VERIFIED" in out
+
+
+def test_an_interrupt_stops_every_thread_at_its_next_rows(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM (a KeyboardInterrupt in the main thread) stops verify promptly, not after every feature."""
+    import os
+    import signal
+    import threading
+
+    path = tmp_path / "big.h5"
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 4, (8192, 4096), dtype=np.uint8)
+    h5ml.write(path, {"train": {"x": x}}, {"name": "b"}, compression="gzip")  # inflating is slow enough to interrupt
+    calls: list[int] = []
+    interrupted = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        if not interrupted.is_set():
+            interrupted.set()
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C: wakes the main thread waiting for the features
+
+    with pytest.raises(KeyboardInterrupt):
+        h5ml.verify(path, jobs=2, progress=progress, checksums=False)
+    with h5ml.open(path) as ds:
+        chunks = ds["train"]["x"].chunk_rows
+    total_chunks = 8192 // chunks
+    assert total_chunks >= 16
+    assert len(calls) < total_chunks // 2, (len(calls), total_chunks)  # stopped: in-flight chunks only
+    assert not [t for t in threading.enumerate() if t.name.startswith("h5ml-verify")]

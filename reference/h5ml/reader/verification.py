@@ -57,6 +57,7 @@ from h5ml.reader.chunk_stream import ChunkCheck, RowStream, chunk_slots
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.dataset import open as open_dataset
 from h5ml.reader.feature import Feature
+from h5ml.reader.unwritten import refuse_unwritten
 from h5ml.reader.verify_report import FeatureCheck, VerifyReport
 
 __all__ = ["Progress", "verify"]
@@ -95,6 +96,8 @@ class _Run:
         self._lock = threading.Lock()
         self._done = 0
         self.total = total
+        #: Set when the caller was interrupted (Ctrl-C, SIGTERM): every feature thread stops at its next rows.
+        self.cancelled = threading.Event()
 
     def advance(self, nbytes: int) -> None:
         with self._lock:
@@ -108,6 +111,8 @@ class _Run:
             dset, self.ds.path, self.pool, self.slots, check_chunk=self.check_chunk, on_bytes=self.advance, as_type=base
         )
         for rows in stream:
+            if self.cancelled.is_set():
+                raise KeyboardInterrupt("verification interrupted")
             yield rows.view(np.uint8) if base is not None else rows
 
 
@@ -133,6 +138,10 @@ def _hasher(feature: Feature) -> FeatureHasher:
 def _compute(run: _Run, feature: Feature, members: dict[str, h5py.Dataset]) -> str:
     """The fingerprint of one feature's data, fed one dataset at a time in file order (§8.2)."""
     hasher = _hasher(feature)
+    for dset in members.values():
+        # SPEC §10.4-R1, §3.5.1: data declared but not stored is refused before any row is hashed, as the reader
+        # refuses it; fill values are never fingerprinted, and a lying extent never makes verify run for hours
+        refuse_unwritten(dset, run.ds.path, dset.name)
     for member, dset in members.items():
         for rows in run.rows(dset):
             if feature.encoding == "dense":
@@ -333,7 +342,13 @@ def verify(
         run = _Run(ds, jobs, progress, check_chunk, sum(_storage(ds, f) for _, f in work), checksums)
         try:
             with ThreadPoolExecutor(jobs, thread_name_prefix="h5ml-verify-feature") as features:
-                checks = {(c.split, c.feature): c for c in features.map(lambda item: _check_feature(run, *item), work)}
+                try:
+                    checks = {
+                        (c.split, c.feature): c for c in features.map(lambda item: _check_feature(run, *item), work)
+                    }
+                except BaseException:  # an interrupt: the threads stop at their next rows, so the pool can close
+                    run.cancelled.set()
+                    raise
         finally:
             run.pool.shutdown(wait=True, cancel_futures=True)
     every = tuple({**checks, **refused}[key] for key in order)

@@ -100,7 +100,7 @@ def _dump_text(streams: Streams, document: dict[str, Any]) -> None:
                 header += f" media_type {feature['media_type']}"
             out.write(safe_text(header) + f" ({count})\n")  # §10.2: names read from the file never drive the terminal
             for index, value in enumerate(feature["values"]):
-                out.write(f"  [{index}] {short_value(value)}\n")
+                out.write(f"  [{index}] {safe_text(short_value(value))}\n")  # C1 controls too (§10.2)
 
 
 @click.command("dump")
