@@ -25,15 +25,9 @@ from pathlib import Path
 import numpy as np
 
 import h5ml
+from bench_reader import _build  # the same photo-tile file as the reader benchmark
 
 BATCH = 64
-
-
-def _build(path: Path, n: int, compression: str | None, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    images = rng.integers(0, 256, size=(n, 64, 64, 3), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=n).astype(np.int64)
-    h5ml.write(path, {"train": {"image": images, "label": labels}}, metadata={"name": "bench"}, compression=compression)
 
 
 def _epoch(path: Path, batches: list[slice] | list[np.ndarray], verify: bool) -> float:

@@ -9,8 +9,11 @@ functions that run in child processes (they must be importable by name).
 
 from __future__ import annotations
 
+import contextlib
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +25,7 @@ from h5ml import spec
 from h5ml.spec.attrs import write_attr
 
 __all__ = [
+    "HOLDER_SCRIPT",
     "Bytes",
     "Categorical",
     "Dense",
@@ -32,6 +36,7 @@ __all__ = [
     "chunk_spans",
     "codes_at",
     "flip_byte",
+    "held_open",
     "read_after_fork",
     "run_cli",
     "write_file",
@@ -277,3 +282,24 @@ def flip_byte(path: str | Path, offset: int, mask: int = 0x04) -> None:
         value = fh.read(1)[0]
         fh.seek(offset)
         fh.write(bytes([value ^ mask]))
+
+
+#: The child of :func:`held_open`: opens the file with h5py, says "open", waits for its stdin to close.
+HOLDER_SCRIPT = (
+    "import h5py, sys; f = h5py.File(sys.argv[1], sys.argv[2]); print('open', flush=True); sys.stdin.read(); f.close()"
+)
+
+
+@contextlib.contextmanager
+def held_open(path: Path, mode: str = "a", timeout: float = 30) -> Iterator[None]:
+    """Another process holds ``path`` open with h5py in ``mode`` (and HDF5's lock) until the block ends."""
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER_SCRIPT, str(path), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            assert proc.stdout.readline().strip() == "open"
+            yield
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=timeout)

@@ -7,11 +7,8 @@ Also the command line's words in its error messages (``--overwrite``, never
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,16 +17,15 @@ import numpy as np
 import pytest
 
 import h5ml
+from _files import held_open as another_process_holds
 from badfiles import add_slow_split
 from h5ml.ingest import edit
 from h5ml.ingest.options import cli_words
 from h5ml.tools import cli
 from h5ml.validator.runner import AUTO, BASE_TIMEOUT_S, default_timeout, validate
 
+
 #: The writer process: open the file for appending with h5py (HDF5 holds its lock), say so, wait for stdin to close.
-_HOLDER = "import h5py, sys; f = h5py.File(sys.argv[1], 'a'); print('open', flush=True); sys.stdin.read(); f.close()"
-
-
 def run_cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = cli.run(list(args), out, err)
@@ -48,26 +44,11 @@ def write_small(path: Path, *, shuffle: bool = True) -> Path:
     return path
 
 
-@contextlib.contextmanager
-def writer_holding(path: Path) -> Iterator[None]:
-    """A second process holds ``path`` open for writing with h5py until the block ends (timeouts guard a hang)."""
-    with subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            assert proc.stdout.readline().strip() == "open"
-            yield
-        finally:
-            proc.stdin.close()
-            proc.wait(timeout=30)
-
-
 @pytest.fixture
 def held_open(tmp_path: Path) -> Iterator[Path]:
     """A valid file that a second process holds open for writing until the test ends."""
     path = write_small(tmp_path / "busy.h5")
-    with writer_holding(path):
+    with another_process_holds(path):
         yield path
 
 
@@ -93,7 +74,7 @@ def test_validate_reads_a_complete_file_another_process_holds(held_open: Path) -
 def test_validate_in_python_reads_it_too_and_so_does_the_reader(tmp_path: Path) -> None:
     """SPEC §10.4.1-S3: validate() and h5ml.open() read a complete file another process holds, before and after."""
     path = write_small(tmp_path / "f.h5")
-    with writer_holding(path):
+    with another_process_holds(path):
         assert validate(path).valid_strict
         with h5ml.open(path) as dataset:
             np.testing.assert_array_equal(dataset["test"]["x"][:], np.ones((6, 4), np.float32))

@@ -23,7 +23,6 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -31,7 +30,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from _files import run_cli
+from _files import HOLDER_SCRIPT, held_open, run_cli
 from h5ml.errors import FileLockedError, H5MLError, IncompleteFileError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="HDF5's flock locks and os.fork are POSIX only")
@@ -39,25 +38,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="HDF5's flock lo
 #: Seconds a child interpreter may take.
 LIMIT = 120
 
+
 #: The holder: open the file with h5py in the given mode (HDF5 takes its lock), say so, wait for stdin to close.
-_HOLDER = (
-    "import h5py, sys; f = h5py.File(sys.argv[1], sys.argv[2]); print('open', flush=True); sys.stdin.read(); f.close()"
-)
-
-
-@contextlib.contextmanager
-def holding(path: Path, mode: str = "a") -> Iterator[None]:
+def holding(path: Path, mode: str = "a") -> contextlib.AbstractContextManager[None]:
     """Another process holds ``path`` open with h5py in ``mode`` (and HDF5's lock) until the block ends."""
-    with subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(path), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            assert proc.stdout.readline().strip() == "open"
-            yield
-        finally:
-            proc.stdin.close()
-            proc.wait(timeout=LIMIT)
+    return held_open(path, mode, timeout=LIMIT)
 
 
 def lock_is_real(path: Path) -> None:
@@ -172,7 +157,11 @@ def test_environment_that_forces_locking_is_named(tmp_path: Path, value: str) ->
     path = write_file(tmp_path / "held.h5")
     env = dict(os.environ, HDF5_USE_FILE_LOCKING=value)
     done = subprocess.run(
-        [sys.executable, "-c", _FORCED, str(path), _HOLDER], capture_output=True, text=True, timeout=LIMIT, env=env
+        [sys.executable, "-c", _FORCED, str(path), HOLDER_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
