@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-import crc32c as _crc32c
 import h5py
 import numpy as np
 import numpy.typing as npt
@@ -68,7 +67,9 @@ ByteReader = Callable[[int, int], Any]
 
 def checksum_of(data: Any) -> int:
     """The CRC32C (Castagnoli, the iSCSI polynomial 0x1EDC6F41, reflected) of a bytes-like object, as an int."""
-    return int(_crc32c.crc32c(data))
+    import crc32c  # imported on first use: about 50 ms, which every ``import h5ml`` and command would pay
+
+    return int(crc32c.crc32c(data))
 
 
 def checksum_name(name: str) -> str:
