@@ -175,12 +175,19 @@ def test_slices_masks_and_single_samples(written: tuple[Dataset, dict[str, Any]]
 
 
 def test_duplicates_do_not_alias_each_other(written: tuple[Dataset, dict[str, Any]]) -> None:
-    """A duplicated ragged sample comes back as independent arrays, as numpy fancy indexing gives."""
+    """A duplicated ragged sample is one read-only view twice: an edit in place is refused, so it changes no other.
+
+    (Issue 15: batches of ragged samples are views into their span's buffer; ``.copy()`` gives an array of its own.)
+    """
     ds, src = written
-    first, second = ds["train"]["ragged"][[1, 1]]
-    assert first is not second
-    first[...] = 0
-    assert np.array_equal(second, src["ragged"][1])
+    first, second, other = ds["train"]["ragged"][[1, 1, 2]]
+    assert not first.flags.writeable and not other.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first[...] = 0
+    assert np.array_equal(second, src["ragged"][1]) and np.array_equal(other, src["ragged"][2])
+    mine = first.copy()
+    mine[...] = 0
+    assert np.array_equal(second, src["ragged"][1]) and not mine.any()
 
 
 def test_out_of_range_raises_index_error_naming_index_and_length(written: tuple[Dataset, dict[str, Any]]) -> None:

@@ -43,9 +43,9 @@ class BytesFeature(OffsetFeature):
         return self._column("values").read(start, stop).tobytes()
 
     def _read_range(self, start: int, stop: int) -> Any:
-        return [seg.tobytes() for seg in self._range_segments(start, stop, copy=False)]
+        return [seg.tobytes() for seg in self._range_segments(start, stop)]
 
     def _read(self, indices: Indices) -> Any:
         plan = plan_reads(indices, self._count())
-        segments, _, _ = self._segments(plan.rows, copy=False)
-        return self._finish(plan, [seg.tobytes() for seg in segments], copy=False)
+        segments, _, _ = self._segments(plan.rows)
+        return plan.gather([seg.tobytes() for seg in segments])

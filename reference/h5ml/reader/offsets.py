@@ -7,6 +7,18 @@ and does not decrease (§6.3), and reads the values each request needs: one
 read per span of ``values``, each span the union of the rows' ranges
 (:func:`h5ml.reader.plan.merge_ranges`). :meth:`OffsetFeature.lengths` reads
 the offsets only.
+
+The samples of a batch are views into the buffer of their span (no copy per
+sample), marked read-only (``flags.writeable = False``) because several
+samples share that buffer: an edit in place of one could change another. An
+unfiltered ``values`` dataset is copied into that buffer straight out of the
+file's memory map (one copy per span, :meth:`h5ml.reader.column.Column.read`);
+the buffer is never the map itself, so that a file truncated while a sample is
+held cannot crash the process (§10.3), and the map can be closed.
+
+:func:`sample_chunk_rows` gives the samples per chunk that ``"chunk"`` shuffle
+takes for a feature (§7.1): for ragged and bytes features, the number of
+samples whose values fill about one chunk of ``values``.
 """
 
 from __future__ import annotations
@@ -20,9 +32,9 @@ import numpy.typing as npt
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.reader.feature import Feature
-from h5ml.reader.plan import Indices, ReadPlan, check_index, merge_ranges, plan_reads
+from h5ml.reader.plan import Indices, check_index, merge_ranges, plan_reads
 
-__all__ = ["OFFSETS_CACHE_BYTES", "OffsetFeature"]
+__all__ = ["OFFSETS_CACHE_BYTES", "OffsetFeature", "sample_chunk_rows"]
 
 #: Ragged/bytes ``offsets`` smaller than this (8 bytes per sample: 8M samples)
 #: are read whole once and kept in memory; larger ones are read per request.
@@ -98,12 +110,11 @@ class OffsetFeature(Feature):
         self._check_ranges(rows, starts, stops)
         return starts, stops
 
-    def _range_segments(
-        self, start: int, stop: int, as_bool: bool = False, copy: bool = True
-    ) -> list[npt.NDArray[Any]]:
+    def _range_segments(self, start: int, stop: int, as_bool: bool = False) -> list[npt.NDArray[Any]]:
         """The values of samples ``[start, stop)``: one read of ``offsets`` (unless cached) and one of ``values``.
 
-        One array per sample, copies unless ``copy`` is false (views of one buffer).
+        One array per sample: read-only views of one buffer (the span of the
+        samples' values, read with one call).
         """
         if stop <= start:
             return []
@@ -111,22 +122,20 @@ class OffsetFeature(Feature):
         bounds = offsets[start : stop + 1] if offsets is not None else self._column("offsets").read(start, stop + 1)
         self._check_ranges(np.arange(start, stop, dtype=np.int64), bounds[:-1], bounds[1:])
         first = int(bounds[0])
-        buf = self._column("values").read(first, int(bounds[-1]))
-        if as_bool:
-            buf = self._booleans(buf)
+        buf = _shared(self._column("values").read(first, int(bounds[-1])), as_bool, self)
         cuts = (bounds - first).tolist()
-        if copy:
-            return [buf[a:b].copy() for a, b in itertools.pairwise(cuts)]
         return [buf[a:b] for a, b in itertools.pairwise(cuts)]
 
     def _segments(
-        self, rows: npt.NDArray[np.int64], as_bool: bool = False, copy: bool = True
+        self, rows: npt.NDArray[np.int64], as_bool: bool = False
     ) -> tuple[list[npt.NDArray[Any]], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Read the values of the sorted unique ``rows``: one array per row (copies unless ``copy`` is false).
+        """Read the values of the sorted unique ``rows``: one read-only view per row into its span's buffer.
 
-        Each span of ``values`` is read once; every row's range lies inside one
-        span (spans are unions of the rows' ranges, widened to whole chunks when
+        Each span of ``values`` is read once, into one buffer; every row's
+        range lies inside one span (spans are unions of the rows' ranges, with
+        gaps of at most ``max_gap`` rows merged, widened to whole chunks when
         the values are compressed and a chunk does not fit the chunk cache).
+        An empty sample is a read-only empty array of its own.
         """
         values = self._column("values")
         starts, stops = self._ranges(rows)
@@ -139,6 +148,7 @@ class OffsetFeature(Feature):
             max_gap=values.max_gap,
         )
         empty = np.empty((0, *values.inner), dtype=bool if as_bool else values.dtype)
+        empty.flags.writeable = False
         out: list[npt.NDArray[Any]] = [empty] * rows.shape[0]
         needed = np.flatnonzero(stops > starts)
         if spans:
@@ -147,13 +157,11 @@ class OffsetFeature(Feature):
             order = np.argsort(owner, kind="stable")
             needed, owner = needed[order], owner[order]
             cuts = np.searchsorted(owner, np.arange(len(spans) + 1))
+            begins, ends = starts.tolist(), stops.tolist()
             for k, (a, b) in enumerate(spans):
-                buf = values.read(a, b)
-                if as_bool:
-                    buf = self._booleans(buf)
+                buf = _shared(values.read(a, b), as_bool, self)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
-                    piece = buf[int(starts[j]) - a : int(stops[j]) - a]
-                    out[j] = piece.copy() if copy else piece
+                    out[j] = buf[begins[j] - a : ends[j] - a]
         return out, starts, stops
 
     def lengths(self, indices: Indices | None = None) -> Any:
@@ -198,15 +206,48 @@ class OffsetFeature(Feature):
                 raise
             raise self._damaged(exc) from exc
 
-    @staticmethod
-    def _finish(plan: ReadPlan, unique: list[Any], copy: bool) -> Any:
-        """Request order; duplicates get their own copy so results never alias each other."""
-        result = plan.gather(unique)
-        if plan.scalar or not isinstance(result, list) or not copy:
-            return result
-        seen: set[int] = set()
-        for pos, j in enumerate(plan.inverse.tolist()):
-            if j in seen:
-                result[pos] = result[pos].copy()
-            seen.add(j)
-        return result
+
+def _shared(buf: npt.NDArray[Any], as_bool: bool, feature: Feature) -> npt.NDArray[Any]:
+    """A span's buffer, as booleans when ``as_bool`` (§3.3), made read-only: the samples' views share it."""
+    if as_bool:
+        buf = feature._booleans(buf)
+    buf.flags.writeable = False
+    return buf
+
+
+def sample_chunk_rows(feature: Feature) -> int | None:
+    """Samples per chunk of ``feature`` for ``"chunk"`` shuffle (§7.1); None when its data is not chunked.
+
+    For a dense, categorical or string feature, the rows per chunk of its
+    dataset (a row is a sample). For a ragged or bytes feature, what a read
+    pays for is chunks of ``values``, whose rows are values, not samples:
+    the number of samples whose values fill about one chunk of ``values``,
+    ``round(c0 * N / M)`` for ``N`` samples over ``M`` rows of values with
+    ``c0`` rows per chunk (at least 1, at most ``N``), from the shapes alone
+    (no data is read). With unchunked (contiguous) ``values``, or no values
+    at all (every sample empty: only ``offsets`` is read), the rows per chunk
+    of ``offsets`` (one row per sample, plus one).
+
+    Parameters
+    ----------
+    feature
+        A feature reader of a split.
+
+    Returns
+    -------
+    int or None
+        Samples per chunk, at least 1; None when neither ``values`` nor
+        ``offsets`` (or the feature's dataset) is chunked.
+    """
+    if not isinstance(feature, OffsetFeature):
+        return feature.chunk_rows
+    values = feature._node("values")
+    offsets = feature._node("offsets")
+    count = max(0, int(offsets.shape[0]) - 1)
+    total = int(values.shape[0])
+    if values.chunks is not None and total > 0 and count > 0:
+        per = round(int(values.chunks[0]) * count / total)
+        return max(1, min(count, per))
+    if offsets.chunks is not None:
+        return int(offsets.chunks[0])
+    return None

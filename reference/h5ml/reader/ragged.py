@@ -3,7 +3,11 @@
 A sample is a numpy array of its own length (the values of its rows), reshaped
 in C order to ``shapes[i]`` when the feature has ``shapes``, bool for
 ``logical_dtype = "bool"`` (§3.3). The offsets and value spans are read by
-:class:`h5ml.reader.offsets.OffsetFeature`.
+:class:`h5ml.reader.offsets.OffsetFeature`: a batch is one read of ``values``
+per contiguous run of the requested samples, and its samples are read-only
+views into the buffer of that run (no copy per sample, as zero-copy Arrow
+readers return), so that padding them (:func:`h5ml.sampling.pad_ragged`)
+copies each value once.
 """
 
 from __future__ import annotations
@@ -24,10 +28,22 @@ __all__ = ["RaggedFeature"]
 class RaggedFeature(OffsetFeature):
     """A ``ragged`` feature: ``values`` (M, ...) sliced by ``offsets`` (N+1,) (§6.3).
 
-    A batch is a list of R numpy arrays; sample i is
-    ``values[offsets[i]:offsets[i + 1]]``, reshaped in C order to
-    ``shapes[i]`` when the feature has ``shapes``. An int index returns one
-    array. :meth:`lengths` reads only the offsets.
+    A batch (a slice, a sequence, an array or a mask of indices) is a list of
+    R numpy arrays; sample i is ``values[offsets[i]:offsets[i + 1]]``, of
+    shape ``(offsets[i + 1] - offsets[i], *values.shape[1:])``, or reshaped
+    in C order to ``shapes[i]`` when the feature has ``shapes``; of
+    :attr:`dtype` (the values' dtype in native byte order, bool for
+    ``logical_dtype = "bool"``).
+
+    The arrays of a batch are views into one buffer per contiguous run of
+    the requested samples' values (read with one call: out of the file's
+    memory map for unfiltered values, one copy), not copies of their own.
+    They are read-only (``flags.writeable`` is False): samples share that
+    buffer, so an edit in place of one could change another. A duplicated
+    index gives the same array twice. Call ``sample.copy()`` for a writable
+    array of its own (a view also keeps its whole buffer in memory: copy a
+    sample kept long after its batch). An int index returns one writable
+    array of its own. :meth:`lengths` reads only the offsets.
     """
 
     encoding = "ragged"
@@ -99,4 +115,4 @@ class RaggedFeature(OffsetFeature):
             shapes_plan = shapes.plan(plan.rows)
             for j, shape in enumerate(shapes.read_rows(shapes_plan).tolist()):
                 unique[j] = self._reshaped(int(plan.rows[j]), unique[j], shape)
-        return self._finish(plan, unique, copy=True)
+        return plan.gather(unique)

@@ -30,6 +30,7 @@ import numpy.typing as npt
 from h5ml.errors import H5MLError
 from h5ml.reader import Dataset, Split, open
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
+from h5ml.reader.offsets import sample_chunk_rows
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
 
@@ -197,7 +198,10 @@ class SplitSource:
 
         A property of the file, not of the features read: ``"chunk"`` mode
         then gives the same order in every adapter, whatever each reads (a
-        resume state of one resumes the other).
+        resume state of one resumes the other). Samples per chunk of a
+        feature are :func:`h5ml.reader.offsets.sample_chunk_rows`: for a
+        ragged or bytes feature, the samples whose values fill about one
+        chunk of ``values`` (never its rows of values taken as samples).
 
         Returns
         -------
@@ -208,8 +212,9 @@ class SplitSource:
         features = list(split.features.values())
         ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
         for feature in ordered:
-            if feature.chunk_rows is not None:
-                return int(feature.chunk_rows)
+            per_chunk = sample_chunk_rows(feature)
+            if per_chunk is not None:
+                return per_chunk
         return None
 
     def class_names(self, feature: str) -> list[str]:
