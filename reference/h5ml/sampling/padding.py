@@ -1,10 +1,15 @@
 """Padding of ragged samples into one batch array, with lengths and a mask (§6.3, case C05).
 
 A ragged feature's batch is a list of arrays of different lengths (the
-reader's batch value of it). Training frameworks want one rectangular array:
-:func:`pad_ragged` pads every sample to the longest of the batch and returns
-what the model needs to ignore the padding. The framework adapters convert
-the three arrays to their own tensors; the logic lives here once, and
+reader's batch value of it: read-only views into the buffers the reader read,
+see :class:`h5ml.reader.ragged.RaggedFeature`). Training frameworks want one
+rectangular array: :func:`pad_ragged` pads every sample to the longest of the
+batch and returns what the model needs to ignore the padding. Each sample is
+copied once, straight into its row of the padded array (no intermediate
+copies, no ``np.stack``); when only the first axis varies, the pad value is
+written only after each sample (never under it) and the mask is computed from
+the lengths at once. The framework adapters convert the three arrays to their
+own tensors without a copy; the logic lives here once, and
 :mod:`h5ml.sampling.batches` applies it to each feature of a batch.
 """
 
@@ -34,15 +39,17 @@ def pad_ragged(
     samples
         R arrays of one dtype and one number of dimensions (at least 1),
         differing in their shapes (usually their first axis: time steps,
-        tokens).
+        tokens); read-only views (a reader's batch) are fine: they are only
+        read.
     pad_value
         Value written in the padding (cast to the samples' dtype).
 
     Returns
     -------
     padded : numpy.ndarray
-        ``(R, *max_shape)`` of the samples' dtype, sample ``r`` in the corner
-        ``padded[r, :n0, :n1, ...]``.
+        ``(R, *max_shape)`` of the samples' dtype (the first sample's),
+        C-contiguous, writable and sharing memory with no sample: sample
+        ``r`` copied once into the corner ``padded[r, :n0, :n1, ...]``.
     lengths : numpy.ndarray
         int64 ``(R,)`` first-axis lengths when only the first axis varies,
         else int64 ``(R, ndim)``: each sample's shape.
@@ -68,14 +75,21 @@ def pad_ragged(
     shapes = np.array([a.shape for a in arrays], dtype=np.int64)
     max_shape = tuple(int(m) for m in shapes.max(axis=0))
     only_first = bool((shapes[:, 1:] == shapes[0, 1:]).all())
+    if only_first:
+        lengths = shapes[:, 0].copy()
+        padded = np.empty((len(arrays), *max_shape), dtype=arrays[0].dtype)
+        for row, (array, n) in enumerate(zip(arrays, lengths.tolist(), strict=True)):
+            padded[row, :n] = array  # the sample's one copy
+            padded[row, n:] = pad_value  # the padding after it, nothing written twice
+        mask = np.arange(max_shape[0]) < lengths[:, None]
+        return padded, lengths, mask
     padded = np.full((len(arrays), *max_shape), pad_value, dtype=arrays[0].dtype)
-    mask = np.zeros((len(arrays), *(max_shape[:1] if only_first else max_shape)), dtype=bool)
+    mask = np.zeros((len(arrays), *max_shape), dtype=bool)
     for row, array in enumerate(arrays):
         region: tuple[int | slice, ...] = (row, *(slice(0, n) for n in array.shape))
         padded[region] = array
-        mask[region[:2] if only_first else region] = True
-    lengths = shapes[:, 0].copy() if only_first else shapes
-    return padded, lengths, mask
+        mask[region] = True
+    return padded, shapes, mask
 
 
 def stack_or_pad(
