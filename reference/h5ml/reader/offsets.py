@@ -39,6 +39,12 @@ __all__ = ["OFFSETS_CACHE_BYTES", "OffsetFeature", "sample_chunk_rows"]
 #: Ragged/bytes ``offsets`` smaller than this (8 bytes per sample: 8M samples)
 #: are read whole once and kept in memory; larger ones are read per request.
 OFFSETS_CACHE_BYTES: Final = 64 << 20
+#: Values copied out of the memory map: a gap of at most this many bytes between two samples' values is copied
+#: with them rather than starting a new span. A span out of the map costs a few microseconds of calls (a buffer,
+#: the file-size check, the copy), about what copying 4 KiB costs, while the HDF5 path pays tens of microseconds
+#: per call and merges gaps up to the column's ``max_gap`` (64 KiB); a larger gap copied through would cost more
+#: than the span it saves, and keep unrequested values alive with the batch.
+_MAP_GAP_BYTES: Final = 4 << 10
 
 
 class OffsetFeature(Feature):
@@ -133,19 +139,22 @@ class OffsetFeature(Feature):
 
         Each span of ``values`` is read once, into one buffer; every row's
         range lies inside one span (spans are unions of the rows' ranges, with
-        gaps of at most ``max_gap`` rows merged, widened to whole chunks when
-        the values are compressed and a chunk does not fit the chunk cache).
+        gaps of at most ``max_gap`` rows merged, or of :data:`_MAP_GAP_BYTES`
+        when the values are copied out of the memory map, widened to whole
+        chunks when the values are compressed and a chunk does not fit the
+        chunk cache).
         An empty sample is a read-only empty array of its own.
         """
         values = self._column("values")
         starts, stops = self._ranges(rows)
+        mapped = values.fast_rows() is not None
         spans = merge_ranges(
             starts,
             stops,
             total=values.rows,
             chunk_rows=values.chunk_rows,
             compressed=values.whole_chunks,
-            max_gap=values.max_gap,
+            max_gap=min(values.max_gap, _MAP_GAP_BYTES // max(1, values.row_nbytes)) if mapped else values.max_gap,
         )
         empty = np.empty((0, *values.inner), dtype=bool if as_bool else values.dtype)
         empty.flags.writeable = False
