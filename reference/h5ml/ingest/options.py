@@ -243,7 +243,7 @@ class ConvertOptions:
             problem(
                 "level",
                 self.level is None or (self.compression is not None and is_level(self.compression, self.level)),
-                "None, a gzip level 0-9 with compression='gzip' (--compression gzip) or a zstd level 1-22 with "
+                "None or a gzip level 0-9 with compression='gzip' (--compression gzip), or a zstd level 1-22 with "
                 "compression='zstd' (--compression zstd)",
             ),
             problem("shuffle", isinstance(self.shuffle, bool), "True or False"),
