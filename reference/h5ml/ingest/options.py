@@ -238,7 +238,15 @@ class ConvertOptions:
         return [
             problem("metadata", self.metadata is None or isinstance(self.metadata, Mapping), "a dict or None"),
             problem("features", self.features is None or isinstance(self.features, Mapping), "a dict or None"),
-            problem("compression", self.compression in COMPRESSIONS, "'gzip', 'zstd' or None"),
+            None
+            if self.compression in COMPRESSIONS
+            else str(
+                parameter_error(
+                    "compression",
+                    f"compression must be 'gzip' or None, got {self.compression!r}; 'zstd' is accepted too (opt-in: "
+                    "only readers with hdf5plugin read it)",
+                )
+            ),
             self._zstd_problem(),
             problem(
                 "level",
