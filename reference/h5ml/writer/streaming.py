@@ -67,18 +67,12 @@ class Writer:
         gets samples loses its ``shuffle_seed``: the seed no longer describes
         the stored order (§7.6).
     compression
-        ``"gzip"`` (deflate, a core filter, §3.5), ``"zstd"`` (opt-in: HDF5
-        filter 32015 through the ``hdf5plugin`` package, ``pip install
-        "h5ml[zstd]"``; it decodes several times faster than gzip, but only
-        readers with the plugin can read the data, not h5dump nor h5wasm, and
-        the file declares it in ``required_filters``) or ``None``. Both come
-        after the byte-shuffle filter for multi-byte types. Strings are never
-        compressed (HDF5 does not compress variable-length data).
+        ``"gzip"`` (deflate, a core filter, §3.5) or ``"zstd"`` (opt-in, see
+        :func:`~h5ml.writer.compress.dataset_filters`), with the byte-shuffle filter for multi-byte types, or
+        ``None``. Strings are never compressed (HDF5 does not compress
+        variable-length data).
     compression_opts
-        The level of ``compression``: gzip 0-9 (default 4), zstd 1-22
-        (default 3). A feature that overrides the compression with another
-        one uses that one's default level, unless this is also one of its
-        levels.
+        The level: gzip 0-9 (default 4), zstd 1-22 (default 3).
     features
         Per-feature options: ``{"label": {"role": "target"}, "train/label":
         FeatureSpec(...)}`` (:class:`h5ml.model.values.SpecTable`), for the
