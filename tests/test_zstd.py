@@ -323,3 +323,19 @@ def test_without_hdf5plugin(zstd_file: tuple[Path, dict[str, np.ndarray]], tmp_p
     assert code == 2 and "--compression zstd needs the hdf5plugin package" in text and "Traceback" not in text
     assert 'pip install "h5ml[zstd]"' in text
     assert not (tmp_path / "w.h5").exists() and not (tmp_path / "c.h5").exists()
+
+
+def test_subset_keeps_zstd(zstd_file: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
+    """``subset(compression="keep")`` of a zstd file writes zstd (declared again), not gzip; ``"gzip"`` converts."""
+    from h5ml import ingest
+
+    kept, converted = tmp_path / "kept.h5", tmp_path / "gzip.h5"
+    ingest.subset(zstd_file[0], kept, features=["speech", "label"])
+    ingest.subset(zstd_file[0], converted, features=["speech"], compression="gzip")
+    assert _filters(kept, "/train/speech") == [(2, ()), (ZSTD_FILTER, (3,))]
+    assert _required(kept) == [ZSTD_FILTER]
+    assert _filters(converted, "/train/speech") == [(2, ()), (1, (4,))]
+    with h5py.File(converted, "r") as f:
+        assert "required_filters" not in f.attrs
+    with h5ml.open(kept) as ds:
+        np.testing.assert_array_equal(ds["train"]["speech"][:], zstd_file[1]["speech"])
