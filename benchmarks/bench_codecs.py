@@ -17,7 +17,10 @@ shuffle buys. For each: the file size as a ratio to the uncompressed file,
 the write speed (one write, MB of raw samples per second), the sequential
 read speed through ``h5ml.open`` (batches of 64 in stored order; every batch
 of the first pass compared with the source), as samples/s and as a ratio to
-the uncompressed file in the same run, with every storage read once per
+the uncompressed file in the same run (for zstd images also the stored
+chunks read with ``read_direct_chunk`` and decoded by
+``h5ml.reader.zstd_codec`` in one thread, ``direct_decode_ratio``: what the
+chunk-decoding engine starts from), with every storage read once per
 repetition in a seeded random order and the median taken, and which generic
 readers decode a small probe file of the same storage correctly: ``h5dump``
 (Debian 1.10), ``h5wasm`` (the conformance suite's copy, when node and its
@@ -157,6 +160,28 @@ def sequential_reader(path: Path, workload: str, data: Any, check: bool) -> Call
     return read
 
 
+def direct_decoder(path: Path, member: str) -> Callable[[], int]:
+    """Every stored chunk of a zstd dataset read with ``read_direct_chunk`` and decoded by ``zstd_codec``, one thread.
+
+    What the chunk-decoding engine starts from (before its thread pool): it
+    shows what decoding costs without HDF5's filter pipeline. Returns the
+    rows decoded.
+    """
+    from h5ml.reader.zstd_codec import decompress
+
+    def read() -> int:
+        with h5py.File(path, "r") as f:
+            dset = f[member]
+            nbytes = int(np.prod(dset.chunks)) * dset.dtype.itemsize
+            for i in range(dset.id.get_num_chunks()):
+                info = dset.id.get_chunk_info(i)
+                _mask, stored = dset.id.read_direct_chunk(info.chunk_offset)
+                decompress(stored, nbytes)
+            return int(dset.shape[0])
+
+    return read
+
+
 def readable_by(probe: Path, hdf5_path: str, truth: np.ndarray, tmp: Path, h5wasm: Path) -> dict[str, str]:
     """Which generic readers decode ``probe`` (``yes``), fail (``error``), or return wrong values (``wrong values``).
 
@@ -233,6 +258,8 @@ def run(
                 readers[name] = sequential_reader(path, workload, values, check=True)
                 readers[name]()  # the checked pass; also warms the page cache
                 readers[name] = sequential_reader(path, workload, values, check=False)
+                if compression == "zstd" and workload == "images":
+                    readers[f"{name} direct decode"] = direct_decoder(path, member)
             if workload == "audio" and any(s[1] == "zstd" for s in storages):
                 path = tmp / "audio-zstd-3-noshuffle.h5"
                 seconds = write_unshuffled(path, values)
@@ -246,6 +273,10 @@ def run(
                     n = readers[name]()
                     times[name].append(n / (time.perf_counter() - start))
             base_bytes, base_rate = rows["none"]["bytes"], statistics.median(times["none"])
+            for name in [n for n in times if n.endswith(" direct decode")]:  # rows/s of the one image dataset
+                rows[name.removesuffix(" direct decode")]["direct_decode_ratio"] = (
+                    statistics.median(times[name]) / base_rate
+                )
             for name, row in rows.items():
                 row["size_ratio"] = row["bytes"] / base_bytes
                 if name in times:

@@ -339,3 +339,29 @@ def test_subset_keeps_zstd(zstd_file: tuple[Path, dict[str, np.ndarray]], tmp_pa
         assert "required_filters" not in f.attrs
     with h5ml.open(kept) as ds:
         np.testing.assert_array_equal(ds["train"]["speech"][:], zstd_file[1]["speech"])
+
+
+def test_deep_validation_without_hdf5plugin_says_what_is_missing(
+    zstd_file: tuple[Path, dict[str, np.ndarray]], tmp_path: Path
+) -> None:
+    """Without hdf5plugin a deep validation cannot decode zstd: E145 says the filter is missing here, not damage.
+
+    The shallow validation needs no decoding and stays valid; the deep one
+    reports E145 for each zstd feature (the data could not be checked) with
+    the filter id and ``pip install "h5ml[zstd]"``, never "the file is damaged".
+    """
+    code = (
+        "import json\n"
+        "from h5ml.validator import validate\n"
+        f"shallow = validate({str(zstd_file[0])!r})\n"
+        f"deep = validate({str(zstd_file[0])!r}, deep=True)\n"
+        "print(json.dumps([shallow.valid, [(i.code, i.path, i.message) for i in deep.issues if i.code == 'E145']]))\n"
+    )
+    result = _child(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    shallow_valid, e145 = json.loads(result.stdout)
+    assert shallow_valid is True
+    assert {path for _code, path, _message in e145} == {"/train/image", "/train/speech", "/train/label"}
+    for _code, _path, message in e145:
+        assert "this validator's HDF5 lacks filter(s) 32015" in message and 'pip install "h5ml[zstd]"' in message
+        assert "damaged" not in message
