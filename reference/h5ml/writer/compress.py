@@ -1,4 +1,4 @@
-"""The writer's compressed datasets: their filters, their declaration, and gzip chunks compressed in threads (§3.5, §7).
+"""The writer's compressed datasets: their filters, their declaration, gzip chunks compressed in threads (§3.5, §7).
 
 :func:`dataset_filters` gives the filters of a new dataset: ``"gzip"``
 (deflate, a core filter) or the opt-in ``"zstd"`` (HDF5 filter 32015 through
@@ -71,7 +71,7 @@ def dataset_filters(compression: str | None, level: int | None, itemsize: int) -
     """The ``h5py`` ``create_dataset`` keywords of a new dataset's filters (§3.5).
 
     ``"zstd"`` is HDF5 filter 32015 through the ``hdf5plugin`` package
-    (``pip install "h5ml[zstd]"``): it decodes several times faster than gzip,
+    (``pip install "h5ml[zstd]"``): it decodes 2-4 times faster than gzip,
     but only readers with the plugin can read the data (not h5dump nor
     h5wasm), so it is opt-in and the finished file declares it in
     ``required_filters`` (:func:`declare_filters`).
