@@ -286,12 +286,15 @@ def run(
                     row["read_ratio"] = rate / base_rate
             result["workloads"][workload] = rows
     images = result["workloads"]["images"]
-    best = max((n for n in images if n.startswith("zstd")), key=lambda n: images[n]["read_ratio"])
+    zstd = [n for n in images if n.startswith("zstd")]
+    small = [n for n in zstd if images[n]["size_ratio"] <= 0.7] or zstd  # the fastest that meets the size, if any
+    best = max(small, key=lambda n: images[n]["read_ratio"])
     result["goal_zstd_images"] = {
         "storage": best,
         "read_ratio": images[best]["read_ratio"],
         "size_ratio": images[best]["size_ratio"],
         "met": images[best]["read_ratio"] >= 0.3 and images[best]["size_ratio"] <= 0.7,
+        "direct_decode_ratio": images[best].get("direct_decode_ratio"),
         "path": "h5py decodes (HDF5 filters); the parallel chunk-decoding engine lands later",
     }
     result["load_after"] = os.getloadavg()
