@@ -39,9 +39,15 @@ SHARED_PARAMETERS: Final[Mapping[str, str]] = {
         "names) cannot be changed here: a different value is refused."
     ),
     "compression": (
-        '``"gzip"`` (deflate, a core filter, §3.5) or None (the default: uncompressed data is the fastest to read).'
+        '``"gzip"`` (deflate, a core filter, §3.5), ``"zstd"`` (opt-in: HDF5 filter 32015 through hdf5plugin, '
+        "decodes 2-4 times faster than gzip, but h5dump and h5wasm cannot read it; declared in "
+        "``required_filters``) or "
+        "None (the default: uncompressed data is the fastest to read)."
     ),
-    "level": 'The gzip level 0-9 with ``compression="gzip"``; None: the writer\'s default (4).',
+    "level": (
+        'The level of ``compression``: gzip 0-9 (None: 4) with ``compression="gzip"``, zstd 1-22 (None: 3) with '
+        '``compression="zstd"``.'
+    ),
     "shuffle": (
         "Shuffle on write (§7.6): store each split in the order ``numpy.random.default_rng(seed).permutation(n)`` "
         "of its samples and record ``seed`` as the split's ``shuffle_seed``. A split of which ``on_error='skip'`` "

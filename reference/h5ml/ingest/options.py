@@ -37,8 +37,10 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import ParameterError
+from h5ml.model.filters import ZSTD_FILTER, ZSTD_INSTALL, filter_available
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import SEED_BITS, draw_seed
+from h5ml.writer.arguments import COMPRESSIONS, is_level
 
 __all__ = [
     "NO_CLI_OPTION",
@@ -178,9 +180,9 @@ class ConvertOptions:
     features
         Per-feature options (``{"feature" or "split/feature": FeatureSpec or dict}``), or None.
     compression
-        ``"gzip"`` or None.
+        ``"gzip"``, ``"zstd"`` (opt-in, needs ``hdf5plugin``) or None.
     level
-        The gzip level 0-9, or None for the writer's default; only with ``compression="gzip"``.
+        The level of ``compression`` (gzip 0-9, zstd 1-22), or None for the writer's default (gzip 4, zstd 3).
     shuffle
         Shuffle on write (§7.6).
     seed
@@ -236,11 +238,21 @@ class ConvertOptions:
         return [
             problem("metadata", self.metadata is None or isinstance(self.metadata, Mapping), "a dict or None"),
             problem("features", self.features is None or isinstance(self.features, Mapping), "a dict or None"),
-            problem("compression", self.compression in (None, "gzip"), "'gzip' or None"),
+            None
+            if self.compression in COMPRESSIONS
+            else str(
+                parameter_error(
+                    "compression",
+                    f"compression must be 'gzip' or None, got {self.compression!r}; 'zstd' is accepted too (opt-in: "
+                    "only readers with hdf5plugin read it)",
+                )
+            ),
+            self._zstd_problem(),
             problem(
                 "level",
-                self.level is None or (spec.is_gzip_level(self.level) and self.compression == "gzip"),
-                "None or a gzip level 0-9 with compression='gzip' (--compression gzip)",
+                self.level is None or (self.compression is not None and is_level(self.compression, self.level)),
+                "None or a gzip level 0-9 with compression='gzip' (--compression gzip), or a zstd level 1-22 with "
+                "compression='zstd' (--compression zstd)",
             ),
             problem("shuffle", isinstance(self.shuffle, bool), "True or False"),
             problem(
@@ -255,6 +267,18 @@ class ConvertOptions:
             problem("overwrite", isinstance(self.overwrite, bool), "True or False"),
             problem("allow_empty_splits", isinstance(self.allow_empty_splits, bool), "True or False"),
         ]
+
+    def _zstd_problem(self) -> str | None:
+        """The sentence for ``compression="zstd"`` where the zstd filter cannot be loaded (no hdf5plugin), else None."""
+        if self.compression != "zstd" or filter_available(ZSTD_FILTER):
+            return None
+        return str(
+            parameter_error(
+                "compression",
+                "compression='zstd' (--compression zstd) needs the hdf5plugin package, which is not installed: "
+                f"{ZSTD_INSTALL}, or use compression='gzip' (--compression gzip)",
+            )
+        )
 
     @classmethod
     def pick(cls, arguments: Mapping[str, Any]) -> ConvertOptions:

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from h5ml import spec
 from h5ml.errors import EncodingError, WriterError
 from h5ml.model.allocation import unallocated_components
+from h5ml.model.filters import stored_compression
 from h5ml.model.fingerprint import FeatureHasher
 from h5ml.model.values import (
     Categorical,
@@ -425,8 +426,8 @@ def stored_spec(encoding: str, obj: Any) -> FeatureSpec:
     FeatureSpec
         Its encoding; dtype (``bool`` for logical booleans; none for
         strings); class names (categorical); number of sample axes (ragged
-        with ``shapes``); ``compression="gzip"`` when its main dataset is
-        deflated; and the ``role``, ``description``, ``units``,
+        with ``shapes``); ``compression="gzip"`` or ``"zstd"`` when its
+        main dataset is so compressed; and the ``role``, ``description``, ``units``,
         ``sample_rate`` and ``media_type`` attributes it carries.
 
     Raises
@@ -448,7 +449,7 @@ def stored_spec(encoding: str, obj: Any) -> FeatureSpec:
         class_names=layout.class_names,
         sample_ndim=layout.shapes_ndim,
         sample_rate=float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None,
-        compression="gzip" if main.compression == "gzip" else None,
+        compression=stored_compression(main),
         **text,
     )
 

@@ -107,8 +107,8 @@ class FeatureSpec:
         Class names of a categorical feature (string values are looked up in
         them; integer values are codes).
     compression
-        ``"gzip"`` or ``False`` to override the writer's compression for this
-        feature; ``None`` uses the writer's.
+        ``"gzip"``, ``"zstd"`` or ``False`` to override the writer's
+        compression for this feature; ``None`` uses the writer's.
     sample_ndim
         A ragged feature whose samples vary in more than their first axis
         (images of different heights and widths): their number of axes D

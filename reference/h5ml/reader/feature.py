@@ -89,8 +89,8 @@ from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
 __all__ = ["Feature", "NodeSource"]
 
-#: Names of the HDF5 compression filters h5py knows (HDF5 filter ids).
-_COMPRESSION_NAMES: Final = {1: "gzip", 4: "szip", 32000: "lzf"}
+#: Names of the HDF5 compression filters h5py knows, and of zstd, which the writer stores (HDF5 filter ids).
+_COMPRESSION_NAMES: Final = {1: "gzip", 4: "szip", 32000: "lzf", 32015: "zstd"}
 #: Core filters that do not compress: shuffle and fletcher32 (§3.5).
 _NOT_COMPRESSION: Final = frozenset(fid for fid, name in spec.CORE_FILTERS.items() if name != "deflate")
 
@@ -418,7 +418,7 @@ class Feature:
     def compression(self) -> str | None:
         """The compression filter of the main dataset, or None (§3.5).
 
-        ``"gzip"`` (deflate), ``"lzf"``, ``"szip"``, or ``"filter <id>"`` for
+        ``"gzip"`` (deflate), ``"zstd"``, ``"lzf"``, ``"szip"``, or ``"filter <id>"`` for
         another HDF5 filter; shuffle and fletcher32 are not compression.
         """
         dset = self._main()

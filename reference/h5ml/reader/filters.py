@@ -6,7 +6,11 @@
 - :func:`check_filters`: before a dataset's first read, a dataset whose
   pipeline holds such a filter is refused, naming it (SPEC §3.5-R4).
 
-The core filters (deflate, shuffle, fletcher32) are always decodable.
+The core filters (deflate, shuffle, fletcher32) are always decodable. A
+filter HDF5 lacks (zstd, 32015, say) is looked for once more after importing
+``hdf5plugin``, lazily, and only then (:func:`h5ml.model.filters.filter_available`):
+so ``h5ml.open`` of a zstd file works wherever ``hdf5plugin`` is installed, and
+the error names the package (``pip install "h5ml[zstd]"``) where it is not.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from typing import Final
 
 import h5py
 
-from h5ml import spec
 from h5ml.errors import UnsupportedFilterError
+from h5ml.model.filters import filter_available, install_hint
 from h5ml.model.hdf5 import read_attribute
 
 __all__ = ["check_filters", "check_required_filters"]
@@ -64,38 +68,33 @@ def check_required_filters(f: h5py.File, filename: str) -> None:
     missing = [
         int(fid)
         for fid in listed
-        if isinstance(fid, int)
-        and not isinstance(fid, bool)
-        and 0 <= fid < 1 << 16
-        and fid not in spec.CORE_FILTERS
-        and not h5py.h5z.filter_avail(int(fid))
+        if isinstance(fid, int) and not isinstance(fid, bool) and 0 <= fid < 1 << 16 and not filter_available(int(fid))
     ]
     if missing:
         named = ", ".join(f"{fid} ({_FILTER_NAMES[fid]!r})" if fid in _FILTER_NAMES else str(fid) for fid in missing)
+        hints = list(dict.fromkeys(install_hint(fid) for fid in missing))
         raise UnsupportedFilterError(
             f"{filename}: the root attribute 'required_filters' declares HDF5 filter(s) {named}, which this HDF5 "
-            "build cannot decode (§3.5), so the file is refused before any data is read; install the plugin that "
-            "provides them (for example the hdf5plugin package) or point HDF5_PLUGIN_PATH at it",
+            f"build cannot decode (§3.5), so the file is refused before any data is read; {'; '.join(hints)}",
             path=filename,
             hdf5_path="/",
         )
 
 
 def check_filters(dset: h5py.Dataset, filename: str) -> None:
-    """Refuse a dataset whose non-core filter this HDF5 build cannot decode (SPEC §3.5-R4)."""
+    """Refuse a dataset whose non-core filter this HDF5 build cannot decode, even with hdf5plugin (SPEC §3.5-R4)."""
     if dset.chunks is None:
         return
     dcpl = dset.id.get_create_plist()
     for i in range(dcpl.get_nfilters()):
         filter_id, _flags, _values, raw_name = dcpl.get_filter(i)
-        if filter_id in spec.CORE_FILTERS or h5py.h5z.filter_avail(filter_id):
+        if filter_available(filter_id):
             continue
         label = raw_name.decode("utf-8", "replace") if isinstance(raw_name, bytes) else str(raw_name)
         named = f" ({label!r})" if label else ""
         raise UnsupportedFilterError(
             f"{filename}: dataset {dset.name} uses HDF5 filter {filter_id}{named}, which this HDF5 build cannot "
-            "decode (§3.5); install the plugin that provides it (for example the hdf5plugin package) or point "
-            "HDF5_PLUGIN_PATH at it",
+            f"decode (§3.5); {install_hint(filter_id)}",
             path=filename,
             hdf5_path=dset.name,
         )

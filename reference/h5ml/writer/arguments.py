@@ -7,8 +7,9 @@ the HDF5 path the argument was meant for, and says what to give instead:
 - :func:`check_text`: a description stored as an attribute (§3.4);
 - :func:`check_seed`: a shuffle seed (§5.3, §7.6);
 - :func:`check_expected_samples`: a split's expected number of samples (§7.3);
-- :func:`check_compression`: the writer's or a feature's compression (§3.5),
-  :func:`check_options`: the writer's mode, compression and gzip level;
+- :func:`check_compression`: the writer's or a feature's compression,
+  ``"gzip"`` or the opt-in ``"zstd"`` (§3.5); :func:`is_level`: a level of
+  either; :func:`check_options`: the writer's mode, compression and level;
 - :func:`check_lengths`: the features of a split (or of a batch) have one
   number of samples (§5.3);
 - :func:`located`: attaches the file and HDF5 path to an h5ml error raised
@@ -19,15 +20,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from h5ml import spec
 from h5ml.errors import H5MLError, WriterError
+from h5ml.model.filters import ZSTD_FILTER, ZSTD_INSTALL, filter_available
 from h5ml.model.values import text_problem
 
 __all__ = [
+    "COMPRESSIONS",
+    "ZSTD_DEFAULT_LEVEL",
+    "ZSTD_LEVELS",
     "check_compression",
     "check_expected_samples",
     "check_lengths",
@@ -35,8 +40,17 @@ __all__ = [
     "check_options",
     "check_seed",
     "check_text",
+    "is_level",
     "located",
 ]
+
+#: The compressions the writer stores (§3.5): deflate (core) and, opt-in, the HDF5 zstd filter (32015).
+COMPRESSIONS: Final = (None, "gzip", "zstd")
+#: The zstd levels the writer accepts, lowest and highest (zstd's own range; HDF5 stores the level unsigned,
+#: so zstd's negative "fast" levels are left out).
+ZSTD_LEVELS: Final = (1, 22)
+#: The zstd level when ``compression_opts`` is not given: zstd's own default.
+ZSTD_DEFAULT_LEVEL: Final = 3
 
 
 @contextlib.contextmanager
@@ -157,38 +171,67 @@ def check_expected_samples(expected: Any, path: str, hdf5_path: str) -> int | No
 
 
 def check_compression(compression: Any, path: str) -> str | None:
-    """Return ``"gzip"`` or ``None``, the only compressions the writer stores (§3.5).
+    """Return ``"gzip"``, ``"zstd"`` or ``None``, the compressions the writer stores (§3.5).
+
+    ``"gzip"`` is deflate, a core filter every HDF5 decodes. ``"zstd"`` is
+    the HDF5 zstd filter (id 32015, through the ``hdf5plugin`` package): 2-4
+    times faster to decode, but only readers with the plugin can read the
+    data (h5dump and h5wasm cannot), so it is opt-in and the finished file
+    declares it in ``required_filters`` (§3.5-R1).
 
     Raises
     ------
     WriterError
-        For any other value: other filters make files that HDF5 builds
-        without plugins cannot read.
+        For any other value, or for ``"zstd"`` when ``hdf5plugin`` is not
+        installed (the message says ``pip install "h5ml[zstd]"``).
     """
-    if compression not in (None, "gzip"):
+    if compression not in COMPRESSIONS:
         raise WriterError(
-            f"{path}: compression must be 'gzip' or None, got {compression!r}; other filters make files that "
-            "HDF5 builds without plugins cannot read (§3.5)",
+            f"{path}: compression must be 'gzip', 'zstd' or None, got {compression!r}; other filters make files "
+            "that HDF5 builds without plugins cannot read (§3.5)",
+            path=path,
+        )
+    if compression == "zstd" and not filter_available(ZSTD_FILTER):
+        raise WriterError(
+            f"{path}: compression='zstd' needs the HDF5 zstd filter (32015), which this Python cannot load: "
+            f"the hdf5plugin package is not installed; {ZSTD_INSTALL}, or use compression='gzip'",
             path=path,
         )
     return compression  # type: ignore[no-any-return]
 
 
+def is_level(compression: str | None, level: object) -> bool:
+    """Whether ``level`` is a level of ``compression``: gzip 0-9, zstd 1-22 (a bool is not one; §3.5)."""
+    if compression == "zstd":
+        return _is_int(level) and ZSTD_LEVELS[0] <= level <= ZSTD_LEVELS[1]  # type: ignore[operator]
+    return spec.is_gzip_level(level)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_options(mode: Any, compression: Any, compression_opts: Any, path: str) -> str | None:
     """Check a writer's ``mode``, ``compression`` and ``compression_opts``; return the compression (§3.5).
+
+    ``compression_opts`` is the level of the writer's compression: 0-9 for
+    gzip (default 4), 1-22 for zstd (default :data:`ZSTD_DEFAULT_LEVEL`, 3).
 
     Raises
     ------
     WriterError
         If ``mode`` is not ``"w"`` or ``"a"``, the compression is not one the
         writer stores (:func:`check_compression`), or ``compression_opts`` is
-        not a gzip level 0-9.
+        not a level of that compression.
     """
     if mode not in ("w", "a"):
         raise WriterError(f"{path}: mode must be 'w' or 'a', got {mode!r}", path=path)
     checked = check_compression(compression, path)
-    if compression_opts is not None and not spec.is_gzip_level(compression_opts):
-        raise WriterError(f"{path}: compression_opts is the gzip level 0-9, got {compression_opts!r}", path=path)
+    if compression_opts is not None and not is_level(checked, compression_opts):
+        what = "the zstd level 1-22" if checked == "zstd" else "the gzip level 0-9"
+        raise WriterError(
+            f"{path}: compression_opts is {what} with compression={checked!r}, got {compression_opts!r}", path=path
+        )
     return checked
 
 

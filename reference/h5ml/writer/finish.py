@@ -4,7 +4,9 @@
 
 1. every split's last buffered samples, then its ``num_samples`` (§5.3);
 2. every chunk still compressing is stored and the writer's threads stop;
-3. the per-chunk checksums of every feature dataset (§8.4,
+3. the root attribute ``required_filters`` gains every non-core filter
+   (zstd) a dataset uses (§3.5-R1, :func:`h5ml.writer.compress.declare_filters`);
+   then the per-chunk checksums of every feature dataset (§8.4,
    :func:`h5ml.writer.checksums.write_checksums`), or none with ``checksums=False``;
 4. the fingerprint (§8.2) and statistics (§6.7) of every feature this writer
    created or extended, and the fingerprint of every feature of the file that
@@ -26,6 +28,7 @@ from h5ml import spec
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, file_fingerprint
 from h5ml.spec.attrs import read_attr, write_attr
 from h5ml.writer.checksums import write_checksums
+from h5ml.writer.compress import declare_filters
 from h5ml.writer.feeder import Feeder
 from h5ml.writer.sinks import FeatureSink, SplitSink
 
@@ -110,6 +113,7 @@ def finish_file(
         if not split.stored:  # new, or loaded to be extended
             write_attr(split.group, "num_samples", split.num_samples)
     feeder.close()
+    declare_filters(h5file)  # SPEC §3.5-R1: zstd datasets are declared in required_filters
     write_checksums(h5file, splits, checksums)  # SPEC §8.4-S1: written by default, after the last chunk
     write_attr(h5file, "fingerprint", file_fingerprint(write_fingerprints(splits, path)))
     write_attr(h5file, "complete", 1)  # last (SPEC §4.4-R2): after every other object and attribute

@@ -58,7 +58,8 @@ def write(
     metadata
         Root metadata (§4.2); see :class:`Writer`.
     compression, compression_opts
-        ``"gzip"`` or ``None``, and the gzip level; see :class:`Writer`.
+        ``"gzip"``, ``"zstd"`` (opt-in, needs ``hdf5plugin``) or ``None``, and
+        its level (gzip 0-9, zstd 1-22); see :class:`Writer`.
     shuffle
         Store each split's samples in a random order (§7.6): the stored sample
         ``i`` is the source sample ``p[i]`` with

@@ -38,7 +38,7 @@ from h5ml.model.stats import StreamingStats
 from h5ml.spec.attrs import read_attr, write_attr
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES, chunk_shape
 from h5ml.writer.batches import Batch, concat, runs
-from h5ml.writer.compress import ChunkPool, write_rows
+from h5ml.writer.compress import ChunkPool, dataset_filters, write_rows
 
 __all__ = ["BLOCK_BYTES", "STRING_BLOCK", "FeatureSink", "SplitSink"]
 
@@ -340,15 +340,13 @@ def _new_dataset(
     compression: str | None,
     compression_opts: int | None,
 ) -> h5py.Dataset:
-    """A resizable dataset ``(0, *sample_shape)`` with §7 chunks (gzip with byte shuffle for multi-byte types).
+    """A resizable dataset ``(0, *sample_shape)`` with §7 chunks, gzip or zstd with byte shuffle for multi-byte types.
 
     An axis of length 0 gets chunk length 1 (HDF5 chunk dimensions are
     positive) and is unlimited, since HDF5 refuses a chunk longer than a fixed
     maximum; the dataset still has length 0 there.
     """
-    options: dict[str, Any] = {}
-    if compression is not None:
-        options = {"compression": compression, "compression_opts": compression_opts, "shuffle": itemsize > 1}
+    options = dataset_filters(compression, compression_opts, itemsize)
     return parent.create_dataset(
         name,
         shape=(0, *sample_shape),

@@ -67,11 +67,12 @@ class Writer:
         gets samples loses its ``shuffle_seed``: the seed no longer describes
         the stored order (§7.6).
     compression
-        ``"gzip"`` (deflate, a core filter, §3.5, with the byte-shuffle filter
-        for multi-byte types) or ``None``. Strings are never compressed (HDF5
-        does not compress variable-length data).
+        ``"gzip"`` (deflate, a core filter, §3.5) or ``"zstd"`` (opt-in, see
+        :func:`~h5ml.writer.compress.dataset_filters`), with the byte-shuffle filter for multi-byte types, or
+        ``None``. Strings are never compressed (HDF5 does not compress
+        variable-length data).
     compression_opts
-        The gzip level 0-9 (default 4).
+        The level: gzip 0-9 (default 4), zstd 1-22 (default 3).
     features
         Per-feature options: ``{"label": {"role": "target"}, "train/label":
         FeatureSpec(...)}`` (:class:`h5ml.model.values.SpecTable`), for the
@@ -258,7 +259,7 @@ class Writer:
         role, description, units, sample_rate, media_type
             §6.1 attributes (``media_type`` for bytes features, §6.6).
         compression
-            ``"gzip"``/``False`` to override the writer's compression.
+            ``"gzip"``, ``"zstd"`` or ``False`` to override the writer's compression.
 
         Notes
         -----

@@ -13,8 +13,8 @@ What the new file keeps
   ``license``, ``version``, ``citation``, ``creator``, ``homepage``,
   ``keywords``, ``source`` and user attributes, §4.7), under what
   ``metadata`` gives. ``created``, ``writer`` and the fingerprint are the new
-  file's own; ``required_filters`` is dropped (the writer uses core filters
-  only, §3.5). :func:`merge` keeps the first file's, with ``source`` set to
+  file's own; ``required_filters`` is dropped (the writer declares the
+  filters it stores: zstd, §3.5). :func:`merge` keeps the first file's, with ``source`` set to
   the JSON list of the input paths as given.
 - The record of source splits (the user attribute
   ``h5ml-ingest:source-splits``, :mod:`h5ml.ingest.provenance`): the entries
@@ -30,8 +30,8 @@ What the new file keeps
   sample shape, class names, and the attributes ``role``, ``description``,
   ``units``, ``sample_rate`` and ``media_type``. Fingerprints and
   statistics are computed again. Compression follows ``compression``:
-  ``"keep"`` (default) gives each feature gzip when its source was compressed
-  (any filter, §3.5) and none otherwise.
+  ``"keep"`` (default) gives each feature zstd when its source was zstd,
+  gzip when it was compressed with another filter (§3.5), and none otherwise.
 
 Sample ids
 ----------

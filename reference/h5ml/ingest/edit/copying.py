@@ -191,7 +191,8 @@ def declaration(
         if value is not None:
             args[key] = value
     if compression == "keep":
-        args["compression"] = "gzip" if feature.compression is not None and encoding != "string" else False
+        kept = "zstd" if feature.compression == "zstd" else "gzip"  # zstd stays zstd; any other filter: gzip
+        args["compression"] = kept if feature.compression is not None and encoding != "string" else False
     else:
         args["compression"] = compression or False
     return args

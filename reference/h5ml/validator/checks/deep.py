@@ -32,6 +32,7 @@ import numpy.typing as npt
 from h5ml.errors import EncodingError
 from h5ml.model.booleans import bool_enum_base, first_non_boolean
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.filters import filter_available, install_hint, pipeline
 from h5ml.model.fingerprint import FINGERPRINT_PATTERN, FeatureHasher, file_fingerprint
 from h5ml.validator.checks.attributes import read_value
 from h5ml.validator.checks.checksums import check_feature_checksums
@@ -68,6 +69,21 @@ def _read(dset: h5py.Dataset, sel: slice, as_type: np.dtype[Any] | None = None) 
         if not is_library_failure(exc):
             raise
         raise _ReadError(dset.name, exc) from exc
+
+
+def _unreadable(feature: CheckedFeature, exc: _ReadError) -> str:
+    """The E145 message for a read that failed: a filter this validator lacks (named, with what to install), or damage."""
+    lacking = sorted({fid for dset in feature.members.values() for fid in pipeline(dset) if not filter_available(fid)})
+    if lacking:
+        return (
+            f"sample data of {exc.path} cannot be decoded here: this validator's HDF5 lacks filter(s) "
+            f"{', '.join(map(str, lacking))} ({exc.cause}), so the data was not checked; "
+            f"{install_hint(lacking[0])}, and validate again"
+        )
+    return (
+        f"sample data of {exc.path} cannot be read or decoded ({exc.cause}); the file is damaged: restore it from "
+        "a good copy"
+    )
 
 
 def _rows_per_batch(dset: h5py.Dataset) -> int:
@@ -162,12 +178,7 @@ def deep_feature(state: FileState, feature: CheckedFeature) -> Iterator[Issue]:
         try:
             computed = yield from deep(feature)
         except _ReadError as exc:
-            yield Issue.of(
-                "E145",
-                exc.path,
-                f"sample data of {exc.path} cannot be read or decoded ({exc.cause}); the file is "
-                "damaged: restore it from a good copy",
-            )
+            yield Issue.of("E145", exc.path, _unreadable(feature, exc))
     if computed is None:
         state.all_fingerprints_computed = False
         return

@@ -30,6 +30,7 @@ from h5ml import spec
 from h5ml.model.allocation import unallocated_storage
 from h5ml.model.booleans import bool_enum_base
 from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.model.filters import filter_available
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, Member, address, hdf5_path, text
 
@@ -333,6 +334,8 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
     # SPEC §3.5-R1: a filter that is not core is listed in required_filters (E114)
     for i in range(plist.get_nfilters()):
         filter_id, _flags, _values, filter_name = plist.get_filter(i)
+        if filter_id not in spec.CORE_FILTERS:
+            filter_available(filter_id)  # loads hdf5plugin for zstd (32015), so that deep validation decodes it
         if filter_id not in spec.CORE_FILTERS and filter_id not in state.required_filters:
             label = filter_name.decode("utf-8", "replace") if isinstance(filter_name, bytes) else str(filter_name)
             yield Issue.of(
