@@ -121,17 +121,9 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         return out if self.transform is None else self.transform(out)
 
     def __getitems__(self, indices: Sequence[int]) -> SampleBatch:
-        """Read a batch with one ``Split.read`` call (:meth:`~h5ml.reader.source.SplitSource.read_batch`).
+        """One ``Split.read`` call (:meth:`~h5ml.reader.source.SplitSource.read_batch`): a :class:`SampleBatch`.
 
-        Returns
-        -------
-        SampleBatch
-            R per-sample dicts (transformed when a transform is set), plus the
-            columns read.
-
-        Raises
-        ------
-        IndexError
-            If an index is outside ``[-N, N)``.
+        R per-sample dicts (transformed when a transform is set) and the columns read; indices in any
+        order, as a sequence or an int64 array; IndexError if one is outside ``[-N, N)``.
         """
         return self.read_batch(indices, SampleBatch, self.transform)
