@@ -99,7 +99,7 @@ class H5MLBatchSampler(EpochCursor, TorchSampler[list[int]]):
         settings: dict[str, Any] = {"shuffle": shuffle, "seed": seed, "drop_last": drop_last, "rank": rank}
         settings |= {"world_size": world_size, "chunk_rows": chunk_rows, "window_chunks": window_chunks}
         settings |= {"fingerprint": fingerprint, "bucket_by": bucket_by, "lengths": lengths}
-        sampler = sampler_of(source, batch_size, pool_batches=pool_batches, **settings)
+        sampler = sampler_of(source, batch_size, pool_batches=pool_batches, split_kind="an H5MLDataset", **settings)
         EpochCursor.__init__(self, sampler)
 
     def __iter__(self) -> Iterator[list[int]]:

@@ -449,6 +449,7 @@ def sampler_of(
     bucket_by: str | None = None,
     fingerprint: str | None = None,
     lengths: npt.ArrayLike | None = None,
+    split_kind: str = "a SplitSource",
     **settings: Any,
 ) -> Sampler:
     """The :class:`h5ml.sampling.Sampler` of a split (:meth:`SplitSource.sampler`) or of a count of samples.
@@ -461,6 +462,8 @@ def sampler_of(
         ``lengths`` (N,) to bucket by.
     batch_size, bucket_by, **settings
         As :meth:`SplitSource.sampler` (``shuffle``, ``seed``, ``rank`` ...).
+    split_kind
+        The caller's name for a split source, for the message (``"an H5MLDataset"``).
 
     Raises
     ------
@@ -472,9 +475,7 @@ def sampler_of(
     if isinstance(source, SplitSource):
         return source.sampler(batch_size, bucket_by=bucket_by, **settings)
     if bucket_by is not None:
-        raise TypeError(
-            f"bucket_by={bucket_by!r} needs a dataset as the source, not a count; pass lengths= with a count"
-        )
+        raise TypeError(f"bucket_by={bucket_by!r} needs {split_kind} source, not a count; pass lengths= with a count")
     return Sampler(source, batch_size, fingerprint=fingerprint, lengths=lengths, **settings)
 
 
