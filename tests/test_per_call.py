@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.reader.split import ITER_BLOCK_ROWS
 from _files import Bytes, Categorical, Dense, Ragged, String, write_file
+from h5ml.reader.split import ITER_BLOCK_ROWS
 
 N = 2 * ITER_BLOCK_ROWS + 13  # three blocks, the last one partial
 
@@ -56,7 +56,7 @@ def test_iteration_reads_in_blocks_and_gives_the_per_sample_values(every_encodin
         assert len(got) == N
         reads_of_s0 = [e for e in events if e.hdf5_path == "/train/s0"]  # contiguous: one read per block
         assert len(reads_of_s0) == -(-N // ITER_BLOCK_ROWS)
-        for i in (0, 1, ITER_BLOCK_ROWS - 1, ITER_BLOCK_ROWS, N - 1) + tuple(range(0, N, 17)):
+        for i in (0, 1, ITER_BLOCK_ROWS - 1, ITER_BLOCK_ROWS, N - 1, *range(0, N, 17)):
             expected = split[i]
             assert list(got[i]) == list(expected)
             for name in expected:

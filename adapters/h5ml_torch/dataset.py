@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch.utils.data import Dataset
 
@@ -120,7 +121,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         out = {name: to_torch(value) for name, value in self.read(int(index)).items()}
         return out if self.transform is None else self.transform(out)
 
-    def __getitems__(self, indices: Sequence[int]) -> SampleBatch:
+    def __getitems__(self, indices: Sequence[int] | npt.NDArray[np.int64]) -> SampleBatch:
         """One ``Split.read`` call (:meth:`~h5ml.reader.source.SplitSource.read_batch`): a :class:`SampleBatch`.
 
         R per-sample dicts (transformed when a transform is set) and the columns read; indices in any

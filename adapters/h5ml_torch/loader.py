@@ -81,7 +81,7 @@ class H5MLLoader(CursorLoader):
         self.pin_memory = self.check_threads(threads, loader_options, "a DataLoader", "num_workers")
         self.dataset, self.sampler, self.collate_fn, self.threads = dataset, sampler, collate_fn, int(threads)
         batches = CursorBatches(sampler)  # arrays of indices, straight to __getitems__
-        self.dataloader = None if threads else DataLoader(dataset, batch_sampler=batches, collate_fn=collate_fn, **loader_options)  # fmt: skip
+        self.dataloader = None if threads else DataLoader(dataset, batch_sampler=batches, collate_fn=collate_fn, **loader_options)  # type: ignore[arg-type]  # fmt: skip
 
     def __len__(self) -> int:
         return len(self.sampler)
@@ -98,6 +98,6 @@ class H5MLLoader(CursorLoader):
 
         def read(indices: npt.NDArray[np.int64]) -> Any:
             batch = self.collate_fn(self.dataset.__getitems__(indices))
-            return batch if device is None else pin_memory(batch, device.type)
+            return batch if device is None else pin_memory(batch, device.type)  # type: ignore[no-untyped-call]
 
         return self.hand_out_read_ahead(read, self.threads)

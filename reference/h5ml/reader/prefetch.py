@@ -177,6 +177,7 @@ class Prefetcher:
         pool = self._executor()
         for k, arguments in ahead[: self.depth + 1]:
             if k not in self._pending:
+                inner: Future[Any]
                 if self._prefix is None:
                     inner = submit(pool, read_arrays, *arguments())
                     self._pending[k] = (inner, inner)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 try:
-    import _posixshmem  # CPython's POSIX shared memory (what multiprocessing.shared_memory uses)
+    import _posixshmem  # type: ignore[import-not-found]  # CPython's POSIX shared memory (multiprocessing's)
 except ImportError:  # pragma: no cover - Windows
     _posixshmem = None
 
