@@ -5,9 +5,10 @@ A worker process of :class:`h5ml.reader.prefetch.Prefetcher` (Keras'
 one new shared-memory segment (:func:`to_shared`) and returns only their
 layout; the parent maps the segment, removes its name at once and builds the
 arrays on the mapping (:func:`from_shared`): one copy in the worker, none in
-the parent, where pickling makes three (measured in
-``benchmarks/bench_loaders.py``). Arrays of Python objects (bytes samples)
-and batches under :data:`SHARED_MIN_BYTES` travel pickled as before.
+the parent, where pickling copies each batch into the pipe, out of it and into
+new arrays (``benchmarks/bench_loaders.py`` times the fits). Arrays of Python
+objects (bytes samples) and batches under :data:`SHARED_MIN_BYTES` travel
+pickled as before.
 
 No segment outlives its batch:
 
