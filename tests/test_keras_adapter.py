@@ -965,3 +965,89 @@ def test_missing_labels_weight_masks_the_samples_without_a_label(tmp_path: Path)
     np.testing.assert_allclose(both_weights[0], twice[0], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="missing_labels='weight': give 'weight' \\(or None\\) with a categorical"):
         H5MLPyDataset(full, "train", n, targets="w", missing_labels="weight")
+
+
+# -- shared memory: batches from worker processes ---------------------------------------------
+
+
+def _photo_file(path: Path, n: int = N) -> Path:
+    """n samples of uint8 (64, 64, 3), 12 KiB each (a batch of 8 goes through shared memory): pixel [0, 0, 0] is
+    the sample's id, the rest a pattern of it; a categorical label."""
+    img = np.empty((n, 64, 64, 3), dtype=np.uint8)
+    img[...] = ((np.arange(n)[:, None, None, None] * 7 + np.arange(3)) % 251).astype(np.uint8)
+    img[:, 0, 0, 0] = np.arange(n)
+    label = h5ml.Categorical(np.arange(n) % len(CLASSES), CLASSES)
+    h5ml.write(path, {"train": {"img": img, "label": label}})
+    return path
+
+
+class _PixelRecorder(keras.Sequential):  # type: ignore[misc]
+    """Records each batch it trains on: the sample ids (pixel [0, 0, 0]) and the sum of every pixel."""
+
+    def __init__(self) -> None:
+        keras.utils.set_random_seed(0)
+        super().__init__([keras.Input((64, 64, 3)), keras.layers.Flatten(), keras.layers.Dense(len(CLASSES))])
+        self.seen: list[list[int]] = []
+        self.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+    def train_step(self, data: Any) -> Any:
+        x = data[0]
+        self.seen.append([int(v) for v in x[:, 0, 0, 0].tolist()] + [int(x.sum())])
+        return super().train_step(data)
+
+
+class _StopAt(keras.callbacks.Callback):  # type: ignore[misc]
+    """Raises ``error`` after training batch ``at``: a fit that fails or is interrupted mid-epoch."""
+
+    def __init__(self, error: BaseException, at: int = 1) -> None:
+        super().__init__()
+        self.error, self.at = error, at
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        if batch == self.at:
+            raise self.error
+
+
+def _segments_left() -> list[str]:
+    """This process's shared-memory segments in /dev/shm (their names begin with h5ml-<pid>-)."""
+    return sorted(n for n in os.listdir("/dev/shm") if n.startswith(f"h5ml-{os.getpid()}-"))
+
+
+def _child_fit_through_shared_memory(path: str) -> dict[str, Any]:
+    """Two fit epochs with use_multiprocessing False and True; then fits stopped by an error and by Ctrl-C."""
+    import time
+
+    options: dict[str, Any] = {"inputs": "img", "targets": "label", "shuffle": "full", "seed": 2, "workers": 2}
+    seen, out = {}, {}
+    for processes in (False, True):
+        ds = H5MLPyDataset(path, "train", 8, use_multiprocessing=processes, **options)
+        model = _PixelRecorder()
+        model.fit(ds, epochs=2, shuffle=False, verbose=0)
+        seen[str(processes)] = model.seen
+    out["after_fit"] = _segments_left()
+    out["base"] = type(ds[0][0].base).__name__  # a batch of a worker process: an array on the mapped segment
+    for error in (RuntimeError("stopped"), KeyboardInterrupt()):
+        ds.set_epoch(0)  # the same workers: 3 batches of 8 are read ahead when the fit stops after its first
+        try:
+            _PixelRecorder().fit(ds, epochs=1, shuffle=False, verbose=0, callbacks=[_StopAt(error, at=0)])
+        except (RuntimeError, KeyboardInterrupt):
+            pass
+        deadline = time.monotonic() + 60  # the batches read ahead arrive, and their names are removed on arrival
+        while _segments_left() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out[type(error).__name__] = _segments_left()
+    ds.close()
+    out["closed"] = _segments_left()
+    return {"seen": seen, **out}
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="lists segments in /dev/shm (Linux)")
+def test_worker_processes_hand_batches_over_in_shared_memory(tmp_path: Path) -> None:
+    """A real fit with use_multiprocessing=True trains on the batches of use_multiprocessing=False (ids and every
+    pixel, two epochs), handed over on shared memory; no segment is left after a fit, a failed fit, a Ctrl-C."""
+    result = _in_child(tmp_path, _child_fit_through_shared_memory, str(_photo_file(tmp_path / "photos.h5ml")))
+    assert result["seen"]["True"] == result["seen"]["False"] and len(result["seen"]["True"]) == 2 * 5
+    assert sorted(i for batch in result["seen"]["True"][:5] for i in batch[:-1]) == list(range(N))
+    assert result["base"] == "mmap"
+    for key in ("after_fit", "RuntimeError", "KeyboardInterrupt", "closed"):
+        assert result[key] == [], key

@@ -176,3 +176,86 @@ def test_stopping_a_pool_mid_result_lets_its_manager_thread_end(tmp_path: Path) 
     manager.join(timeout=30)
     assert not manager.is_alive()
     assert future.done()
+
+
+# -- thread read-ahead and shared-memory batches (issue 15) -------------------------------------------------
+
+
+def test_read_ahead_keeps_the_order_and_bounds_what_is_in_flight() -> None:
+    """Result i is item i's whatever thread finishes first; at most depth items are taken ahead; an error comes at
+    its item's turn."""
+    import time
+
+    from h5ml.reader.readahead import read_ahead
+
+    taken: list[int] = []
+
+    def items() -> Any:
+        for i in range(30):
+            taken.append(i)
+            yield i
+
+    def slow_evens(i: int) -> int:
+        time.sleep(0.004 if i % 2 == 0 else 0)
+        return i * i
+
+    out = []
+    for k, value in enumerate(read_ahead(items(), slow_evens, threads=3, depth=5)):
+        assert len(taken) <= k + 5
+        out.append(value)
+    assert out == [i * i for i in range(30)]
+
+    def fail_at_4(i: int) -> int:
+        if i == 4:
+            raise ValueError("item 4")
+        return i
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="item 4"):
+        got.extend(read_ahead(range(10), fail_at_4, threads=2))
+    assert got == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="threads and depth must be >= 1"):
+        next(read_ahead(range(3), fail_at_4, threads=0))
+
+
+def test_shared_batches_round_trip_and_leave_no_name() -> None:
+    """to_shared/from_shared give every array back (dtypes, shapes, values, writeable), object arrays and small
+    batches pickled; the segment's name is gone once received."""
+    from h5ml.reader.shared_batches import SHARED_MIN_BYTES, SharedBatch, from_shared, segment_prefix, to_shared
+
+    prefix = segment_prefix()
+    arrays = {
+        "img": np.arange(64 * 64 * 3 * 8, dtype=np.uint32).reshape(8, 64, 64, 3).astype(np.uint8),
+        "x": np.linspace(0, 1, 8 * 3, dtype=np.float64).reshape(8, 3),
+        "blob": np.array([b"a", b"bc"] * 4, dtype=object),
+        "name": np.array(["é", "b"] * 4),
+    }
+    shared = to_shared(arrays, prefix)
+    assert isinstance(shared, SharedBatch) and shared.name.startswith(prefix) and list(shared.others) == ["blob"]
+    assert os.path.exists(f"/dev/shm/{shared.name}")
+    back = from_shared(shared)
+    assert not os.path.exists(f"/dev/shm/{shared.name}")
+    assert sorted(back) == sorted(arrays)
+    for key, value in arrays.items():
+        assert back[key].dtype == value.dtype and back[key].shape == value.shape
+        assert back[key].tolist() == value.tolist()
+    assert back["img"].flags.writeable and type(back["img"].base).__name__ == "mmap"
+    small = {"x": np.zeros(SHARED_MIN_BYTES // 8 - 1)}
+    assert to_shared(small, prefix) is small
+
+
+def test_close_removes_the_segments_a_stopped_worker_left(source: SplitSource) -> None:
+    """A segment written under a prefetcher's prefix and never received (its worker stopped) is removed at close."""
+    from h5ml.reader.shared_batches import to_shared
+
+    prefetcher = Prefetcher(1, True, depth=1)
+    try:
+        got = prefetcher.get((0, 0), [((0, 0), lambda: (source, list(range(40)), 0, None))])
+        assert got["x"].tolist() == list(range(40))
+        prefix = prefetcher._prefix
+        assert prefix is not None
+        orphan = to_shared({"x": np.zeros(1 << 17, dtype=np.uint8)}, prefix)
+        assert not isinstance(orphan, dict) and os.path.exists(f"/dev/shm/{orphan.name}")
+    finally:
+        prefetcher.close()
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]

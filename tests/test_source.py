@@ -190,3 +190,40 @@ def test_open_names_a_missing_path_and_a_directory(tmp_path: Path) -> None:
         f"[Errno 21] {tmp_path} is a directory, not a file; give the path of an h5ml file"
     )
     assert isinstance(folder.value, OSError) and not isinstance(folder.value, FileNotFoundError)
+
+
+def test_a_forked_child_opens_its_own_reader_and_threads_open_one(path: Path) -> None:
+    """After os.fork the child's reader() is a new split of a new file handle (the parent's is never used there),
+    reading the same values; the parent keeps its own. Eight threads asking a fresh source at once open it once."""
+    import os
+    import threading
+
+    source = SplitSource(path, "train")
+    parent_split = source.reader()
+    parent_file = parent_split.dataset.h5file
+    expected = _read_in_child(source)
+    pid = os.fork()
+    if pid == 0:
+        split = source.reader()
+        ok = split is not parent_split and split.dataset.h5file is not parent_file and source.reader() is split
+        os._exit(0 if ok and _read_in_child(source) == expected else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert source.reader() is parent_split and _read_in_child(source) == expected
+    source.close()
+
+    fresh = SplitSource(path, "train")
+    barrier = threading.Barrier(8)
+    seen: list[object] = []
+
+    def ask() -> None:
+        barrier.wait()
+        seen.append(fresh.reader())
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 8 and all(split is seen[0] for split in seen)
+    fresh.close()

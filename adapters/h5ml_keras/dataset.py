@@ -121,6 +121,9 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         has one worker: batches are kept by their place in the epoch, so none
         is served in another's place (Keras' own queue can serve batches
         prefetched before a model was built at the start of the first epoch).
+        Threads (``workers=2``) are the fast path: no batch crosses a process.
+        Worker processes are for heavy Python transforms; their batches come
+        back through shared memory (:mod:`h5ml.reader.shared_batches`), none pickled.
 
     Raises
     ------

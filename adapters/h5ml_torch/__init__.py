@@ -25,11 +25,11 @@ chunk), instead of one HDF5 read per sample::
             ...
 
 ``H5MLLoader(data, sampler, num_workers=2)`` builds that same ``DataLoader``
-and also counts the batches handed to the training loop, so that
+(``threads=2`` reads in 2 threads of this process instead, no batch pickled:
+the fast path) and counts the batches handed to the training loop, so that
 ``loader.state_dict()`` / ``loader.load_state_dict(state)`` resume mid-epoch
-exactly (also with another ``num_workers``, or in the Keras adapter; refused
-on another file, §8.3). ``H5MLBatchSampler`` reads the ranks from
-``torch.distributed``.
+exactly (also with other workers or threads, or in the Keras adapter; refused
+on another file, §8.3). ``H5MLBatchSampler`` reads the ranks from ``torch.distributed``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch.utils.data import Dataset
 
@@ -120,18 +121,10 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         out = {name: to_torch(value) for name, value in self.read(int(index)).items()}
         return out if self.transform is None else self.transform(out)
 
-    def __getitems__(self, indices: Sequence[int]) -> SampleBatch:
-        """Read a batch with one ``Split.read`` call (:meth:`~h5ml.reader.source.SplitSource.read_batch`).
+    def __getitems__(self, indices: Sequence[int] | npt.NDArray[np.int64]) -> SampleBatch:
+        """One ``Split.read`` call (:meth:`~h5ml.reader.source.SplitSource.read_batch`): a :class:`SampleBatch`.
 
-        Returns
-        -------
-        SampleBatch
-            R per-sample dicts (transformed when a transform is set), plus the
-            columns read.
-
-        Raises
-        ------
-        IndexError
-            If an index is outside ``[-N, N)``.
+        R per-sample dicts (transformed when a transform is set) and the columns read; indices in any
+        order, as a sequence or an int64 array; IndexError if one is outside ``[-N, N)``.
         """
         return self.read_batch(indices, SampleBatch, self.transform)

@@ -15,7 +15,8 @@ import numpy.typing as npt
 import torch.distributed as dist
 from torch.utils.data import Sampler as TorchSampler
 
-from h5ml.sampling import EpochCursor, Sampler, ShuffleMode
+from h5ml.reader.source import sampler_of
+from h5ml.sampling import EpochCursor, ShuffleMode
 from h5ml_torch.dataset import H5MLDataset
 
 __all__ = ["H5MLBatchSampler", "distributed_rank"]
@@ -97,14 +98,8 @@ class H5MLBatchSampler(EpochCursor, TorchSampler[list[int]]):
         rank, world_size = distributed_rank(rank, world_size)
         settings: dict[str, Any] = {"shuffle": shuffle, "seed": seed, "drop_last": drop_last, "rank": rank}
         settings |= {"world_size": world_size, "chunk_rows": chunk_rows, "window_chunks": window_chunks}
-        if isinstance(source, H5MLDataset):
-            sampler = source.sampler(batch_size, bucket_by=bucket_by, pool_batches=pool_batches, **settings)
-        elif bucket_by is not None:
-            raise TypeError(f"bucket_by={bucket_by!r} needs an H5MLDataset source; pass lengths= with a count")
-        else:
-            sampler = Sampler(
-                source, batch_size, fingerprint=fingerprint, lengths=lengths, pool_batches=pool_batches, **settings
-            )
+        settings |= {"fingerprint": fingerprint, "bucket_by": bucket_by, "lengths": lengths}
+        sampler = sampler_of(source, batch_size, pool_batches=pool_batches, split_kind="an H5MLDataset", **settings)
         EpochCursor.__init__(self, sampler)
 
     def __iter__(self) -> Iterator[list[int]]:

@@ -437,7 +437,9 @@ class Feature:
         return None
 
     def __len__(self) -> int:
-        return self.num_samples
+        # The cached column's rows (no HDF5 call; the column is rebuilt after a reopen or a fork): the count the
+        # reads check their indices against. The reader opens files read-only, so it never changes while open.
+        return self._count()
 
     # -- reading ------------------------------------------------------------
     def _prepare(self) -> None:

@@ -9,7 +9,8 @@ loop asks in, and batches of another epoch are dropped. Worker processes
 ``spawn``; a script that uses them needs the ``if __name__ == "__main__":``
 guard) read with their own reader:
 they open each file once (a :class:`h5ml.reader.source.SplitSource` per process),
-never an inherited or pickled handle. :class:`BatchFeed` serves the batches
+never an inherited or pickled handle, and hand their batches back through
+shared memory (:mod:`h5ml.reader.shared_batches`), not pickled through a pipe. :class:`BatchFeed` serves the batches
 of an epoch cursor (:class:`h5ml.sampling.EpochCursor`) this way, or reads
 them in the calling thread when there are no workers. Framework-free: the
 Keras adapter uses it, any numpy-fed loop can.
@@ -28,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from h5ml.reader.pools import process_pool, stop_pool, submit
+from h5ml.reader.shared_batches import SHARED, SharedBatch, from_shared, remove_segments, segment_prefix, to_shared
 from h5ml.reader.source import BatchTransform, SplitSource
 from h5ml.sampling import EpochCursor
 
-__all__ = ["BatchFeed", "Prefetcher", "read_arrays"]
+__all__ = ["BatchFeed", "Prefetcher", "read_arrays", "read_shared"]
 
 #: This process's open sources, by their settings: a worker opens each file once. Each is kept with the identity
 #: of the file it opened (device, inode, size, modification time), so that a file replaced at its path is opened
@@ -75,6 +77,48 @@ def read_arrays(
     return kept[1].read_arrays(indices, pad_value, transform)
 
 
+def read_shared(
+    source: SplitSource,
+    indices: Sequence[int] | np.ndarray,
+    pad_value: float,
+    transform: BatchTransform | None,
+    prefix: str,
+) -> dict[str, Any] | SharedBatch:
+    """:func:`read_arrays` in a worker process, the arrays written to a shared-memory segment (:func:`to_shared`)."""
+    return to_shared(read_arrays(source, indices, pad_value, transform), prefix)
+
+
+def _mapped(inner: Future[Any]) -> Future[dict[str, Any]]:
+    """A future of the batch that ``inner`` (a worker's :class:`SharedBatch`) describes, mapped as soon as it arrives.
+
+    The segment's name is removed when the worker's result arrives, whether
+    or not the batch is still wanted (:func:`from_shared`): a dropped batch
+    leaves nothing in shared memory.
+    """
+    out: Future[dict[str, Any]] = Future()
+
+    def done(f: Future[Any]) -> None:
+        if f.cancelled():
+            out.cancel()
+        elif f.exception() is not None:
+            out.set_exception(f.exception())
+        else:
+            try:
+                out.set_result(from_shared(f.result()))
+            except BaseException as exc:  # e.g. the segment could not be mapped: raised where the batch is asked
+                out.set_exception(exc)
+
+    inner.add_done_callback(done)
+    return out
+
+
+def _stop(pool: Executor, prefix: str | None) -> None:
+    """Stop the pool, then remove the segments its workers made and nobody received (:func:`remove_segments`)."""
+    stop_pool(pool)
+    if prefix is not None:
+        remove_segments(prefix)
+
+
 class Prefetcher:
     """Batches read ahead by a pool, served by key (see the module docstring).
 
@@ -83,7 +127,8 @@ class Prefetcher:
     workers
         Threads or processes reading at once, >= 1.
     processes
-        Worker processes instead of threads (each opens its own reader).
+        Worker processes instead of threads (each opens its own reader; their
+        batches come back through shared memory where the platform has it).
     depth
         Batches submitted ahead of the one asked for, >= 1 (bounds memory).
     """
@@ -95,7 +140,10 @@ class Prefetcher:
         self.processes = processes
         self.depth = depth
         self._pool: Executor | None = None
-        self._pending: OrderedDict[Hashable, Future[dict[str, Any]]] = OrderedDict()
+        #: key -> (the pool's future, the future of the batch: the same one, or its shared memory mapped).
+        self._pending: OrderedDict[Hashable, tuple[Future[Any], Future[dict[str, Any]]]] = OrderedDict()
+        #: The names of this prefetcher's shared-memory segments begin with it (None: batches are pickled).
+        self._prefix = segment_prefix() if processes and SHARED else None
 
     def _executor(self) -> Executor:
         if self._pool is None:
@@ -103,7 +151,7 @@ class Prefetcher:
                 self._pool = process_pool(self.workers)  # forkserver or spawn, never fork (h5ml.reader.pools)
             else:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="h5ml-prefetch")
-            self._finalizer = weakref.finalize(self, stop_pool, self._pool)
+            self._finalizer = weakref.finalize(self, _stop, self._pool, self._prefix)
             # Run it when the interpreter starts to exit, before concurrent.futures and multiprocessing join
             # the workers (their exit hooks run after this one).
             threading._register_atexit(self._finalizer)  # type: ignore[attr-defined]
@@ -129,25 +177,31 @@ class Prefetcher:
         pool = self._executor()
         for k, arguments in ahead[: self.depth + 1]:
             if k not in self._pending:
-                self._pending[k] = submit(pool, read_arrays, *arguments())
-        future = self._pending.pop(key)
+                inner: Future[Any]
+                if self._prefix is None:
+                    inner = submit(pool, read_arrays, *arguments())
+                    self._pending[k] = (inner, inner)
+                else:
+                    inner = submit(pool, read_shared, *arguments(), self._prefix)
+                    self._pending[k] = (inner, _mapped(inner))
+        _, future = self._pending.pop(key)
         while len(self._pending) > 2 * self.depth:  # asked out of order: forget the oldest guesses
-            _, stale = self._pending.popitem(last=False)
+            _, (stale, _) = self._pending.popitem(last=False)
             stale.cancel()
         return future.result()
 
     def forget(self, keep: Callable[[Hashable], bool]) -> None:
         """Cancel and drop the pending batches whose key ``keep`` rejects (e.g. another epoch's)."""
         for k in [k for k in self._pending if not keep(k)]:
-            self._pending.pop(k).cancel()
+            self._pending.pop(k)[0].cancel()
 
     def close(self) -> None:
         """Stop the pool (pending batches are cancelled); a later :meth:`get` starts a new one."""
-        for future in self._pending.values():
+        for future, _ in self._pending.values():
             future.cancel()
         self._pending.clear()
         if self._pool is not None:
-            self._finalizer()  # runs stop_pool once; later calls (at exit) do nothing
+            self._finalizer()  # runs _stop once; later calls (at exit) do nothing
             self._pool = None
 
 

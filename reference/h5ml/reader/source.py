@@ -21,6 +21,7 @@ resume states in both).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -29,12 +30,13 @@ import numpy.typing as npt
 
 from h5ml.errors import H5MLError
 from h5ml.reader import Dataset, Split, open
+from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.reader.offsets import sample_chunk_rows
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
 
-__all__ = ["BatchTransform", "SampleTransform", "SplitSource"]
+__all__ = ["BatchTransform", "SampleTransform", "SplitSource", "sampler_of"]
 
 #: Per-batch transform: takes and returns the dict of one batch's arrays (key -> array), run where the batch is read.
 BatchTransform = Callable[[dict[str, Any]], dict[str, Any]]
@@ -42,6 +44,17 @@ BatchTransform = Callable[[dict[str, Any]], dict[str, Any]]
 SampleTransform = Callable[[dict[str, Any]], dict[str, Any]]
 #: A :class:`~h5ml.sampling.ColumnBatch`, or a framework adapter's subclass of it.
 _Batch = TypeVar("_Batch", bound=ColumnBatch)
+
+#: Held while a source opens its reader, so that threads reading one source at once open it once. A forked
+#: child gets a new lock (the parent's may be held by a thread that does not exist in the child).
+_OPENING = [threading.Lock()]
+
+
+def _new_lock_in_child() -> None:
+    _OPENING[0] = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 class SplitSource:
@@ -101,7 +114,7 @@ class SplitSource:
         self._forget()
 
     def _forget(self) -> None:
-        self._pid: int | None = None
+        self._generation = -1  # FORK_GENERATION when this process opened the reader; -1: not open
         self._file: Dataset | None = None
         self._split: Split | None = None
         self._names: tuple[str, ...] = ()
@@ -135,26 +148,35 @@ class SplitSource:
         FileNotFoundError, h5ml.H5MLError
             As :func:`h5ml.open`.
         """
-        pid = os.getpid()
-        if self._split is None or self._pid != pid:
-            self._file = None  # never close a handle inherited through fork: the parent owns it
-            opened = open(self.path, verify=self.verify)
-            try:
-                split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
-            except H5MLError:
-                opened.close()
-                raise
-            # SPEC §6.1-R7: "every feature" refuses a feature it cannot read rather than leaving it out
-            names_all = split.every_feature() if self.features is None else self.features
-            encodings = {name: split.feature(name).encoding for name in names_all}
-            media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}
-            where = f"{self.path}: split {self.split!r}"
-            untyped = untyped_features(self.decode_images, media_types) if split.num_samples else []
-            first = split.read(0, untyped) if untyped else {}
-            self._decoded = images_to_decode(self.decode_images, encodings, media_types, where, first)
-            self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
-            self._names, self._file, self._split, self._pid = names_all, opened, split, pid
+        split = self._split
+        if split is not None and self._generation == FORK_GENERATION[0]:
+            return split  # opened in this process: no system call on the per-read path
+        with _OPENING[0]:
+            if self._split is None or self._generation != FORK_GENERATION[0]:
+                self._open()
+        assert self._split is not None
         return self._split
+
+    def _open(self) -> None:
+        """Open the file and the split, and learn the features' encodings (holding ``_OPENING``)."""
+        self._file = None  # never close a handle inherited through fork: the parent owns it
+        opened = open(self.path, verify=self.verify)
+        try:
+            split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
+        except H5MLError:
+            opened.close()
+            raise
+        # SPEC §6.1-R7: "every feature" refuses a feature it cannot read rather than leaving it out
+        names_all = split.every_feature() if self.features is None else self.features
+        encodings = {name: split.feature(name).encoding for name in names_all}
+        media_types = {name: split.feature(name).media_type for name, e in encodings.items() if e == "bytes"}
+        where = f"{self.path}: split {self.split!r}"
+        untyped = untyped_features(self.decode_images, media_types) if split.num_samples else []
+        first = split.read(0, untyped) if untyped else {}
+        self._decoded = images_to_decode(self.decode_images, encodings, media_types, where, first)
+        self._encodings = {name: "image" if name in self._decoded else e for name, e in encodings.items()}
+        self._names, self._file, self._split = names_all, opened, split
+        self._generation = FORK_GENERATION[0]
 
     @property
     def num_samples(self) -> int:
@@ -417,12 +439,49 @@ class SplitSource:
 
     def close(self) -> None:
         """Close this process's reader (it reopens on the next read)."""
-        if self._file is not None and self._pid == os.getpid():
+        if self._file is not None and self._generation == FORK_GENERATION[0]:
             self._file.close()
         self._forget()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"
+
+
+def sampler_of(
+    source: SplitSource | int,
+    batch_size: int,
+    *,
+    bucket_by: str | None = None,
+    fingerprint: str | None = None,
+    lengths: npt.ArrayLike | None = None,
+    split_kind: str = "a SplitSource",
+    **settings: Any,
+) -> Sampler:
+    """The :class:`h5ml.sampling.Sampler` of a split (:meth:`SplitSource.sampler`) or of a count of samples.
+
+    Parameters
+    ----------
+    source
+        A split, whose file gives the count, identity, chunk rows and lengths;
+        or a sample count N, with ``fingerprint`` (checked on resume) and
+        ``lengths`` (N,) to bucket by.
+    batch_size, bucket_by, **settings
+        As :meth:`SplitSource.sampler` (``shuffle``, ``seed``, ``rank`` ...).
+    split_kind
+        The caller's name for a split source, for the message (``"an H5MLDataset"``).
+
+    Raises
+    ------
+    TypeError
+        If ``bucket_by`` is given with a count (it names a feature of a split).
+    ValueError
+        As :class:`h5ml.sampling.Sampler`.
+    """
+    if isinstance(source, SplitSource):
+        return source.sampler(batch_size, bucket_by=bucket_by, **settings)
+    if bucket_by is not None:
+        raise TypeError(f"bucket_by={bucket_by!r} needs {split_kind} source, not a count; pass lengths= with a count")
+    return Sampler(source, batch_size, fingerprint=fingerprint, lengths=lengths, **settings)
 
 
 def _sample_numbers(indices: Any, count: int) -> int | list[int]:

@@ -42,7 +42,10 @@ from h5ml.reader.structure import open_feature
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.dataset import Dataset
 
-__all__ = ["Split"]
+__all__ = ["ITER_BLOCK_ROWS", "Split"]
+
+#: Samples read at once by ``iter(split)``: one read per feature per block, then one dict per sample.
+ITER_BLOCK_ROWS = 64
 
 
 def _refused(error: H5MLError, newer_minor: bool) -> bool:
@@ -84,6 +87,9 @@ class Split:
         self._attrs: dict[str, Any] | None = None
         self._attr_values: dict[str, Any] = {}
         self._num_samples: int | None = None
+        #: The ``(name, Feature)`` pairs of the feature selections read so far, by their names (a read names
+        #: the same features each time: the adapters' path looks them up once, not on every call).
+        self._chosen: dict[tuple[str, ...], tuple[tuple[str, Feature], ...]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"dataset": self._dataset, "name": self._name}
@@ -354,8 +360,23 @@ class Split:
         return name in self.features
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for i in range(self.num_samples):
-            yield self.read(i)
+        """Yield every sample as ``{feature: value}``, the values of ``split[i]``, read in blocks of rows.
+
+        Each block of :data:`ITER_BLOCK_ROWS` samples is one read per feature
+        (not one HDF5 call per sample); dense values are views of the block's
+        array (writeable, one per sample row), categorical codes Python ints
+        as ``read(i)`` gives them.
+        """
+        count = self.num_samples
+        if not count:
+            return
+        categorical = [name for name, feature in self.features.items() if feature.encoding == "categorical"]
+        for start in range(0, count, ITER_BLOCK_ROWS):
+            block = self.read(slice(start, min(count, start + ITER_BLOCK_ROWS)))
+            for name in categorical:
+                block[name] = block[name].tolist()  # read(i) gives a Python int
+            for j in range(min(count, start + ITER_BLOCK_ROWS) - start):
+                yield {name: values[j] for name, values in block.items()}
 
     def read(self, indices: Indices, features: Iterable[str] | str | None = None) -> dict[str, Any]:
         """Read samples of several features (§5, §6).
@@ -401,8 +422,12 @@ class Split:
                 self.features  # noqa: B018 - finds the features and fills self._all
                 chosen = self._all or ()
         else:
-            names = [features] if isinstance(features, str) else list(features)
-            chosen = tuple((n, self.feature(n)) for n in names)
+            key = (features,) if isinstance(features, str) else tuple(features)
+            found = self._chosen.get(key)
+            if found is None:
+                found = tuple((n, self.feature(n)) for n in key)  # raises for an unknown or unreadable one
+                self._chosen[key] = found
+            chosen = found
         # One clear IndexError, against the split's num_samples, before any read.
         count = self._num_samples if self._num_samples is not None else self.num_samples
         request: Indices = indices
