@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final
 
 import click
@@ -178,22 +177,17 @@ def _checked(
 ) -> Iterator[tuple[FileReport, float | None]]:
     """Each file's report, in the order given, with the end of its time limit (None without one).
 
-    A file's limit starts when its check starts, so that printing its report falls within it too.
+    The files are checked in ``jobs`` warm child processes, file after file
+    (:func:`h5ml.validator.runner.validate_each`): a crash or a time limit
+    restarts only the child concerned. A file's limit starts when its check
+    starts, so that printing its report falls within it too.
     """
-    from h5ml.validator.runner import AUTO, default_timeout, validate
+    from h5ml.validator.runner import AUTO, default_timeout, validate_each
 
-    def check(path: str) -> tuple[FileReport, float | None]:
-        limit: Timeout = AUTO if timeout is None else timeout
-        start = time.monotonic()
-        report = validate(path, deep=deep, timeout=limit, max_issues_per_code=cap)
-        seconds = default_timeout(path, deep) if timeout is None else timeout
-        return report, start + seconds
-
-    if jobs == 1:
-        yield from (check(path) for path in files)
-        return
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(check, files)
+    limit: Timeout = AUTO if timeout is None else timeout
+    for report, start in validate_each(files, deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap):
+        seconds = default_timeout(report.path, deep) if timeout is None else timeout
+        yield report, start + seconds
 
 
 @click.command("validate")
