@@ -75,26 +75,31 @@ class StreamingStats:
             return
         for start in range(0, flat.size, STATS_BLOCK):
             x = flat[start : start + STATS_BLOCK]
-            xf = x.astype(np.float64)
+            if not x.size:
+                continue
             if x.dtype.kind == "f":
-                xf = xf[~np.isnan(xf)]
-                if not xf.size:
-                    continue
-                lo, hi = float(xf.min()), float(xf.max())
-                pos, neg = int(np.count_nonzero(xf == math.inf)), int(np.count_nonzero(xf == -math.inf))
-                if pos or neg:
+                # Masks are taken only when a NaN or an infinity is there: compacting a block that has none
+                # (the usual case) cost more than the rest of the update (issue 15: 1.4 s of 1.6 s for 240 MB
+                # of float32 audio). The values and their order are the same either way, so are the results.
+                nan = np.isnan(x)
+                if nan.any():
+                    x = x[~nan]
+                    if not x.size:
+                        continue
+                lo, hi = float(x.min()), float(x.max())
+                if lo == -math.inf or hi == math.inf:
+                    pos, neg = int(np.count_nonzero(x == math.inf)), int(np.count_nonzero(x == -math.inf))
                     self.pos_inf += pos
                     self.neg_inf += neg
                     self.count += pos + neg
                     self.min, self.max = min(self.min, lo), max(self.max, hi)
-                    xf = xf[np.isfinite(xf)]
-                    if not xf.size:
+                    x = x[np.isfinite(x)]
+                    if not x.size:
                         continue
-                    lo, hi = float(xf.min()), float(xf.max())
-            elif not xf.size:
-                continue
+                    lo, hi = float(x.min()), float(x.max())
             else:
                 lo, hi = float(x.min()), float(x.max())
+            xf = x.astype(np.float64)
             with np.errstate(over="ignore"):  # huge finite values may overflow the squares to inf
                 mean_b = float(xf.mean())
                 xf -= mean_b
