@@ -1508,3 +1508,48 @@ def test_append_mode_refuses_a_file_as_the_reader_does(tmp_path: Path, damage: A
     assert type(by_writer.value) is type(by_reader.value)
     assert by_writer.value.hdf5_path == by_reader.value.hdf5_path  # type: ignore[attr-defined]
     assert target.read_bytes() == before and temp_files(target) == []
+
+
+def test_ragged_float32_fingerprint_and_statistics_match_first_principles(tmp_path: Path) -> None:
+    """§8.2, §6.7 (issue 15, the writer's faster statistics and checksum pass): values computed from scratch.
+
+    A ragged float32 feature of speech-like clips, with NaN and infinities in some clips and none in
+    others: the fingerprint is the SHA-256 construction of §8.2 written out here (header, then the digests
+    of the offsets, the values and no shapes), and the statistics are numpy's over the values without NaN
+    (one batch of fewer than STATS_BLOCK values: the mean and M2 are those of one float64 pass, exactly).
+    Without infinities the mean and std are there too; with them, min/max are infinite and std absent.
+    """
+    import hashlib
+
+    rng = np.random.default_rng(15)
+    clips = [np.sin(np.arange(int(n)) / 7.0).astype(np.float32) * rng.random() for n in rng.integers(100, 900, 40)]
+    clips[3][5] = np.nan
+    clean = [c.copy() for c in clips]
+    clips[7][2] = np.inf
+    clips[9][0] = -np.inf
+    for name, data in (("clean", clean), ("inf", clips)):
+        path = h5ml.write(
+            tmp_path / f"{name}.h5", {"train": {"audio": data}}, features={"audio": {"encoding": "ragged"}}
+        )
+        values = np.concatenate(data)
+        offsets = np.concatenate([[0], np.cumsum([c.shape[0] for c in data])]).astype("<i8")
+        header = json.dumps(
+            {"dtype": "<f4", "encoding": "ragged", "num_samples": len(data), "sample_shape": []},
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        digests = [hashlib.sha256(b).digest() for b in (offsets.tobytes(), values.astype("<f4").tobytes(), b"")]
+        expected = "sha256:" + hashlib.sha256(header + b"\n" + b"".join(digests)).hexdigest()
+        with h5py.File(path, "r") as f:
+            attrs = dict(f["train/audio"].attrs)
+        assert attrs["fingerprint"] == expected
+        kept = values[~np.isnan(values)].astype(np.float64)
+        assert attrs["stats_count"] == kept.size
+        assert attrs["stats_min"] == kept.min() and attrs["stats_max"] == kept.max()
+        if name == "clean":
+            mean = float(kept.mean())
+            assert attrs["stats_mean"] == mean
+            assert attrs["stats_std"] == math.sqrt(float(np.dot(kept - mean, kept - mean)) / kept.size)
+        else:
+            assert math.isinf(attrs["stats_min"]) and math.isinf(attrs["stats_max"])
+            assert "stats_std" not in attrs
