@@ -1553,3 +1553,30 @@ def test_ragged_float32_fingerprint_and_statistics_match_first_principles(tmp_pa
         else:
             assert math.isinf(attrs["stats_min"]) and math.isinf(attrs["stats_max"])
             assert "stats_std" not in attrs
+
+
+def test_large_batches_of_the_callers_memory_are_stored_at_once_and_may_be_reused(tmp_path: Path) -> None:
+    """§8.2, §7 (issue 15): settled chunks take a large borrowed batch without buffering a copy of it.
+
+    Batches of 96 tiles (1.2 MB, the caller's own array) are appended, and the caller overwrites its array
+    after every append: the file holds the values given, and the fingerprint is the one
+    ``fingerprint_feature`` computes over the whole array (the existing code path), as for ``h5ml.write``.
+    """
+    from h5ml.model.fingerprint import fingerprint_feature
+
+    rng = np.random.default_rng(3)
+    tiles = rng.integers(0, 256, size=(960, 64, 64, 3), dtype=np.uint8)
+    buffer = np.empty((96, 64, 64, 3), dtype=np.uint8)
+    path = tmp_path / "stream.h5"
+    with h5ml.Writer(path, {"name": "stream"}) as w:
+        w.add_split("train", expected_samples=len(tiles))
+        for start in range(0, len(tiles), 96):
+            buffer[:] = tiles[start : start + 96]
+            w.append("train", {"image": buffer})
+            buffer[:] = 0  # the caller reuses its array
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["train/image"][()], tiles)
+        assert f["train/image"].attrs["fingerprint"] == fingerprint_feature("dense", tiles)
+    whole = h5ml.write(tmp_path / "whole.h5", {"train": {"image": tiles}})
+    with h5py.File(whole, "r") as f:
+        assert f["train/image"].attrs["fingerprint"] == fingerprint_feature("dense", tiles)
