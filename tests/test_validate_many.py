@@ -198,3 +198,25 @@ def test_warm_child_raises_the_exception_of_a_call_and_keeps_serving() -> None:
             child.run(_sleep, (), 60)  # missing argument: raised in the child
         assert child.run(_pid, (), 60) == pid
         assert child.starts == 1
+
+
+def test_one_warm_child_over_every_bad_file_reports_each_as_alone(tmp_path: Path) -> None:
+    """§9.3, §10.3: one child checks every defect of the registry's bad files in a row; no file changes another's report.
+
+    Every file of ``badfiles.CASES`` (one per issue code), then a valid one: the reports from one warm
+    child (deep for the cases that need it) equal those of each file checked alone in this process.
+    """
+    from badfiles import CASES
+
+    for deep in (False, True):
+        paths: list[str] = []
+        for i, case in enumerate(c for c in CASES if c.deep == deep):
+            path = tmp_path / f"{deep}_{i:03d}_{case.code}.h5"
+            case.build(path)
+            paths.append(str(path))
+        paths.append(str(minimal_valid(tmp_path / f"good_{deep}.h5")))
+        warm = [report for report, _ in validate_each(paths, deep=deep, timeout=120)]
+        assert len(warm) == len(paths) > 5
+        for path, report in zip(paths, warm, strict=True):
+            assert report.issues == validate(path, deep=deep).issues, path
+        assert warm[-1].valid and not warm[-1].issues

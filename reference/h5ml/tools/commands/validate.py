@@ -199,11 +199,18 @@ def _checked(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds allowed per file; each file is checked in a child process that is stopped after it (E101). "
+    help="Seconds allowed per file; the files are checked in a child process (one per --jobs) that is stopped "
+    "when a file passes the limit (E101) and replaced for the next file. "
     "Default: 60 s plus 1 s per GB of the file, or with --deep plus 1 s per 10 MB (a 1 GB file: 61 s, 160 s "
     "with --deep).",
 )
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Files checked in parallel.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Files checked in parallel, each job in its own child process that checks file after file.",
+)
 @click.option(
     "--min-severity",
     type=click.Choice(SEVERITIES),
