@@ -95,12 +95,12 @@ def _child_main() -> None:
     try:
         try:
             sys.path[:] = request.recv()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):
             return
         while True:
             try:
                 func, args, stream = request.recv()
-            except EOFError:
+            except (EOFError, KeyboardInterrupt):  # Ctrl-C between two calls: end quietly, never a traceback
                 return  # the parent has no more requests
             try:
                 result = func(*args)
