@@ -1508,3 +1508,75 @@ def test_append_mode_refuses_a_file_as_the_reader_does(tmp_path: Path, damage: A
     assert type(by_writer.value) is type(by_reader.value)
     assert by_writer.value.hdf5_path == by_reader.value.hdf5_path  # type: ignore[attr-defined]
     assert target.read_bytes() == before and temp_files(target) == []
+
+
+def test_ragged_float32_fingerprint_and_statistics_match_first_principles(tmp_path: Path) -> None:
+    """§8.2, §6.7 (issue 15, the writer's faster statistics and checksum pass): values computed from scratch.
+
+    A ragged float32 feature of speech-like clips, with NaN and infinities in some clips and none in
+    others: the fingerprint is the SHA-256 construction of §8.2 written out here (header, then the digests
+    of the offsets, the values and no shapes), and the statistics are numpy's over the values without NaN
+    (one batch of fewer than STATS_BLOCK values: the mean and M2 are those of one float64 pass, exactly).
+    Without infinities the mean and std are there too; with them, min/max are infinite and std absent.
+    """
+    import hashlib
+
+    rng = np.random.default_rng(15)
+    clips = [np.sin(np.arange(int(n)) / 7.0).astype(np.float32) * rng.random() for n in rng.integers(100, 900, 40)]
+    clips[3][5] = np.nan
+    clean = [c.copy() for c in clips]
+    clips[7][2] = np.inf
+    clips[9][0] = -np.inf
+    for name, data in (("clean", clean), ("inf", clips)):
+        path = h5ml.write(
+            tmp_path / f"{name}.h5", {"train": {"audio": data}}, features={"audio": {"encoding": "ragged"}}
+        )
+        values = np.concatenate(data)
+        offsets = np.concatenate([[0], np.cumsum([c.shape[0] for c in data])]).astype("<i8")
+        header = json.dumps(
+            {"dtype": "<f4", "encoding": "ragged", "num_samples": len(data), "sample_shape": []},
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        digests = [hashlib.sha256(b).digest() for b in (offsets.tobytes(), values.astype("<f4").tobytes(), b"")]
+        expected = "sha256:" + hashlib.sha256(header + b"\n" + b"".join(digests)).hexdigest()
+        with h5py.File(path, "r") as f:
+            attrs = dict(f["train/audio"].attrs)
+        assert attrs["fingerprint"] == expected
+        kept = values[~np.isnan(values)].astype(np.float64)
+        assert attrs["stats_count"] == kept.size
+        assert attrs["stats_min"] == kept.min() and attrs["stats_max"] == kept.max()
+        if name == "clean":
+            mean = float(kept.mean())
+            assert attrs["stats_mean"] == mean
+            assert attrs["stats_std"] == math.sqrt(float(np.dot(kept - mean, kept - mean)) / kept.size)
+        else:
+            assert math.isinf(attrs["stats_min"]) and math.isinf(attrs["stats_max"])
+            assert "stats_std" not in attrs
+
+
+def test_large_batches_of_the_callers_memory_are_stored_at_once_and_may_be_reused(tmp_path: Path) -> None:
+    """§8.2, §7 (issue 15): settled chunks take a large borrowed batch without buffering a copy of it.
+
+    Batches of 96 tiles (1.2 MB, the caller's own array) are appended, and the caller overwrites its array
+    after every append: the file holds the values given, and the fingerprint is the one
+    ``fingerprint_feature`` computes over the whole array (the existing code path), as for ``h5ml.write``.
+    """
+    from h5ml.model.fingerprint import fingerprint_feature
+
+    rng = np.random.default_rng(3)
+    tiles = rng.integers(0, 256, size=(960, 64, 64, 3), dtype=np.uint8)
+    buffer = np.empty((96, 64, 64, 3), dtype=np.uint8)
+    path = tmp_path / "stream.h5"
+    with h5ml.Writer(path, {"name": "stream"}) as w:
+        w.add_split("train", expected_samples=len(tiles))
+        for start in range(0, len(tiles), 96):
+            buffer[:] = tiles[start : start + 96]
+            w.append("train", {"image": buffer})
+            buffer[:] = 0  # the caller reuses its array
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["train/image"][()], tiles)
+        assert f["train/image"].attrs["fingerprint"] == fingerprint_feature("dense", tiles)
+    whole = h5ml.write(tmp_path / "whole.h5", {"train": {"image": tiles}})
+    with h5py.File(whole, "r") as f:
+        assert f["train/image"].attrs["fingerprint"] == fingerprint_feature("dense", tiles)

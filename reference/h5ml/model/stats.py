@@ -73,28 +73,36 @@ class StreamingStats:
         if flat.dtype.kind in "biu" and flat.dtype.itemsize <= 2:
             self._update_small_ints(flat)
             return
+        # One float64 buffer for every block: a fresh 32 MiB array per block cost its page faults each time.
+        buf = np.empty(min(flat.size, STATS_BLOCK), dtype=np.float64)
         for start in range(0, flat.size, STATS_BLOCK):
             x = flat[start : start + STATS_BLOCK]
-            xf = x.astype(np.float64)
+            if not x.size:
+                continue
+            with np.errstate(invalid="ignore"):
+                lo, hi = float(x.min()), float(x.max())
             if x.dtype.kind == "f":
-                xf = xf[~np.isnan(xf)]
-                if not xf.size:
-                    continue
-                lo, hi = float(xf.min()), float(xf.max())
-                pos, neg = int(np.count_nonzero(xf == math.inf)), int(np.count_nonzero(xf == -math.inf))
-                if pos or neg:
+                # Masks are taken only when a NaN or an infinity is there (min and max are NaN when a NaN
+                # is): compacting a block that has none (the usual case) cost more than the rest of the
+                # update (issue 15: 1.4 s of 1.6 s for 240 MB of float32 audio). The values and their
+                # order are the same either way, so are the results.
+                if math.isnan(lo) or math.isnan(hi):
+                    x = x[~np.isnan(x)]
+                    if not x.size:
+                        continue
+                    lo, hi = float(x.min()), float(x.max())
+                if lo == -math.inf or hi == math.inf:
+                    pos, neg = int(np.count_nonzero(x == math.inf)), int(np.count_nonzero(x == -math.inf))
                     self.pos_inf += pos
                     self.neg_inf += neg
                     self.count += pos + neg
                     self.min, self.max = min(self.min, lo), max(self.max, hi)
-                    xf = xf[np.isfinite(xf)]
-                    if not xf.size:
+                    x = x[np.isfinite(x)]
+                    if not x.size:
                         continue
-                    lo, hi = float(xf.min()), float(xf.max())
-            elif not xf.size:
-                continue
-            else:
-                lo, hi = float(x.min()), float(x.max())
+                    lo, hi = float(x.min()), float(x.max())
+            xf = buf[: x.size]
+            np.copyto(xf, x)
             with np.errstate(over="ignore"):  # huge finite values may overflow the squares to inf
                 mean_b = float(xf.mean())
                 xf -= mean_b

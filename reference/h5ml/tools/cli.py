@@ -24,6 +24,7 @@ error, or any other failure; 130 interrupted.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import itertools
 import os
 import signal
@@ -37,14 +38,6 @@ import click
 from h5ml import spec
 from h5ml._version import __version__
 from h5ml.errors import H5MLError
-from h5ml.tools.commands.convert import convert_command
-from h5ml.tools.commands.demo import demo_command
-from h5ml.tools.commands.dump import dump_command
-from h5ml.tools.commands.edit import export_command, merge_command, subset_command
-from h5ml.tools.commands.inspect import inspect_command
-from h5ml.tools.commands.temporaries import temporaries_command
-from h5ml.tools.commands.validate import validate_command
-from h5ml.tools.commands.verify import verify_command
 from h5ml.tools.console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, Streams, safe_text
 
 __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "app", "main", "run"]
@@ -53,7 +46,37 @@ __all__ = ["DEBUG_ENV", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_
 DEBUG_ENV: Final = "H5ML_DEBUG"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Each command's module and object (:mod:`h5ml.tools.commands`), imported when the command runs (or ``--help``
+#: lists them): importing every command (the writer, the reader, the converters) cost each ``h5ml validate``
+#: about 0.35 s before it did anything (issue 15).
+_COMMANDS: Final = {
+    "validate": ("h5ml.tools.commands.validate", "validate_command"),
+    "verify": ("h5ml.tools.commands.verify", "verify_command"),
+    "inspect": ("h5ml.tools.commands.inspect", "inspect_command"),
+    "dump": ("h5ml.tools.commands.dump", "dump_command"),
+    "convert": ("h5ml.tools.commands.convert", "convert_command"),
+    "export": ("h5ml.tools.commands.edit", "export_command"),
+    "subset": ("h5ml.tools.commands.edit", "subset_command"),
+    "merge": ("h5ml.tools.commands.edit", "merge_command"),
+    "temporaries": ("h5ml.tools.commands.temporaries", "temporaries_command"),
+    "demo": ("h5ml.tools.commands.demo", "demo_command"),
+}
+
+
+class _LazyGroup(click.Group):
+    """A click group whose commands are imported on first use (:data:`_COMMANDS`), listed in sorted order."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            module, attr = _COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
     __version__,
     "--version",
@@ -64,21 +87,6 @@ DEBUG_ENV: Final = "H5ML_DEBUG"
 @click.option("--debug", is_flag=True, help=f"Show the traceback of an error (or set {DEBUG_ENV}=1).")
 def app(debug: bool) -> None:
     """h5ml: check, inspect, dump and create h5ml files (machine-learning datasets in HDF5)."""
-
-
-for _command in (
-    validate_command,
-    verify_command,
-    inspect_command,
-    dump_command,
-    convert_command,
-    export_command,
-    subset_command,
-    merge_command,
-    temporaries_command,
-    demo_command,
-):
-    app.add_command(_command)
 
 
 # ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Iteration is the primitive: :func:`iter_issues` opens one file and yields one
 :mod:`h5ml.spec.codes`, the HDF5 path of the object concerned, and a message saying
 what is wrong, where and what to do). :func:`validate` collects them in a
 :class:`FileReport`, optionally in a child process with a time limit (§10.3),
-and :func:`validate_many` in a :class:`Report` whose JSON form follows
+:func:`validate_each` yields the reports of many files checked in warm child
+processes, and :func:`validate_many` collects those in a :class:`Report` whose JSON form follows
 ``schema/h5ml-report-1.0.schema.json`` (§9.3).
 
 What a validation reads
@@ -62,6 +63,7 @@ encoding, chunks, sample data).
 from __future__ import annotations
 
 import os
+import queue
 import stat
 import time
 from collections import Counter
@@ -70,9 +72,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Literal
 
 from h5ml.errors import ChildDiedError, ValidationTimeoutError
-from h5ml.validator.checks import FileState, Issue, check_events, check_path
+from h5ml.validator.checks import Issue
 from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, Report, check_cap
-from h5ml.validator.sandbox import stream_with_timeout
+from h5ml.validator.sandbox import WarmChild, stream_with_timeout
 
 __all__ = [
     "AUTO",
@@ -87,6 +89,7 @@ __all__ = [
     "default_timeout",
     "iter_issues",
     "validate",
+    "validate_each",
     "validate_many",
 ]
 
@@ -136,6 +139,8 @@ def iter_issues(path: str | os.PathLike[str], *, deep: bool = False) -> Iterator
     ------
     Nothing on purpose: a file that cannot be read gives E100 or E101.
     """
+    from h5ml.validator.checks import FileState, check_path  # the checks import h5py: only where they run
+
     yield from check_path(FileState(os.fspath(path), deep))
 
 
@@ -155,6 +160,8 @@ def _check_stream(
     :data:`_COUNT_EVERY_S` seconds, before the end of the metadata checks and
     at the end. Returns the file's version.
     """
+    from h5ml.validator.checks import FileState, check_events  # the checks import h5py: only where they run
+
     state = FileState(path, deep)
     collector = IssueCollector(cap)
     pending: Counter[str] = Counter()
@@ -223,18 +230,25 @@ def _check_timeout(timeout: Timeout) -> None:
         raise ValueError(f"timeout must be >= 0 seconds, {AUTO!r} or None, got {timeout!r}")
 
 
-def _validate(path: str, deep: bool, timeout: Timeout, isolated: bool, cap: int) -> FileReport:
+def _validate(
+    path: str, deep: bool, timeout: Timeout, isolated: bool, cap: int, child: WarmChild | None = None
+) -> FileReport:
     if timeout == AUTO:
         timeout = default_timeout(path, deep)
     collector = IssueCollector(cap)
     if not isolated:
+        from h5ml.validator.checks import FileState, check_path
+
         state = FileState(path, deep)
         for issue in check_path(state):
             collector.add(issue)
         return FileReport(path, tuple(collector.issues), state.format_version, deep, False, collector.omitted, cap)
     version: str | None = None
     metadata_done = timed_out = False
-    stream = stream_with_timeout(_check_stream, (path, deep, cap), timeout)
+    if child is None:
+        stream = stream_with_timeout(_check_stream, (path, deep, cap), timeout)
+    else:
+        stream = child.stream(_check_stream, (path, deep, cap), timeout)
     try:
         while True:
             item, version = next(stream)
@@ -337,8 +351,9 @@ def validate_many(
     timeout
         Time limit per file in seconds, :data:`AUTO` (from each file's size), or None (see :func:`validate`).
     jobs
-        Files checked at once. With ``jobs > 1`` each file is checked in its
-        own child process (with ``timeout`` as its limit, possibly None).
+        Files checked at once. With ``jobs > 1`` (or a ``timeout``) the files are
+        checked in ``jobs`` child processes, file after file (with ``timeout``
+        as each file's limit, possibly None; see :func:`validate_each`).
     max_issues_per_code
         Issues of one code listed per file; the others are counted (see :func:`validate`). 0 lists every issue.
 
@@ -353,13 +368,75 @@ def validate_many(
         If ``jobs < 1``, or ``timeout`` is negative or a string other than :data:`AUTO`, or
         ``max_issues_per_code`` is not an integer >= 0.
     """
+    each = validate_each(paths, deep=deep, timeout=timeout, jobs=jobs, max_issues_per_code=max_issues_per_code)
+    return Report(tuple(report for report, _ in each))
+
+
+def validate_each(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    deep: bool = False,
+    timeout: Timeout = None,
+    jobs: int = 1,
+    max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+) -> Iterator[tuple[FileReport, float]]:
+    """Validate several files, yielding each report, in the order given, as soon as it and those before it are done.
+
+    With a time limit (or ``jobs > 1``) the files are checked in ``jobs`` warm
+    child processes (:class:`~h5ml.validator.sandbox.WarmChild`), each
+    checking file after file, so that the interpreter start and the imports
+    are paid once per child, not once per file; a child that crashed or passed
+    a file's limit is stopped, that file's report ends with E101 exactly as
+    :func:`validate` gives it, and the next file gets a fresh child (§10.3).
+    The reports are those :func:`validate` gives each file alone.
+
+    Parameters
+    ----------
+    paths, deep, timeout, jobs, max_issues_per_code
+        As :func:`validate_many`.
+
+    Yields
+    ------
+    (FileReport, float)
+        A file's report and when its check started (``time.monotonic()``),
+        from which a caller counts the file's time limit.
+
+    Raises
+    ------
+    ValueError
+        As :func:`validate_many`.
+    """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     _check_timeout(timeout)
     check_cap(max_issues_per_code)
     items: Sequence[str] = [os.fspath(p) for p in paths]
     cap = max_issues_per_code
-    if jobs == 1:
-        return Report(tuple(_validate(p, deep, timeout, timeout is not None, cap) for p in items))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return Report(tuple(pool.map(lambda p: _validate(p, deep, timeout, True, cap), items)))
+    if jobs == 1 and timeout is None:
+        for path in items:
+            start = time.monotonic()
+            yield _validate(path, deep, None, False, cap), start
+        return
+    children: queue.SimpleQueue[WarmChild] = queue.SimpleQueue()
+    made: list[WarmChild] = []
+    for _ in range(min(jobs, max(1, len(items)))):
+        made.append(WarmChild())
+        children.put(made[-1])
+
+    def check(path: str) -> tuple[FileReport, float]:
+        child = children.get()  # one is free: as many children as threads
+        try:
+            start = time.monotonic()
+            return _validate(path, deep, timeout, True, cap, child), start
+        finally:
+            children.put(child)
+
+    try:
+        if jobs == 1:
+            yield from (check(path) for path in items)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                yield from pool.map(check, items)
+    finally:
+        for child in made:
+            child.close()

@@ -25,6 +25,16 @@ parent's standard error, never into the parent's own output (the CLI's JSON
 report, for one). Every child is reaped before the call returns or raises:
 no zombie is left behind.
 
+A warm child for many calls
+---------------------------
+Starting a child interpreter and importing the validator costs a few
+tenths of a second, more than checking a small file. :class:`WarmChild`
+keeps one child that runs call after call (the same bootstrap: the child
+serves requests until its request pipe closes): each call has the same time
+limit and the same protection, and a child that crashed, hung past its
+limit or was left in the middle of a call is stopped and reaped, so that the
+next call starts a fresh one.
+
 :class:`~h5ml.errors.ChildDiedError`, raised when the child dies without a
 result, is defined in :mod:`h5ml.errors` and importable from here too.
 """
@@ -45,7 +55,7 @@ from typing import Any, Final, TypeVar
 
 from h5ml.errors import ChildDiedError, H5MLError, ValidationTimeoutError
 
-__all__ = ["ChildDiedError", "run_with_timeout", "stream_with_timeout"]
+__all__ = ["ChildDiedError", "WarmChild", "run_with_timeout", "stream_with_timeout"]
 
 T = TypeVar("T")
 
@@ -67,11 +77,14 @@ _BOOTSTRAP: Final = (
 
 
 def _child_main() -> None:
-    """The child's side: read the request on stdin, run it, send its outcome on the original stdout.
+    """The child's side: read requests on stdin, run each, send its outcome on the original stdout.
 
-    Messages are ``(kind, payload, traceback_text)``: ``_ITEM`` for each value a
-    streamed generator yields, then ``_OK`` with the result, or ``_ERROR`` with
-    the exception raised.
+    The first message is the parent's ``sys.path``; then each request is
+    ``(func, args, stream)``, served in turn until the parent closes the
+    request pipe (a one-shot call closes it after its request, a
+    :class:`WarmChild` when it is done). Messages are ``(kind, payload,
+    traceback_text)``: ``_ITEM`` for each value a streamed generator yields,
+    then ``_OK`` with the result, or ``_ERROR`` with the exception raised.
     """
     request = Connection(os.dup(0), writable=False)
     conn = Connection(os.dup(1), readable=False)
@@ -82,16 +95,23 @@ def _child_main() -> None:
     try:
         try:
             sys.path[:] = request.recv()
-            func, args, stream = request.recv()
-            request.close()
-            result = func(*args)
-            if stream and inspect.isgenerator(result):
-                result = _send_items(conn, result)
-            message: tuple[str, Any, str] = (_OK, result, "")
-        except BaseException as exc:  # everything goes back to the parent, which decides
-            message = (_ERROR, exc, traceback.format_exc())
-        _send(conn, message)
+        except (EOFError, KeyboardInterrupt):
+            return
+        while True:
+            try:
+                func, args, stream = request.recv()
+            except (EOFError, KeyboardInterrupt):  # Ctrl-C between two calls: end quietly, never a traceback
+                return  # the parent has no more requests
+            try:
+                result = func(*args)
+                if stream and inspect.isgenerator(result):
+                    result = _send_items(conn, result)
+                message: tuple[str, Any, str] = (_OK, result, "")
+            except BaseException as exc:  # everything goes back to the parent, which decides
+                message = (_ERROR, exc, traceback.format_exc())
+            _send(conn, message)
     finally:
+        request.close()
         conn.close()
 
 
@@ -156,14 +176,64 @@ def _start() -> tuple[subprocess.Popen[bytes], Connection, Connection]:
     return proc, Connection(request_w, readable=False), Connection(result_r, writable=False)
 
 
+def _receive(
+    proc: subprocess.Popen[bytes], receiver: Connection, name: object, timeout: float | None, deadline: float | None
+) -> Generator[Any, None, tuple[str, Any, str]]:
+    """Yield the items of one call as the child sends them; return its final message.
+
+    When the limit passes or the child dies first, the child is stopped and
+    reaped and :class:`ValidationTimeoutError` or :class:`ChildDiedError` is raised.
+    """
+    while True:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not receiver.poll(remaining):
+            _stop(proc)
+            raise ValidationTimeoutError(
+                f"{name!r} did not finish within {timeout} s and was stopped (§10.3); the input may make the "
+                "HDF5 library loop: raise the time limit only for trusted files"
+            )
+        try:
+            kind, payload, remote_tb = receiver.recv()
+        except EOFError:
+            try:
+                proc.wait(_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+            _stop(proc)
+            raise ChildDiedError(
+                f"the child process running {name!r} {_describe_exit(proc.returncode)} before returning a "
+                "result (§10.3); the input may crash the HDF5 library",
+                exitcode=proc.returncode,
+            ) from None
+        if kind != _ITEM:
+            return kind, payload, remote_tb
+        yield payload
+
+
+def _outcome(kind: str, payload: Any, remote_tb: str) -> Any:
+    """The result of a call from its final message, or its exception raised (with the child's traceback)."""
+    if kind == _OK:
+        return payload
+    if isinstance(payload, BaseException):
+        if remote_tb:
+            payload.add_note(f"raised in the child process:\n{remote_tb}")
+        raise payload
+    raise H5MLError(f"the child process sent an unexpected message {kind!r}")  # pragma: no cover - protocol guard
+
+
+def _check_limit(timeout: float | None) -> float | None:
+    """The deadline (``time.monotonic()``) of a call with this limit; raises ValueError for a negative one."""
+    if timeout is not None and timeout < 0:
+        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    return None if timeout is None else time.monotonic() + timeout
+
+
 def _messages(
     func: Callable[..., Any], args: tuple[Any, ...], timeout: float | None, stream: bool
 ) -> Generator[Any, None, Any]:
     """Run ``func(*args)`` in a child; yield the items it streams; return its result or raise its exception."""
-    if timeout is not None and timeout < 0:
-        raise ValueError(f"timeout must be >= 0 seconds or None, got {timeout}")
+    deadline = _check_limit(timeout)
     name = getattr(func, "__qualname__", func)
-    deadline = None if timeout is None else time.monotonic() + timeout
     proc, request, receiver = _start()
     try:
         try:
@@ -172,31 +242,8 @@ def _messages(
         except (BrokenPipeError, ConnectionResetError):
             pass  # the child died at once: the end of its messages below says how
         finally:
-            request.close()
-        while True:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not receiver.poll(remaining):
-                _stop(proc)
-                raise ValidationTimeoutError(
-                    f"{name!r} did not finish within {timeout} s and was stopped (§10.3); the input may make the "
-                    "HDF5 library loop: raise the time limit only for trusted files"
-                )
-            try:
-                kind, payload, remote_tb = receiver.recv()
-            except EOFError:
-                try:
-                    proc.wait(_GRACE_S)
-                except subprocess.TimeoutExpired:
-                    pass
-                _stop(proc)
-                raise ChildDiedError(
-                    f"the child process running {name!r} {_describe_exit(proc.returncode)} before returning a "
-                    "result (§10.3); the input may crash the HDF5 library",
-                    exitcode=proc.returncode,
-                ) from None
-            if kind != _ITEM:
-                break
-            yield payload
+            request.close()  # the child's only request: it exits once it has answered
+        final = yield from _receive(proc, receiver, name, timeout, deadline)
         try:
             proc.wait(_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -204,13 +251,7 @@ def _messages(
     finally:
         receiver.close()
         _stop(proc)
-    if kind == _OK:
-        return payload
-    if isinstance(payload, BaseException):
-        if remote_tb:
-            payload.add_note(f"raised in the child process:\n{remote_tb}")
-        raise payload
-    raise H5MLError(f"the child process sent an unexpected message {kind!r}")  # pragma: no cover - protocol guard
+    return _outcome(*final)
 
 
 def run_with_timeout(func: Callable[..., T], args: tuple[Any, ...] = (), timeout: float | None = None) -> T:
@@ -294,3 +335,118 @@ def stream_with_timeout(
         As :func:`run_with_timeout`, at the point of the stream where it happened.
     """
     return (yield from _messages(func, args, timeout, stream=True))
+
+
+class WarmChild:
+    """One child interpreter that runs call after call, with the protection of :func:`stream_with_timeout` (§10.3).
+
+    Each call has its own time limit, counted from when it is sent (plus the
+    start of the interpreter when a fresh one is started for it). A child that
+    crashes, passes a call's limit, or is abandoned in the middle of a call
+    (the caller stopped reading its stream) is stopped and reaped, and the next
+    call starts a fresh one. Use from one thread at a time; :meth:`close` (or
+    the ``with`` block) ends the child.
+
+    Attributes
+    ----------
+    starts
+        How many child interpreters were started (1 after the first call,
+        one more after each crash or time limit).
+
+    Examples
+    --------
+    >>> with WarmChild() as child:  # doctest: +SKIP
+    ...     items = list(child.stream(check_file, ("a.h5",), timeout=60))
+    """
+
+    def __init__(self) -> None:
+        self.starts = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._request: Connection | None = None
+        self._receiver: Connection | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the live child, or None when none is running."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def _ready(self) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
+        """The live child and its pipes, started (and sent ``sys.path``) if there is none."""
+        if self._proc is None or self._proc.poll() is not None or self._request is None or self._receiver is None:
+            self._discard()
+            self._proc, self._request, self._receiver = _start()
+            self.starts += 1
+            try:
+                self._request.send(list(sys.path))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the child died at once: the call's messages say how
+        return self._proc, self._request, self._receiver
+
+    def stream(
+        self, func: Callable[..., Iterator[Any]], args: tuple[Any, ...] = (), timeout: float | None = None
+    ) -> Generator[Any, None, Any]:
+        """Run the generator function ``func(*args)`` in the child, yielding its items as they come.
+
+        Parameters, yields, returns and raises as :func:`stream_with_timeout`; after a
+        :class:`ValidationTimeoutError` or a :class:`ChildDiedError` the child is gone, and the next call
+        starts a fresh one.
+        """
+        return (yield from self._call(func, args, timeout, stream=True))
+
+    def run(self, func: Callable[..., T], args: tuple[Any, ...] = (), timeout: float | None = None) -> T:
+        """Call ``func(*args)`` in the child and return its result (see :func:`run_with_timeout`)."""
+        messages = self._call(func, args, timeout, stream=False)
+        while True:
+            try:
+                next(messages)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+
+    def _call(
+        self, func: Callable[..., Any], args: tuple[Any, ...], timeout: float | None, stream: bool
+    ) -> Generator[Any, None, Any]:
+        deadline = _check_limit(timeout)
+        name = getattr(func, "__qualname__", func)
+        proc, request, receiver = self._ready()
+        answered = False
+        try:
+            try:
+                request.send((func, args, stream))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the child is gone: the end of its messages says how
+            final = yield from _receive(proc, receiver, name, timeout, deadline)
+            answered = True
+        finally:
+            if not answered:  # stopped, dead, or left in the middle of a call: never reused
+                self._discard()
+        return _outcome(*final)
+
+    def _discard(self) -> None:
+        """Close the pipes and stop and reap the child, if any."""
+        proc, request, receiver = self._proc, self._request, self._receiver
+        self._proc = self._request = self._receiver = None
+        for conn in (request, receiver):
+            if conn is not None:
+                conn.close()
+        if proc is not None:
+            _stop(proc)
+
+    def close(self) -> None:
+        """End the child: its request pipe is closed, so it exits; it is reaped (killed after a grace time)."""
+        proc, request = self._proc, self._request
+        if request is not None:
+            request.close()
+            self._request = None
+        if proc is not None:
+            try:
+                proc.wait(_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        self._discard()
+
+    def __enter__(self) -> WarmChild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -75,7 +75,9 @@ class Feeder:
         Notes
         -----
         When the split's buffers reach :data:`WRITE_BUFFER_BYTES`
-        (:data:`STREAM_BUFFER_BYTES` once its chunk shapes are settled) they
+        (:data:`STREAM_BUFFER_BYTES` once its chunk shapes are settled), or
+        once they are settled and a feature's values of at least 1 MiB are
+        the caller's own array (so that buffering them would copy them), they
         are written to HDF5; otherwise the last buffered batch of each feature
         is copied, so the caller may change its arrays once this returns. An
         error leaves the samples half stored: the caller must discard the file.
@@ -93,7 +95,10 @@ class Feeder:
                 state.pending_bytes += part.nbytes
             state.num_samples += n
             settled = state.expected_samples is not None or state.created
-            if state.pending_bytes >= (STREAM_BUFFER_BYTES if settled else WRITE_BUFFER_BYTES):
+            # A large batch that is the caller's own memory is stored at once once the chunks are settled:
+            # buffering it would copy it first (issue 15: the streaming writer copied half of its samples).
+            direct = settled and any(p.borrowed and p.nbytes >= _FEED_THREAD_BYTES for p in parts.values())
+            if direct or state.pending_bytes >= (STREAM_BUFFER_BYTES if settled else WRITE_BUFFER_BYTES):
                 state.flush(final=False, compression_opts=self._compression_opts, pool=self.pool)
             else:
                 for feature in state.features.values():

@@ -25,8 +25,33 @@ Shared by them: :mod:`~h5ml.validator.checks.issue` (the issue record),
 
 from __future__ import annotations
 
-from h5ml.validator.checks.file import METADATA_DONE, check_events, check_path
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from h5ml.validator.checks.issue import Issue
-from h5ml.validator.checks.state import FileState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from h5ml.validator.checks.file import METADATA_DONE as METADATA_DONE
+    from h5ml.validator.checks.file import check_events as check_events
+    from h5ml.validator.checks.file import check_path as check_path
+    from h5ml.validator.checks.state import FileState as FileState
 
 __all__ = ["METADATA_DONE", "FileState", "Issue", "check_events", "check_path"]
+
+#: Imported on first use (issue 15): a process that only receives issues (the CLI's parent, whose child runs
+#: the checks) needs :class:`Issue`, not the checks, which import h5py and jsonschema (about 0.13 s).
+_LAZY = {
+    "METADATA_DONE": "h5ml.validator.checks.file",
+    "check_events": "h5ml.validator.checks.file",
+    "check_path": "h5ml.validator.checks.file",
+    "FileState": "h5ml.validator.checks.state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'h5ml.validator.checks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
