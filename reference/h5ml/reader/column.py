@@ -9,6 +9,12 @@ such dataset, by the cheapest path its storage allows:
 - unfiltered numeric data wholly stored in the file: copies out of the memory
   map of the file (:mod:`h5ml.reader.direct`), unless the dataset was opened
   with ``direct=False``;
+- compressed numeric data whose pipeline h5ml decodes (deflate, shuffle then
+  deflate): chunks decoded by h5ml from the memory map, in parallel and off
+  Python's lock, each once per request and kept in the file's cache of
+  decoded chunks (:mod:`h5ml.reader.compressed`), also unless ``direct=False``.
+  These reads are counted as ``hdf5`` reads, one per span of the read plan,
+  as when HDF5 decodes them: they read the HDF5 dataset's stored chunks;
 - anything else: one HDF5 hyperslab read per run of rows (h5py's low-level
   API), following a read plan (:mod:`h5ml.reader.plan`) for requests that are
   not one run; for one sample of a native number type, h5py's compiled
@@ -38,6 +44,7 @@ from h5ml.errors import EncodingError, InvalidFileError
 from h5ml.model.booleans import bool_enum_base, is_enum
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.reader.chunk_checks import ChunkVerifier
+from h5ml.reader.compressed import CompressedRows, compressed_rows
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
@@ -178,6 +185,8 @@ class Column:
     """
 
     __slots__ = (
+        "_decoded",
+        "_decoded_built",
         "_fast",
         "_fast_built",
         "_local",
@@ -272,6 +281,8 @@ class Column:
         )
         self._fast: DirectRows | None = None
         self._fast_built = False
+        self._decoded: CompressedRows | None = None
+        self._decoded_built = False
         #: Whether every chunk (or the contiguous block) was found allocated: checked before the first read (§3.5.1).
         self._written = False
 
@@ -286,6 +297,57 @@ class Column:
                 self._fast = direct_rows(self.node, self.dtype, self.maps(), self.stats)
             self._fast_built = True
         return self._fast
+
+    def decoded_rows(self) -> CompressedRows | None:
+        """The reader of this compressed dataset's chunks decoded by h5ml (:mod:`h5ml.reader.compressed`), or None.
+
+        Built on first use; None when the dataset is unfiltered, its pipeline
+        is not one h5ml decodes, or anything about its storage is unusual (its
+        rows are then read through h5py, §7.3).
+        """
+        if not self._decoded_built:
+            if self.compressed and self.maps is not None:
+                self._decoded = compressed_rows(self.node, self.dtype, self.maps())
+            self._decoded_built = True
+        return self._decoded
+
+    def prefetch(self, indices: Indices) -> int:
+        """Start decoding, in the decode pool, the chunks that hold ``indices``; return without waiting (§7.3).
+
+        For a caller that knows its next batch (a sampler, a loader thread):
+        the chunks are decoded while it works on the current one, and the
+        read of ``indices`` then finds them in the file's cache of decoded
+        chunks. Does nothing (returns 0) for data h5ml does not decode itself
+        (unfiltered data is copied from the map without decoding), or with
+        ``chunk_cache_bytes=0``.
+
+        Parameters
+        ----------
+        indices
+            Any request :meth:`take` accepts.
+
+        Returns
+        -------
+        int
+            The chunk decodes started (chunks cached or being decoded are not started again).
+
+        Raises
+        ------
+        IndexError, TypeError
+            As :func:`h5ml.reader.plan.normalize_indices`.
+        """
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is None:
+            return 0
+        rows, _ = normalize_indices(indices, self.rows)
+        return decoded.prefetch(rows)
+
+    def _count_read(self, start: int, stop: int, count: int) -> None:
+        """Count one read of the dataset's stored data (an ``hdf5`` read, see the module docstring)."""
+        stats = self.stats
+        stats.hdf5_reads += 1
+        if stats.events is not None:
+            stats.events.append(ReadEvent(self.path, "hdf5", start, stop, count))
 
     def check_written(self) -> None:
         """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1, §10.4-R1).
@@ -406,13 +468,15 @@ class Column:
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
             return
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
+            self._count_read(start, stop, count)
+            decoded.read_into(out, start, stop)
+            return
         space = getattr(self._local, "space", None)  # this thread's file dataspace: threads never share a selection
         if space is None:
             space = self._local.space = self.dsid.get_space()
-        stats = self.stats
-        stats.hdf5_reads += 1
-        if stats.events is not None:
-            stats.events.append(ReadEvent(self.path, "hdf5", start, stop, count))
+        self._count_read(start, stop, count)
         try:
             if count == 1:
                 space.select_hyperslab((start, *self._origin), self._one_shape)
@@ -450,15 +514,12 @@ class Column:
 
     def sample(self, row: int) -> Any:
         """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
-        if self.compiled_sample:
+        if self.compiled_sample and (self._decoded if self._decoded_built else self.decoded_rows()) is None:
             if not self._written:
                 self.check_written()
             if self.verifier is not None:
                 self.verifier.check_rows(row, row + 1)
-            stats = self.stats
-            stats.hdf5_reads += 1
-            if stats.events is not None:
-                stats.events.append(ReadEvent(self.path, "hdf5", row, row + 1, 1))
+            self._count_read(row, row + 1, 1)
             try:
                 value = self.node[row]
             except LIBRARY_ERRORS as exc:
@@ -508,12 +569,29 @@ class Column:
         return plan.gather(self.read_rows(plan)), plan.scalar
 
     def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
-        """Read the unique rows of ``plan`` into one array (U, *inner): one read per span."""
+        """Read the unique rows of ``plan`` into one array (U, *inner): one read per span.
+
+        Chunks h5ml decodes itself (:meth:`decoded_rows`) are each decoded at
+        most once for the whole plan, the missing ones in parallel, and the
+        rows copied straight from them into the array. Through h5py, a span
+        with rows not requested (a gap merged into it) is read into a buffer
+        of its own and its requested rows copied once into the array.
+        """
         rows = plan.rows
         block = self.buffer(rows.shape[0])
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and rows.shape[0] > 0 and self.row_nbytes > 0:
+            if not self._written:
+                self.check_written()
+            if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunks is returned
+                self.verifier.check_indices(rows)
+            for start, stop, lo, hi in plan.iter_spans():
+                self._count_read(start, stop, stop - start)
+            decoded.gather(rows, block)
+            return block
         for start, stop, lo, hi in plan.iter_spans():
             if hi - lo == stop - start:
                 self.read_into(block[lo:hi], start, stop)
-            else:
-                block[lo:hi] = self.read(start, stop)[rows[lo:hi] - start]
+            else:  # one copy of the requested rows out of the span (no temporary of fancy indexing)
+                np.take(self.read(start, stop), rows[lo:hi] - start, axis=0, out=block[lo:hi])
         return block
