@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+
 import h5py
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import h5ml
+from _files import Dense, write_file
 from h5ml.errors import InvalidFileError
 from h5ml.reader.codecs import DEFLATE, SHUFFLE, ZSTD, decodable, decode_chunk, unshuffle
 from h5ml.reader.column import Column
@@ -23,8 +25,6 @@ from h5ml.reader.compressed import READ_AHEAD
 from h5ml.reader.direct import open_file_map
 from h5ml.reader.read_stats import ReadStats
 from h5ml.sampling.orders import Sampler
-
-from _files import Dense, write_file
 
 DTYPES = ["i1", "u1", "<i2", ">i2", "<u2", "<i4", ">u4", "<i8", ">i8", "<u8", "<f2", ">f2", "<f4", ">f4", "<f8", ">f8"]
 

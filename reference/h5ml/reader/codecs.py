@@ -46,7 +46,11 @@ __all__ = [
     "MAX_CHUNK_BYTES",
     "SHUFFLE",
     "ZSTD",
-    "ChunkDecodeError", "decodable", "decode_chunk", "unshuffle"]
+    "ChunkDecodeError",
+    "decodable",
+    "decode_chunk",
+    "unshuffle",
+]
 
 #: HDF5's filter ids (H5Zpublic.h; 32015 is the registered zstd plugin).
 DEFLATE: Final = 1
@@ -69,25 +73,31 @@ def _deflate_decoder() -> Decoder:
     """The fastest installed zlib-stream inflater (see the module docstring for the figures)."""
     try:
         import deflate
-    except ImportError:
-        deflate = None
-    if deflate is not None:
-        lib_error = deflate.DeflateError
+    except ImportError:  # not installed: ISA-L or the standard library inflate the same streams
+        return _standard_decoder()
+    lib_error = deflate.DeflateError
 
-        def libdeflate(data: Any, nbytes: int, itemsize: int) -> Any:
-            try:
-                # libdeflate fails when the stream inflates to more than nbytes (a longer chunk is refused)
-                return deflate.zlib_decompress(data, nbytes)
-            except lib_error as exc:
-                raise ChunkDecodeError(f"does not inflate to at most {nbytes} bytes ({exc})") from exc
+    def libdeflate(data: Any, nbytes: int, itemsize: int) -> Any:
+        try:
+            # libdeflate fails when the stream inflates to more than nbytes (a longer chunk is refused)
+            return deflate.zlib_decompress(data, nbytes)
+        except lib_error as exc:
+            raise ChunkDecodeError(f"does not inflate to at most {nbytes} bytes ({exc})") from exc
 
-        return libdeflate
+    return libdeflate
+
+
+def _standard_decoder() -> Decoder:
+    """ISA-L's inflate where installed, else the standard library's zlib."""
+    inflate: Callable[..., bytes] = zlib.decompress
+    errors: tuple[type[Exception], ...] = (zlib.error,)
     try:
         from isal import isal_zlib
-    except ImportError:
-        isal_zlib = None
-    inflate: Callable[..., bytes] = zlib.decompress if isal_zlib is None else isal_zlib.decompress
-    errors: tuple[type[Exception], ...] = (zlib.error,) if isal_zlib is None else (zlib.error, isal_zlib.error)
+    except ImportError:  # the standard library inflates the same streams
+        pass
+    else:
+        inflate = isal_zlib.decompress
+        errors = (zlib.error, isal_zlib.error)  # type: ignore[assignment]  # a class; the stubs call it an instance
 
     def standard(data: Any, nbytes: int, itemsize: int) -> Any:
         try:

@@ -58,7 +58,7 @@ from h5ml.model.hdf5 import member_links, read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
-from h5ml.reader.decoded_cache import DEFAULT_DECODED_BYTES
+from h5ml.reader.decoded_cache import decoded_budget
 from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
@@ -123,11 +123,9 @@ def open(
         SPEC 1.0) raises :class:`~h5ml.errors.ChecksumsMissingError` on its
         first read: ``verify=True`` never returns unchecked data.
     chunk_cache_bytes
-        Bytes of decoded chunks kept in this process for the chunks h5ml
-        decodes itself (deflate, shuffle then deflate: in parallel, from the
-        memory map, :mod:`h5ml.reader.compressed`), least recently used out.
-        None: ``cache_bytes`` when given, else 256 MiB. 0 keeps none (a batch
-        still decodes each chunk it needs once).
+        Bytes of the chunks h5ml decodes itself (gzip, in parallel:
+        :mod:`h5ml.reader.compressed`) kept decoded in this process, LRU. None:
+        ``cache_bytes`` when given, else 256 MiB; 0 keeps none.
 
     Returns
     -------
@@ -198,11 +196,7 @@ class Dataset:
     ) -> None:
         if cache_bytes is not None and cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
-        if chunk_cache_bytes is None:
-            chunk_cache_bytes = DEFAULT_DECODED_BYTES if cache_bytes is None else cache_bytes
-        if isinstance(chunk_cache_bytes, bool) or not isinstance(chunk_cache_bytes, int) or chunk_cache_bytes < 0:
-            raise ValueError(f"chunk_cache_bytes must be an integer >= 0 (bytes), got {chunk_cache_bytes!r}")
-        self._chunk_cache_bytes = chunk_cache_bytes
+        self._chunk_cache_bytes = decoded_budget(chunk_cache_bytes, cache_bytes)
         self._path = os.path.abspath(os.fspath(path))
         self._locking = locking
         self._allow_external = bool(allow_external)
@@ -245,7 +239,7 @@ class Dataset:
         self._cache_bytes = state["cache_bytes"]
         self._direct = bool(state.get("direct", True))
         self._verify = bool(state.get("verify", False))
-        self._chunk_cache_bytes = int(state.get("chunk_cache_bytes", DEFAULT_DECODED_BYTES))
+        self._chunk_cache_bytes = decoded_budget(state.get("chunk_cache_bytes"), self._cache_bytes)
         self._init_runtime()
 
     # -- the HDF5 file ------------------------------------------------------

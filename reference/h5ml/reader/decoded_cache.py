@@ -23,17 +23,40 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor, Future
+from functools import partial
 from typing import Any, Final
 
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_DECODED_BYTES", "DecodedChunks"]
+__all__ = ["DEFAULT_DECODED_BYTES", "DecodedChunks", "decoded_budget"]
 
 #: ``chunk_cache_bytes`` of :func:`h5ml.open` when not given: decoded chunks kept per open file and process.
 #: The 20000 photo tiles of 64x64x3 of ``benchmarks/bench_compressed.py`` (234 MiB decoded) fit it.
 DEFAULT_DECODED_BYTES: Final = 256 << 20
 
 Chunk = npt.NDArray[Any]
+
+
+def decoded_budget(chunk_cache_bytes: Any, cache_bytes: int | None) -> int:
+    """The budget of decoded chunks for ``chunk_cache_bytes`` of :func:`h5ml.open` (bytes, >= 0).
+
+    None: ``cache_bytes`` (HDF5's chunk cache per dataset) when that was given,
+    so that a reader that asked for small caches gets a small one here too;
+    else :data:`DEFAULT_DECODED_BYTES`.
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_cache_bytes`` is not an integer >= 0 (a bool is not one).
+    """
+    if chunk_cache_bytes is None:
+        return DEFAULT_DECODED_BYTES if cache_bytes is None else int(cache_bytes)
+    if isinstance(chunk_cache_bytes, bool) or not isinstance(chunk_cache_bytes, int) or chunk_cache_bytes < 0:
+        raise ValueError(
+            f"chunk_cache_bytes must be an integer >= 0 (bytes of decoded chunks kept), got {chunk_cache_bytes!r}; "
+            "pass for example chunk_cache_bytes=256 << 20, or 0 to keep none"
+        )
+    return int(chunk_cache_bytes)
 
 
 class DecodedChunks:
@@ -104,7 +127,9 @@ class DecodedChunks:
             self._keep(key, chunk)
         future.set_result(chunk)
 
-    def _claim(self, keys: Sequence[Hashable]) -> tuple[dict[Hashable, Chunk], dict[Hashable, Future[Chunk]], list[Hashable]]:
+    def _claim(
+        self, keys: Sequence[Hashable]
+    ) -> tuple[dict[Hashable, Chunk], dict[Hashable, Future[Chunk]], list[Hashable]]:
         """Split ``keys`` into cached chunks, decodes in flight, and keys nobody decodes (now claimed by the caller)."""
         found: dict[Hashable, Chunk] = {}
         waiting: dict[Hashable, Future[Chunk]] = {}
@@ -158,10 +183,10 @@ class DecodedChunks:
             mine, others = todo[-1], todo[:-1]
             for key in others:
                 if pool is None:
-                    self._run(key, lambda key=key: decode(key), waiting[key])
+                    self._run(key, partial(decode, key), waiting[key])
                 else:
-                    pool.submit(self._run, key, lambda key=key: decode(key), waiting[key])
-            self._run(mine, lambda: decode(mine), waiting[mine])
+                    pool.submit(self._run, key, partial(decode, key), waiting[key])
+            self._run(mine, partial(decode, mine), waiting[mine])
         for key, future in waiting.items():
             found[key] = future.result()
         return found
@@ -181,11 +206,10 @@ class DecodedChunks:
             return 0
         _, waiting, todo = self._claim(keys)
         for key in todo:
-            pool.submit(self._run, key, lambda key=key: decode(key), waiting[key])
+            pool.submit(self._run, key, partial(decode, key), waiting[key])
         return len(todo)
 
     def cached(self, key: Hashable) -> bool:
         """Whether ``key``'s chunk is in the cache now."""
         with self._lock:
             return key in self._entries
-
