@@ -180,13 +180,14 @@ def run(n: int, reps: int, seconds: float, seed: int, profile: bool) -> dict[str
                     order, reader = cells[k]
                     batches = _batches(order, n, chunk_rows, rep)
                     fresh = h5ml.open(folder / "gzip.h5") if reader == "h5ml gzip" else None
-                    read = {
-                        "h5ml gzip": lambda: _h5ml_reader(fresh),  # type: ignore[arg-type]
-                        "h5ml gzip warm": lambda: _h5ml_reader(warm),
-                        "h5py gzip": lambda: _h5py_reader(h5f),
-                        "h5ml plain": lambda: _h5ml_reader(plain),
-                        "memmap": lambda: _memmap_reader(folder),
-                    }[reader]()
+                    if fresh is not None:
+                        read = _h5ml_reader(fresh)
+                    elif reader == "h5py gzip":
+                        read = _h5py_reader(h5f)
+                    elif reader == "memmap":
+                        read = _memmap_reader(folder)
+                    else:
+                        read = _h5ml_reader(warm if reader == "h5ml gzip warm" else plain)
                     if rep == 0:
                         _check(read, batches, images, labels, reader)
                     rates[(order, reader)].append(_timed(read, batches, seconds))

@@ -191,8 +191,13 @@ def test_sequential_reads_decode_ahead(tmp_path: Path) -> None:
     x = _gzip_file(tmp_path / "g.h5", n=800)
     with h5ml.open(tmp_path / "g.h5") as ds:
         feature, cache = ds["train"]["x"], ds.file_map().decoded
-        for start in range(0, 800, 24):
-            assert np.array_equal(feature[start : start + 24], x[start : start + 24])
+        assert np.array_equal(feature[0:24], x[0:24])  # chunks 0 and 1; then READ_AHEAD chunks are started
+        decoded = feature._column().decoded_rows()
+        assert decoded is not None and decoded.prefetch_chunks(list(range(2, 2 + READ_AHEAD))) == 0
+        assert decoded.prefetch_chunks([2 + READ_AHEAD]) == 1  # the one after them was not
+        for start in range(24, 800, 24):  # a batch of rows, as split.read(range) asks: the same read-ahead
+            rows = np.arange(start, min(800, start + 24))
+            assert np.array_equal(feature[rows], x[rows])
         assert cache.decodes == 50
 
 

@@ -116,7 +116,7 @@ class CompressedRows:
         self.nbytes = int(file_dtype.itemsize * chunk_rows * math.prod(inner))
         #: One past the last stored byte of any chunk: the file must be at least this long to be read.
         self.end = max((offset + size for offset, size, _ in chunks), default=0)
-        self._next = -1  # the row after the last read_into: a read from there is sequential
+        self._next = 0  # the row after the last read (first: the dataset's start): a read from there is sequential
 
     def _damaged(self, what: str) -> InvalidFileError:
         name = self.file_map.filename
@@ -202,20 +202,27 @@ class CompressedRows:
             As :meth:`decode`.
         """
         per = self.chunk_rows
-        first, last = start // per, (stop - 1) // per
-        decoded = self.chunks(list(range(first, last + 1)))
+        decoded = self.chunks(list(range(start // per, (stop - 1) // per + 1)))
         row = start
         while row < stop:
             k = row // per
             upto = min(stop, (k + 1) * per)
             out[row - start : upto - start] = decoded[k][row - k * per : upto - k * per]
             row = upto
+        self._read_ahead(start, stop)
+
+    def _read_ahead(self, start: int, stop: int) -> None:
+        """After a read of rows ``[start, stop)``: when it began where the last one ended, decode ahead."""
         if start == self._next:
+            last = (stop - 1) // self.chunk_rows
             self.prefetch_chunks(list(range(last + 1, last + 1 + READ_AHEAD)))
         self._next = stop
 
     def gather(self, rows: npt.NDArray[np.int64], out: npt.NDArray[Any]) -> None:
         """Copy ``rows`` (sorted, unique, int64) into ``out`` (len(rows), *inner): each chunk decoded once.
+
+        Rows that start where the last read ended (a sequential reader) start decoding the next
+        :data:`READ_AHEAD` chunks in the pool, as :meth:`read_into` does.
 
         Raises
         ------
@@ -237,6 +244,7 @@ class CompressedRows:
                 out[lo:hi] = chunk[int(local[0]) : int(local[-1]) + 1]
             else:
                 np.take(chunk, local, axis=0, out=out[lo:hi])
+        self._read_ahead(int(rows[0]), int(rows[-1]) + 1)
 
 
 def compressed_rows(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap | None) -> CompressedRows | None:
