@@ -27,7 +27,8 @@ Orders: ``sequential`` (file order), ``chunk`` and ``full``
 (:class:`h5ml.sampling.orders.Sampler`, ``window_chunks=8``). In each
 repetition every (order, reader) cell runs once, in a seeded random order,
 for at most ``--seconds``; the medians of the repetitions are reported in
-samples/s and as ratios, with the load average of the machine beside them (a
+samples/s (and per second of the process's CPU time, which the load of other
+processes disturbs less) and as ratios, with the load average of the machine beside them (a
 shared machine makes every figure noisy). ``--profile`` prints where the
 time of ``h5ml gzip`` goes (cProfile, cumulative). Run::
 
@@ -136,14 +137,15 @@ def _batches(order: str, n: int, chunk_rows: int, epoch: int) -> list[npt.NDArra
     return [np.asarray(b, dtype=np.int64) for b in sampler.epoch_batches(epoch)]
 
 
-def _timed(read: Reader, batches: list[npt.NDArray[np.int64]], seconds: float) -> float:
-    done, start = 0, time.perf_counter()
+def _timed(read: Reader, batches: list[npt.NDArray[np.int64]], seconds: float) -> tuple[float, float]:
+    """Samples per second of wall time and per second of this process's CPU time (all its threads)."""
+    done, start, cpu = 0, time.perf_counter(), time.process_time()
     for idx in batches:
         read(idx)
         done += idx.shape[0]
         if time.perf_counter() - start > seconds:
             break
-    return done / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start), done / max(1e-9, time.process_time() - cpu)
 
 
 def _check(read: Reader, batches: list[npt.NDArray[np.int64]], images: Any, labels: Any, name: str) -> None:
@@ -168,6 +170,7 @@ def run(n: int, reps: int, seconds: float, seed: int, profile: bool) -> dict[str
                 "ratio": round(dset.id.get_storage_size() / images.nbytes, 3),
             }
         rates: dict[tuple[str, str], list[float]] = {(o, r): [] for o in ORDERS for r in READERS}
+        cpu_rates: dict[tuple[str, str], list[float]] = {(o, r): [] for o in ORDERS for r in READERS}
         rng = np.random.default_rng(seed)
         warm = h5ml.open(folder / "gzip.h5")
         plain = h5ml.open(folder / "plain.h5")
@@ -190,7 +193,9 @@ def run(n: int, reps: int, seconds: float, seed: int, profile: bool) -> dict[str
                         read = _h5ml_reader(warm if reader == "h5ml gzip warm" else plain)
                     if rep == 0:
                         _check(read, batches, images, labels, reader)
-                    rates[(order, reader)].append(_timed(read, batches, seconds))
+                    wall, cpu = _timed(read, batches, seconds)
+                    rates[(order, reader)].append(wall)
+                    cpu_rates[(order, reader)].append(cpu)
                     if fresh is not None:
                         fresh.close()
                 loads.append(os.getloadavg()[0])
@@ -200,6 +205,7 @@ def run(n: int, reps: int, seconds: float, seed: int, profile: bool) -> dict[str
             plain.close()
             h5f.close()
     medians = {o: {r: round(statistics.median(rates[(o, r)])) for r in READERS} for o in ORDERS}
+    per_cpu = {o: {r: round(statistics.median(cpu_rates[(o, r)])) for r in READERS} for o in ORDERS}
     seq = medians["sequential"]["h5ml gzip"]
     ratios = {
         o: {
@@ -224,6 +230,7 @@ def run(n: int, reps: int, seconds: float, seed: int, profile: bool) -> dict[str
         "load_average_1min": loads,
         "storage": storage,
         "samples_per_s": medians,
+        "samples_per_cpu_s": per_cpu,
         "ratios": ratios,
         "goals_met": goals,
         "profile": profiled,
