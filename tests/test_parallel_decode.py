@@ -257,3 +257,25 @@ def test_chunk_cache_bytes_is_checked() -> None:
     """h5ml.open: chunk_cache_bytes must be a byte count >= 0; the message names the parameter."""
     with pytest.raises(ValueError, match="chunk_cache_bytes must be an integer >= 0"):
         h5ml.open("missing.h5", chunk_cache_bytes=-1)
+
+
+def test_verified_decoded_reads_check_the_stored_bytes_before_decoding(tmp_path: Path) -> None:
+    """SPEC §8.4-R4 on the decoded path: verify=True hashes a chunk's stored bytes before h5ml inflates it; a damaged
+    chunk raises ChecksumError and is never decoded, the other chunks read (shuffle + gzip, as h5ml.write stores)."""
+    x = _values("<f4", (20000, 32), 3)  # 2.5 MB: chunks of about 1 MiB
+    h5ml.write(tmp_path / "v.h5", {"train": {"x": x}}, compression="gzip")
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        dset = f["train/x"]
+        assert dset.shuffle and dset.compression == "gzip"
+        chunk_rows = int(dset.chunks[0])
+        info = dset.id.get_chunk_info(1)
+    with open(tmp_path / "v.h5", "r+b") as raw:
+        raw.seek(info.byte_offset + info.size // 2)
+        raw.write(b"\x00\x01\x02\x03")
+    with h5ml.open(tmp_path / "v.h5", verify=True) as ds:
+        feature, cache = ds["train"]["x"], ds.file_map().decoded
+        assert feature._column().decoded_rows() is not None
+        with pytest.raises(h5ml.ChecksumError, match="chunk 1"):
+            feature[[chunk_rows + 1, 0]]
+        assert cache.decodes == 0  # refused before any decode
+        assert np.array_equal(feature[[0, 1]], x[[0, 1]]) and cache.decodes == 1
