@@ -237,13 +237,13 @@ class CompressedRows:
         bounds = [0, *heads.tolist(), int(rows.shape[0])]
         keys = owner[bounds[:-1]].tolist()
         decoded = self.chunks(keys)
-        for k, lo, hi in zip(keys, bounds[:-1], bounds[1:], strict=True):
-            local = rows[lo:hi] - k * per
-            chunk = decoded[k]
-            if int(local[-1]) - int(local[0]) == hi - lo - 1:  # a run: one slice copy
-                out[lo:hi] = chunk[int(local[0]) : int(local[-1]) + 1]
+        local = rows - owner * per
+        first, last = local[bounds[:-1]].tolist(), local[np.asarray(bounds[1:]) - 1].tolist()
+        for k, lo, hi, a, b in zip(keys, bounds[:-1], bounds[1:], first, last, strict=True):
+            if b - a == hi - lo - 1:  # a run (one row, often, in a shuffled batch): one slice copy
+                out[lo:hi] = decoded[k][a : b + 1]
             else:
-                np.take(chunk, local, axis=0, out=out[lo:hi])
+                np.take(decoded[k], local[lo:hi], axis=0, out=out[lo:hi])
         self._read_ahead(int(rows[0]), int(rows[-1]) + 1)
 
 
