@@ -149,7 +149,10 @@ def _zstd(data: Any, nbytes: int, itemsize: int) -> Any:
     codec = _zstd_module()
     if codec is None:  # decodable() said no: never called then
         raise ChunkDecodeError("zstd is not decodable in this installation")
-    return codec.decompress(data, nbytes)
+    try:
+        return codec.decompress(data, nbytes)
+    except ValueError as exc:  # the codec's word for a corrupt, truncated or wrong-size frame
+        raise ChunkDecodeError(f"does not decode ({exc})") from exc
 
 
 def _zstd_module() -> Any:
