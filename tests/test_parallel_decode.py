@@ -279,3 +279,20 @@ def test_verified_decoded_reads_check_the_stored_bytes_before_decoding(tmp_path:
             feature[[chunk_rows + 1, 0]]
         assert cache.decodes == 0  # refused before any decode
         assert np.array_equal(feature[[0, 1]], x[[0, 1]]) and cache.decodes == 1
+
+
+def test_zstd_chunks_decode_in_the_pool_like_h5py(tmp_path: Path) -> None:
+    """§3.5: with the zstd codec installed, shuffle+zstd chunks are decoded by h5ml in the pool (many chunks of one
+    batch at once, which crashed a shared zstandard decompressor), and equal h5py's read through hdf5plugin."""
+    pytest.importorskip("h5ml.reader.zstd_codec")
+    pytest.importorskip("hdf5plugin")
+    x = _values("<f4", (4000, 64), 4)  # 16 chunks of 256 rows
+    with h5py.File(tmp_path / "z.h5", "w") as f:
+        f.create_dataset("x", data=x, chunks=(256, 64), shuffle=True, compression=32015, compression_opts=(3,))
+    rows = np.random.default_rng(1).integers(0, 4000, 300)
+    with h5py.File(tmp_path / "z.h5", "r") as f:
+        column = _column(f, "x")
+        assert column.decoded_rows() is not None
+        for _ in range(5):
+            column.decoded_rows().cache.clear()  # type: ignore[union-attr]
+            assert np.array_equal(column.take(rows)[0], f["x"][()][rows])
