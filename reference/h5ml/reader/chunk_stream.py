@@ -10,7 +10,8 @@ by every stream, at most ``window`` chunks ahead of the consumer:
 - a chunk of plain integers or floats whose rows it spans whole, stored with
   no filter, HDF5's deflate, or shuffle then deflate (§3.5; what the writer
   stores), is read as its stored bytes (``H5Dread_chunk``, under h5py's
-  lock: a copy) and inflated and un-shuffled in the task itself: zlib and
+  lock: a copy) and inflated and un-shuffled in the task itself
+  (:func:`h5ml.reader.codecs.decode_chunk`): the decoders and
   numpy release Python's lock, so two tasks decode two chunks at once;
 - every other chunk (strings, other filters, chunks that split rows) is read
   through h5py, which decodes it under its own lock (one at a time);
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import math
 import threading
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
@@ -43,29 +43,13 @@ import numpy as np
 
 from h5ml.errors import H5MLError, InvalidFileError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.reader.codecs import MAX_CHUNK_BYTES, ChunkDecodeError, decodable, decode_chunk
 from h5ml.reader.direct import CHUNK_ITER
 
-__all__ = ["BATCH_BYTES", "ChunkCheck", "RowStream", "StoredChunk", "chunk_slots"]
+__all__ = ["BATCH_BYTES", "MAX_CHUNK_BYTES", "ChunkCheck", "RowStream", "StoredChunk", "chunk_slots"]
 
 #: Bytes of a dataset that is not chunked read at once.
 BATCH_BYTES: Final = 8 << 20
-#: The largest chunk decoded (§10.4): a larger one is refused rather than allocated.
-MAX_CHUNK_BYTES: Final = 1 << 30
-
-
-def _inflater() -> tuple[Callable[[], Any], tuple[type[Exception], ...]]:
-    """zlib-ng's ``decompressobj`` (about 1.4x zlib's speed here) when installed, else the standard library's."""
-    try:
-        from zlib_ng import zlib_ng
-    except ImportError:  # a platform without a zlib-ng wheel: the standard library inflates the same streams
-        return zlib.decompressobj, (zlib.error,)
-    ng_error: type[Exception] = zlib_ng.error  # type: ignore[assignment]  # a class; the stubs call it an instance
-    return zlib_ng.decompressobj, (zlib.error, ng_error)
-
-
-_DECOMPRESSOBJ, _ZLIB_ERRORS = _inflater()
-_DEFLATE: Final = h5py.h5z.FILTER_DEFLATE
-_SHUFFLE: Final = h5py.h5z.FILTER_SHUFFLE
 
 
 @dataclass(frozen=True)
@@ -238,7 +222,7 @@ class RowStream:
                     raise self._damaged(f"chunk {i} (rows {start[0]}..) was never written")
                 found[i] = (start, int(info.size))
         plain = self._as_type is not None or (dset.dtype.kind in "iuf" and dset.dtype.metadata is None)
-        decode = whole_rows and plain and filters in ((), (_DEFLATE,), (_SHUFFLE, _DEFLATE))
+        decode = whole_rows and plain and (filters == () or decodable(filters))
         return _Plan(
             chunk_rows=chunks[0],
             offsets=tuple(found[i][0] for i in range(expected)),
@@ -300,36 +284,12 @@ class RowStream:
             raise self._damaged(f"reading chunk {index} (rows {start}..{stop})", exc) from exc
 
     def _decode(self, plan: _Plan, index: int, data: bytes, mask: int) -> np.ndarray:
-        """Undo the filters of one chunk's stored bytes: inflate, then un-shuffle (§3.5)."""
+        """Undo the filters of one chunk's stored bytes (:func:`h5ml.reader.codecs.decode_chunk`, §3.5)."""
         dtype = np.dtype(self._dset.dtype.str) if self._as_type is None else self._as_type
         row_shape = tuple(int(d) for d in self._dset.shape[1:])
         nbytes = dtype.itemsize * plan.chunk_rows * math.prod(row_shape)
-        raw: Any = data  # bytes, or the uint8 array of an un-shuffled chunk
-        for position in reversed(range(len(plan.filters))):
-            if mask & (1 << position):
-                continue  # HDF5 did not apply this filter to this chunk
-            if plan.filters[position] == _DEFLATE:
-                inflate = _DECOMPRESSOBJ()
-                try:
-                    raw = inflate.decompress(raw, nbytes + 1)  # at most one byte past a chunk: bounded memory
-                except _ZLIB_ERRORS as exc:
-                    raise self._damaged(f"chunk {index} does not inflate ({exc})") from exc
-                if not inflate.eof and len(raw) <= nbytes:
-                    raise self._damaged(f"chunk {index} ends before its zlib stream does")
-            elif dtype.itemsize > 1 and len(raw) == nbytes:  # shuffle: byte 0 of every value, then byte 1, ...
-                raw = _unshuffle(raw, dtype.itemsize)
-        if len(raw) != nbytes:
-            raise self._damaged(f"chunk {index} decodes to {len(raw)} bytes, not the {nbytes} of one chunk")
+        try:
+            raw = decode_chunk(data, plan.filters, mask, nbytes, dtype.itemsize)
+        except ChunkDecodeError as exc:
+            raise self._damaged(f"chunk {index} {exc}") from exc
         return np.frombuffer(raw, dtype).reshape((plan.chunk_rows, *row_shape))
-
-
-def _unshuffle(raw: bytes, itemsize: int) -> np.ndarray:
-    """Undo HDF5's shuffle filter: ``itemsize`` planes (byte 0 of every value, then byte 1, ...) back into values.
-
-    One strided copy per plane: about 2.5x faster here than one transposed copy of the whole chunk.
-    """
-    planes = np.frombuffer(raw, np.uint8).reshape(itemsize, -1)
-    out = np.empty((planes.shape[1], itemsize), np.uint8)
-    for k in range(itemsize):
-        out[:, k] = planes[k]
-    return out.reshape(-1)

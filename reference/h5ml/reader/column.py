@@ -9,14 +9,21 @@ such dataset, by the cheapest path its storage allows:
 - unfiltered numeric data wholly stored in the file: copies out of the memory
   map of the file (:mod:`h5ml.reader.direct`), unless the dataset was opened
   with ``direct=False``;
+- compressed numeric data whose pipeline h5ml decodes (deflate, shuffle then
+  deflate): chunks decoded by h5ml from the memory map, in parallel and off
+  Python's lock, each once per request and kept in the file's cache of
+  decoded chunks (:mod:`h5ml.reader.compressed`), also unless ``direct=False``.
+  These reads are counted as ``hdf5`` reads, one per span of the read plan,
+  as when HDF5 decodes them: they read the HDF5 dataset's stored chunks;
 - anything else: one HDF5 hyperslab read per run of rows (h5py's low-level
   API), following a read plan (:mod:`h5ml.reader.plan`) for requests that are
   not one run; for one sample of a native number type, h5py's compiled
   ``dataset[i]``.
 
 Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
-This module also holds the checks a column needs before it reads: the
-numeric datatypes of the storage profile (§3.2), storage that was never
+This module also holds the checks a column needs before it reads (the
+numeric datatypes of the storage profile, §3.2, are checked by
+:mod:`h5ml.reader.numeric_types`, whose names it still exports): storage that was never
 written, refused before the first read (§3.5.1), and the stored size a large
 read is compared with before its buffer is allocated (§10.4). The filters a
 reader can decode are checked by :mod:`h5ml.reader.filters` (§3.5).
@@ -25,7 +32,6 @@ reader can decode are checked by :mod:`h5ml.reader.filters` (§3.5).
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -34,13 +40,15 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.errors import EncodingError, InvalidFileError
-from h5ml.model.booleans import bool_enum_base, is_enum
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
+from h5ml.errors import InvalidFileError
+from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure
 from h5ml.reader.chunk_checks import ChunkVerifier
+from h5ml.reader.compressed import CompressedRows, compressed_rows
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
+from h5ml.reader.numeric_types import has_filters, native, numeric_dtype
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.stored_size import check_read_size, stored_nbytes
 from h5ml.reader.unwritten import refuse_shortfall, refuse_unwritten
 
 __all__ = [
@@ -60,61 +68,6 @@ _SPAN_BYTES: Final = 64 << 20
 #: §10.4: a read whose buffer is larger than this (64 MiB) is first compared with the data its dataset
 #: really stores (allocated bytes, or written chunks when filtered); smaller reads are not checked.
 TRUSTED_READ_BYTES: Final = 64 << 20
-
-
-def native(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """``dtype`` in native byte order (strings and other unordered types as they are)."""
-    return dtype.newbyteorder("=") if dtype.byteorder == ">" or dtype.byteorder == "<" else dtype
-
-
-def has_filters(dset: h5py.Dataset) -> bool:
-    """Whether the dataset is chunked with at least one filter (compression, shuffle or a checksum, §3.5)."""
-    return bool(dset.chunks is not None and dset.id.get_create_plist().get_nfilters() > 0)
-
-
-def numeric_dtype(dset: h5py.Dataset, filename: str, dtype: np.dtype[Any] | None = None) -> np.dtype[Any]:
-    """The dtype the dataset's numbers are read in, native byte order; EncodingError for any other type (§3.2).
-
-    The boolean enumeration (SPEC §3.3.1) is read as its base integer (int8 or
-    uint8), never through h5py's numpy ``bool`` view of it: the feature checks
-    those integers are 0 or 1 before it turns them into booleans (SPEC §3.3-R5).
-
-    Raises
-    ------
-    EncodingError
-        If the dataset's type is not an integer or IEEE float of the storage
-        profile, or is an enumeration other than the boolean one (E113,
-        SPEC §3.3.1-R2): never read as booleans nor as its base integers.
-    """
-    tid = dset.id.get_type()
-    if is_enum(tid):
-        base = bool_enum_base(tid)
-        if base is not None:
-            return base  # SPEC §3.3-R4, §3.3.1-R1: the boolean enumeration, read as booleans
-        # SPEC §3.3.1-R2: any other enumeration is refused, neither booleans nor raw integers
-        members = ", ".join(
-            f"{tid.get_member_name(i).decode('utf-8', 'backslashreplace')} = {tid.get_member_value(i)}"
-            for i in range(tid.get_nmembers())
-        )
-        raise EncodingError(
-            f"{filename}: dataset {dset.name} is an HDF5 enumeration over a {8 * tid.get_super().get_size()}-bit "
-            f"integer with members {members}, which is not the boolean enumeration (FALSE = 0, TRUE = 1 over an "
-            "8-bit integer) and is forbidden (§3.2, §3.3.1, E113); the reader reads it neither as booleans nor as "
-            "integers: re-create the feature as uint8 0/1 with logical_dtype 'bool', or as integers; "
-            f"{validate_advice(filename)}",
-            path=filename,
-            hdf5_path=dset.name,
-        )
-    dtype = dset.dtype if dtype is None else dtype
-    if dtype.kind not in "iuf":
-        raise EncodingError(
-            f"{filename}: dataset {dset.name} has dtype {dtype}, which is not a numeric type of the storage profile "
-            f"(§3.2); the file is not a valid h5ml file; {validate_advice(filename)}",
-            path=filename,
-            hdf5_path=dset.name,
-        )
-    # SPEC §3.2-R2: this reader implements binary16 (the optional level float16): "f" of 2 bytes reads as float16
-    return native(dtype)
 
 
 class Column:
@@ -178,6 +131,8 @@ class Column:
     """
 
     __slots__ = (
+        "_decoded",
+        "_decoded_built",
         "_fast",
         "_fast_built",
         "_local",
@@ -272,6 +227,8 @@ class Column:
         )
         self._fast: DirectRows | None = None
         self._fast_built = False
+        self._decoded: CompressedRows | None = None
+        self._decoded_built = False
         #: Whether every chunk (or the contiguous block) was found allocated: checked before the first read (§3.5.1).
         self._written = False
 
@@ -286,6 +243,22 @@ class Column:
                 self._fast = direct_rows(self.node, self.dtype, self.maps(), self.stats)
             self._fast_built = True
         return self._fast
+
+    def decoded_rows(self) -> CompressedRows | None:
+        """This dataset's chunks decoded by h5ml (:mod:`h5ml.reader.compressed`, built once), or None: via h5py."""
+        if not self._decoded_built:
+            maps, self._decoded_built = self.maps, True
+            self._decoded = compressed_rows(self.node, self.dtype, maps()) if self.compressed and maps else None
+        return self._decoded
+
+    def prefetch(self, indices: Indices) -> int:
+        """Start decoding the chunks of ``indices`` (any request :meth:`take` accepts) in the pool; do not wait (§7.3).
+
+        Returns the decodes started: 0 for data h5ml does not decode, or with ``chunk_cache_bytes=0``
+        (:meth:`h5ml.reader.compressed.CompressedRows.prefetch`); IndexError or TypeError for a bad request.
+        """
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        return 0 if decoded is None else decoded.prefetch(normalize_indices(indices, self.rows)[0])
 
     def check_written(self) -> None:
         """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1, §10.4-R1).
@@ -308,32 +281,6 @@ class Column:
         refuse_unwritten(self.node, self.filename, self.path)
         self._written = True
 
-    def stored_nbytes(self) -> int | None:
-        """Bytes of data the dataset can deliver: what it stores, not what it declares (§10.4).
-
-        Allocated bytes of an unfiltered dataset (no more than the file's
-        size); for a filtered one, the decoded size of the chunks ever
-        written. None when the data lives outside the file (external storage
-        or a virtual dataset, read only with ``allow_external=True``): nothing
-        to compare with. Computed once (HDF5 walks the chunk index).
-        """
-        if self._stored is None:
-            plist = self.dsid.get_create_plist()
-            layout = plist.get_layout()
-            if plist.get_external_count() > 0 or layout == h5py.h5d.VIRTUAL:
-                return None
-            declared = self.rows * self.stored_row_nbytes
-            if layout == h5py.h5d.COMPACT:
-                self._stored = declared  # in the object header: already in memory
-            elif layout == h5py.h5d.CHUNKED and plist.get_nfilters() > 0:
-                chunk = self.node.chunks
-                chunk_nbytes = self.stored_row_nbytes // max(1, math.prod(self.inner)) * math.prod(chunk)
-                self._stored = int(self.dsid.get_num_chunks()) * chunk_nbytes
-            else:
-                size = os.path.getsize(self.filename) if self.filename else declared
-                self._stored = min(int(self.dsid.get_storage_size()), size)
-        return self._stored
-
     def check_stored(self, count: int, start: int | None = None) -> None:
         """Refuse a read of ``count`` rows (from ``start``, when contiguous) that needs more data than stored (§10.4).
 
@@ -343,25 +290,17 @@ class Column:
             Before the first read, if the storage is smaller than the least
             the declared extent needs (§10.4-R1, see :meth:`check_written`).
         InvalidFileError
-            If those rows hold more bytes than :meth:`stored_nbytes`: the file
-            declares data it does not hold (never written, or truncated).
+            If those rows hold more bytes than the dataset stores
+            (:func:`h5ml.reader.stored_size.stored_nbytes`, computed once): the
+            file declares data it does not hold (never written, or truncated).
         """
         if not self._written:
             refuse_shortfall(self.node, self.filename, self.path)
-        need = count * self.stored_row_nbytes
-        have = self.stored_nbytes()
-        if have is None or need <= have:
-            return
-        declared = (self.rows, *self.inner)
         what = f"{count} rows" if start is None else f"rows [{start}, {start + count})"
-        raise InvalidFileError(
-            f"{self.filename}: {self.path}: a read of {what} needs {need} bytes of stored data, but "
-            f"this dataset of declared shape {declared} stores only {have} bytes: the file declares data it does not "
-            f"hold (it was never written, or the file is truncated), so the read was refused instead of allocating "
-            f"memory for it (§10.4); {validate_advice(self.filename)}",
-            path=self.filename,
-            hdf5_path=self.path,
-        )
+        if self._stored is None:
+            self._stored = stored_nbytes(self.node, self.stored_row_nbytes, self.filename)
+        need, shape = count * self.stored_row_nbytes, (self.rows, *self.inner)
+        check_read_size(self.filename, self.path, shape, need, self._stored, what)
 
     def buffer(self, count: int, start: int | None = None) -> npt.NDArray[Any]:
         """A new array (count, *inner) of :attr:`dtype`, checked first when large (§10.4; see :meth:`check_stored`)."""
@@ -406,13 +345,15 @@ class Column:
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
             return
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
+            _count_read(self.stats, self.path, start, stop, count)
+            decoded.read_into(out, start, stop)
+            return
         space = getattr(self._local, "space", None)  # this thread's file dataspace: threads never share a selection
         if space is None:
             space = self._local.space = self.dsid.get_space()
-        stats = self.stats
-        stats.hdf5_reads += 1
-        if stats.events is not None:
-            stats.events.append(ReadEvent(self.path, "hdf5", start, stop, count))
+        _count_read(self.stats, self.path, start, stop, count)
         try:
             if count == 1:
                 space.select_hyperslab((start, *self._origin), self._one_shape)
@@ -450,15 +391,12 @@ class Column:
 
     def sample(self, row: int) -> Any:
         """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
-        if self.compiled_sample:
+        if self.compiled_sample and (self._decoded if self._decoded_built else self.decoded_rows()) is None:
             if not self._written:
                 self.check_written()
             if self.verifier is not None:
                 self.verifier.check_rows(row, row + 1)
-            stats = self.stats
-            stats.hdf5_reads += 1
-            if stats.events is not None:
-                stats.events.append(ReadEvent(self.path, "hdf5", row, row + 1, 1))
+            _count_read(self.stats, self.path, row, row + 1, 1)
             try:
                 value = self.node[row]
             except LIBRARY_ERRORS as exc:
@@ -508,12 +446,31 @@ class Column:
         return plan.gather(self.read_rows(plan)), plan.scalar
 
     def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
-        """Read the unique rows of ``plan`` into one array (U, *inner): one read per span."""
+        """Read the unique rows of ``plan`` into one array (U, *inner): one read per span.
+
+        Chunks h5ml decodes (:meth:`decoded_rows`): each once per plan, rows copied straight into the array.
+        """
         rows = plan.rows
         block = self.buffer(rows.shape[0])
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and rows.shape[0] > 0 and self.row_nbytes > 0:
+            self.check_written()
+            if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunks is returned
+                self.verifier.check_indices(rows)
+            for start, stop in plan.spans:
+                _count_read(self.stats, self.path, start, stop, stop - start)
+            decoded.gather(rows, block)
+            return block
         for start, stop, lo, hi in plan.iter_spans():
             if hi - lo == stop - start:
                 self.read_into(block[lo:hi], start, stop)
-            else:
-                block[lo:hi] = self.read(start, stop)[rows[lo:hi] - start]
+            else:  # one copy of the requested rows out of the span (no temporary of fancy indexing)
+                np.take(self.read(start, stop), rows[lo:hi] - start, axis=0, out=block[lo:hi])
         return block
+
+
+def _count_read(stats: ReadStats, path: str, start: int, stop: int, count: int) -> None:
+    """Count one read of a dataset's stored data (an ``hdf5`` read, see the module docstring)."""
+    stats.hdf5_reads += 1
+    if stats.events is not None:
+        stats.events.append(ReadEvent(path, "hdf5", start, stop, count))

@@ -58,6 +58,7 @@ from h5ml.model.hdf5 import member_links, read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
+from h5ml.reader.decoded_cache import decoded_budget
 from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
@@ -79,6 +80,7 @@ def open(
     cache_bytes: int | None = None,
     direct: bool = True,
     verify: bool = False,
+    chunk_cache_bytes: int | None = None,
 ) -> Dataset:
     """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
 
@@ -120,6 +122,10 @@ def open(
         checksums (a file written with ``checksums=False`` or by a writer of
         SPEC 1.0) raises :class:`~h5ml.errors.ChecksumsMissingError` on its
         first read: ``verify=True`` never returns unchecked data.
+    chunk_cache_bytes
+        Bytes of the chunks h5ml decodes itself (gzip, in parallel:
+        :mod:`h5ml.reader.compressed`) kept decoded in this process, LRU. None:
+        ``cache_bytes`` when given, else 256 MiB; 0 keeps none.
 
     Returns
     -------
@@ -151,7 +157,13 @@ def open(
         locking) and another process holds the file's lock (§10.4.1).
     """
     dataset = Dataset(
-        path, locking=locking, allow_external=allow_external, cache_bytes=cache_bytes, direct=direct, verify=verify
+        path,
+        locking=locking,
+        allow_external=allow_external,
+        cache_bytes=cache_bytes,
+        direct=direct,
+        verify=verify,
+        chunk_cache_bytes=chunk_cache_bytes,
     )
     dataset.h5file  # noqa: B018 - open now so that every check above raises here
     return dataset
@@ -180,9 +192,11 @@ class Dataset:
         cache_bytes: int | None = None,
         direct: bool = True,
         verify: bool = False,
+        chunk_cache_bytes: int | None = None,
     ) -> None:
         if cache_bytes is not None and cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
+        self._chunk_cache_bytes = decoded_budget(chunk_cache_bytes, cache_bytes)
         self._path = os.path.abspath(os.fspath(path))
         self._locking = locking
         self._allow_external = bool(allow_external)
@@ -215,6 +229,7 @@ class Dataset:
             "cache_bytes": self._cache_bytes,
             "direct": self._direct,
             "verify": self._verify,
+            "chunk_cache_bytes": self._chunk_cache_bytes,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -224,6 +239,7 @@ class Dataset:
         self._cache_bytes = state["cache_bytes"]
         self._direct = bool(state.get("direct", True))
         self._verify = bool(state.get("verify", False))
+        self._chunk_cache_bytes = decoded_budget(state.get("chunk_cache_bytes"), self._cache_bytes)
         self._init_runtime()
 
     # -- the HDF5 file ------------------------------------------------------
@@ -338,7 +354,7 @@ class Dataset:
         f = self.h5file  # after a fork: reopens, and drops the parent's map
         with self._lock:
             if not self._map_made:
-                self._map, self._map_made = open_file_map(f), True
+                self._map, self._map_made = open_file_map(f, self._chunk_cache_bytes), True
             return self._map
 
     def _check(self, f: h5py.File) -> None:

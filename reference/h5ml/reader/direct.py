@@ -45,9 +45,10 @@ import numpy.typing as npt
 
 from h5ml.errors import InvalidFileError
 from h5ml.model.failures import validate_advice
+from h5ml.reader.decoded_cache import DEFAULT_DECODED_BYTES, DecodedChunks
 from h5ml.reader.read_stats import ReadEvent, ReadStats
 
-__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "direct_rows", "open_file_map"]
+__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "direct_rows", "open_file_map", "plain_number"]
 
 #: Whether this HDF5 build lists a chunk index in one call (``H5Dchunk_iter``: HDF5 >= 1.12.3, or 1.10.10 and
 #: later 1.10 releases; h5py >= 3.8 exposes it). Without it, chunked datasets are read through h5py (one
@@ -70,13 +71,18 @@ class FileMap:
         The read-only ``mmap.mmap`` of the whole file.
     filename
         The file path, for messages.
+    decoded_bytes
+        The budget of :attr:`decoded`, the cache of the chunks h5ml decodes
+        itself (:mod:`h5ml.reader.compressed`): ``chunk_cache_bytes`` of :func:`h5ml.open`.
     """
 
-    __slots__ = ("_lock", "_region", "_users", "data", "filename")
+    __slots__ = ("_lock", "_region", "_users", "data", "decoded", "filename")
 
-    def __init__(self, region: mmap.mmap, filename: str) -> None:
+    def __init__(self, region: mmap.mmap, filename: str, decoded_bytes: int = DEFAULT_DECODED_BYTES) -> None:
         self._region: mmap.mmap | None = region
         self.filename = filename
+        #: The decoded chunks of this file's compressed datasets, kept for this process (§7.3).
+        self.decoded = DecodedChunks(decoded_bytes)
         #: The whole file as a read-only uint8 array (a view of the map); None once closed.
         self.data: npt.NDArray[np.uint8] | None = np.frombuffer(region, dtype=np.uint8)
         self._users: weakref.WeakSet[DirectRows] = weakref.WeakSet()
@@ -125,6 +131,10 @@ class FileMap:
             users, self._users = list(self._users), weakref.WeakSet()
             region, self._region = self._region, None
             self.data = None
+        if inherited:  # its lock may be held by a thread of the parent: a new, empty cache instead
+            self.decoded = DecodedChunks(self.decoded.budget)
+        else:
+            self.decoded.clear()
         for user in users:
             user.release()
         del users
@@ -138,7 +148,7 @@ class FileMap:
         return f"<h5ml FileMap of {self.filename!r}{' (closed)' if self.closed else ''}>"
 
 
-def open_file_map(h5file: h5py.File) -> FileMap | None:
+def open_file_map(h5file: h5py.File, decoded_bytes: int = DEFAULT_DECODED_BYTES) -> FileMap | None:
     """The read-only memory map of the file HDF5 opened as ``h5file``, or None when it cannot be mapped safely.
 
     The map is made from a descriptor of our own (the same file: device and
@@ -149,6 +159,8 @@ def open_file_map(h5file: h5py.File) -> FileMap | None:
     ----------
     h5file
         An ``h5py.File`` opened read-only with the ``sec2`` driver and no user block.
+    decoded_bytes
+        The budget of the map's cache of decoded chunks (:attr:`FileMap.decoded`).
 
     Returns
     -------
@@ -176,7 +188,7 @@ def open_file_map(h5file: h5py.File) -> FileMap | None:
             os.close(own)  # the map keeps a descriptor of its own
     except (OSError, ValueError, TypeError, RuntimeError):
         return None
-    return FileMap(region, filename)
+    return FileMap(region, filename, decoded_bytes)
 
 
 class DirectRows:
@@ -365,7 +377,7 @@ class DirectRows:
         return out
 
 
-def _plain_number(dsid: Any, file_dtype: np.dtype[Any]) -> bool:
+def plain_number(dsid: Any, file_dtype: np.dtype[Any]) -> bool:
     """Whether the HDF5 type is exactly the plain integer or float that ``file_dtype`` names."""
     if file_dtype.kind not in "iuf":
         return False
@@ -429,7 +441,7 @@ def _blocks(node: h5py.Dataset, dtype: np.dtype[Any]) -> tuple[list[int], int, i
     plist = dsid.get_create_plist()
     if plist.get_nfilters() > 0 or plist.get_external_count() > 0:
         return None
-    if not _plain_number(dsid, file_dtype):
+    if not plain_number(dsid, file_dtype):
         return None
     rows = int(shape[0])
     inner = tuple(int(d) for d in shape[1:])
