@@ -23,7 +23,7 @@ codec is one entry:
 - shuffle (filter 2, §3.5): the byte planes put back with numpy (one strided
   copy per plane);
 - zstd (filter 32015): ``h5ml.reader.zstd_codec.decompress(data, nbytes)``,
-  imported on first use, one decode at a time (see :data:`_ZSTD_LOCK`);
+  imported on first use, decoding in every pool thread at once;
   where that module is absent, zstd chunks are not decodable here and the
   caller reads them through h5py.
 
@@ -35,7 +35,6 @@ which decodes it (or refuses it, §3.5-R4) as before.
 from __future__ import annotations
 
 import importlib
-import threading
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -147,20 +146,12 @@ def _shuffle(data: Any, nbytes: int, itemsize: int) -> Any:
     return unshuffle(data, itemsize)
 
 
-#: Held around every zstd decode. ``zstd_codec`` (as merged with issue 15) decodes with one shared
-#: ``zstandard.ZstdDecompressor``, which is not safe for concurrent use: two decode-pool threads in it at once
-#: crashed the process here (SIGSEGV in ``ZstdDecompressor.decompress``). Remove the lock once that module
-#: keeps one decompressor per thread.
-_ZSTD_LOCK: Final = threading.Lock()
-
-
 def _zstd(data: Any, nbytes: int, itemsize: int) -> Any:
     codec = _zstd_module()
     if codec is None:  # decodable() said no: never called then
         raise ChunkDecodeError("zstd is not decodable in this installation")
     try:
-        with _ZSTD_LOCK:
-            return codec.decompress(data, nbytes)
+        return codec.decompress(data, nbytes)
     except ValueError as exc:  # the codec's word for a corrupt, truncated or wrong-size frame
         raise ChunkDecodeError(f"does not decode ({exc})") from exc
 

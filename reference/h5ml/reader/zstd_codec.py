@@ -18,6 +18,7 @@ chunk-decoding engine, for filter id 32015 only).
 
 from __future__ import annotations
 
+import threading
 from typing import Final
 
 import zstandard
@@ -27,14 +28,24 @@ __all__ = ["ZSTD_MAGIC", "decompress"]
 #: The first four bytes of every zstd frame (RFC 8878, magic number 0xFD2FB528, little-endian).
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 
-_DECOMPRESSOR: Final = zstandard.ZstdDecompressor()
+#: One ``zstandard.ZstdDecompressor`` per thread: a decompressor shared by two threads of the decode pool
+#: crashed the process here (SIGSEGV in ``ZstdDecompressor.decompress``), its context is not safe for
+#: concurrent use.
+_LOCAL: Final = threading.local()
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    found: zstandard.ZstdDecompressor | None = getattr(_LOCAL, "decompressor", None)
+    if found is None:
+        found = _LOCAL.decompressor = zstandard.ZstdDecompressor()
+    return found
 
 
 def decompress(data: bytes | memoryview, nbytes: int) -> bytes:
     """Decode one stored chunk of the HDF5 zstd filter (a plain zstd frame) into its ``nbytes`` bytes (§3.5).
 
-    Thread-safe (a ``ZstdDecompressor`` keeps no state between one-shot
-    calls) and off the GIL while it decodes.
+    Thread-safe (each thread decodes with a decompressor of its own) and off
+    the GIL while it decodes, so that chunks decode in parallel.
 
     Parameters
     ----------
@@ -73,7 +84,7 @@ def decompress(data: bytes | memoryview, nbytes: int) -> bytes:
                 "of the chunk: the chunk is corrupt or the dataset's chunk shape or type is not the one it was "
                 "written with"
             )
-        out = _DECOMPRESSOR.decompress(view, max_output_size=nbytes)
+        out = _decompressor().decompress(view, max_output_size=nbytes)
     except zstandard.ZstdError as exc:
         raise ValueError(f"a chunk of the HDF5 zstd filter (32015) does not decode: {exc}") from None
     if len(out) != nbytes:
