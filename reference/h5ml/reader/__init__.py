@@ -19,11 +19,20 @@ Reading never imports the writer or the validator. The modules of this package:
   file's memory map (:mod:`~h5ml.reader.direct`), each counted in
   :class:`ReadStats` (:mod:`~h5ml.reader.read_stats`); its refusals of data
   declared but not stored (§3.5.1, §10.4-R1) are :mod:`~h5ml.reader.unwritten`;
+  its numeric types are :mod:`~h5ml.reader.numeric_types`, the §10.4 stored
+  size check :mod:`~h5ml.reader.stored_size`;
+- :mod:`~h5ml.reader.compressed`: compressed rows decoded by h5ml out of the
+  memory map (§3.5, §7.3), each chunk once, in the threads of
+  :mod:`~h5ml.reader.decode_pool`, kept in the byte-budgeted cache of
+  :mod:`~h5ml.reader.decoded_cache`; one stored chunk is decoded by
+  :mod:`~h5ml.reader.codecs` (zstd frames by :mod:`~h5ml.reader.zstd_codec`);
 - :mod:`~h5ml.reader.verification`: :func:`verify`, every fingerprint recomputed
   (§8) from the rows of :mod:`~h5ml.reader.chunk_stream`, reported as a
   :class:`VerifyReport` (:mod:`~h5ml.reader.verify_report`);
 - :mod:`~h5ml.reader.source`, :mod:`~h5ml.reader.prefetch`,
-  :mod:`~h5ml.reader.imagecodec`: what the framework adapters build on.
+  :mod:`~h5ml.reader.readahead` (batches read ahead in threads, in order),
+  :mod:`~h5ml.reader.shared_batches` (batches from worker processes in shared
+  memory), :mod:`~h5ml.reader.imagecodec`: what the framework adapters build on.
 """
 
 from h5ml.reader.bytes import BytesFeature
