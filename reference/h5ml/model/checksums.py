@@ -25,9 +25,7 @@ verify`` share:
 
 from __future__ import annotations
 
-import contextlib
 import math
-import mmap
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -53,7 +51,6 @@ __all__ = [
     "entry_rows",
     "fd_reader",
     "feature_datasets",
-    "mapped_reader",
     "protected_name",
     "stored_layout",
     "verify_checksums",
@@ -106,53 +103,6 @@ def fd_reader(fd: int) -> ByteReader:
         return b"".join(parts)
 
     return read
-
-
-@contextlib.contextmanager
-def mapped_reader(fd: int) -> Iterator[ByteReader]:
-    """A :data:`ByteReader` over a read-only memory map of an open file, for the ``with`` block (SPEC §8.4).
-
-    Each read is a view of the map, hashed where it lies in the page cache:
-    no copy, unlike :func:`fd_reader`'s ``os.pread`` (issue 15: the writer's
-    checksum pass read every stored byte back once more). The map covers the
-    file as long as it is when the block starts; a read beyond that end raises
-    ``OSError`` as :func:`fd_reader` does. An empty file is read with
-    :func:`fd_reader` (nothing can be mapped). Views must not outlive the block.
-
-    Parameters
-    ----------
-    fd
-        An open file descriptor of the file, readable.
-
-    Yields
-    ------
-    ByteReader
-        ``read(offset, size)`` returning a ``memoryview`` of ``size`` bytes.
-
-    Raises
-    ------
-    OSError
-        If the file cannot be mapped, or (from ``read``) a piece lies beyond its end.
-    """
-    end = os.fstat(fd).st_size
-    if not end:
-        yield fd_reader(fd)
-        return
-    with mmap.mmap(fd, end, access=mmap.ACCESS_READ) as mapped:
-        whole = memoryview(mapped)
-
-        def read(offset: int, size: int) -> memoryview:
-            # SPEC §10.4: a chunk index may declare any size; nothing is read beyond the bytes the file holds
-            if offset < 0 or size < 0 or offset + size > end:
-                raise OSError(
-                    f"a stored chunk declares bytes {offset}..{offset + size}, beyond the file's end at {end}"
-                )
-            return whole[offset : offset + size]
-
-        try:
-            yield read
-        finally:
-            whole.release()
 
 
 @dataclass(frozen=True)
