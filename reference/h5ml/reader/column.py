@@ -381,6 +381,31 @@ class Column:
         self.read_into(out, start, stop)
         return out
 
+    def read_shared(self, start: int, stop: int) -> npt.NDArray[Any]:
+        """Rows ``[start, stop)`` as a read-only view of the file's memory map when allowed, else :meth:`read`'s copy.
+
+        A view (:meth:`h5ml.reader.direct.DirectRows.view`) only when the file
+        was opened with ``zero_copy=True`` and the rows' bytes are native,
+        aligned and contiguous in the file; otherwise a new array with the same
+        values (byte-swapped, compressed or scattered rows, ``direct=False``).
+        Checks (§3.5.1, §8.4, §10.3) are those of :meth:`read_into`.
+
+        Raises
+        ------
+        InvalidFileError
+            As :meth:`read`.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= start < stop <= self.rows and fast.file_map.zero_copy:
+            if not self._written:
+                self.check_written()
+            if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunk is returned
+                self.verifier.check_rows(start, stop)
+            view = fast.view(start, stop)
+            if view is not None:
+                return view
+        return self.read(start, stop)
+
     def read_one(self, row: int) -> npt.NDArray[Any]:
         """Return row ``row`` as a new array (1, *inner) of :attr:`dtype` (errors as :meth:`read`)."""
         out = (
