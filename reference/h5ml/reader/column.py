@@ -415,8 +415,29 @@ class Column:
         return out
 
     def sample(self, row: int) -> Any:
-        """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
-        if self.compiled_sample and (self._decoded if self._decoded_built else self.decoded_rows()) is None:
+        """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D.
+
+        Unfiltered data wholly stored in the file is copied out of the memory
+        map (:meth:`h5ml.reader.direct.DirectRows.sample`: no HDF5 call, one
+        file-size check); data h5ml decodes comes from the decoded cache;
+        anything else through h5py's compiled ``dataset[i]`` or :meth:`read_one`.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= row < self.rows:
+            if not self._written:
+                self.check_written()
+            if self.verifier is not None:
+                self.verifier.check_rows(row, row + 1)
+            return fast.sample(row)
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and 0 <= row < self.rows and self.row_nbytes > 0:
+            if not self._written:
+                self.check_written()
+            if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunk is returned
+                self.verifier.check_rows(row, row + 1)
+            _count_read(self.stats, self.path, row, row + 1, 1)
+            return decoded.sample(row)
+        if self.compiled_sample and decoded is None:
             if not self._written:
                 self.check_written()
             if self.verifier is not None:
