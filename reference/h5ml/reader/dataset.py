@@ -397,9 +397,9 @@ class Dataset:
         InvalidFileError
             If the file was truncated while open.
         """
-        watch = self._watch
+        watch, file_map = self._watch, self._map
         if watch is not None:
-            watch.check(where, rows)
+            watch.check(where, rows, None if file_map is None else file_map.size_now())
 
     def h5_node(self, hdf5_path: str) -> Any:
         """Return the h5py group or dataset at ``hdf5_path`` (low level, cached per open file).

@@ -117,7 +117,7 @@ class SizeWatch:
         except (OSError, ValueError, TypeError, RuntimeError):
             self.handle = None
 
-    def check(self, where: str, rows: str) -> None:
+    def check(self, where: str, rows: str, size: int | None = None) -> None:
         """Raise if the file is smaller now than when it was opened.
 
         Parameters
@@ -126,6 +126,10 @@ class SizeWatch:
             The HDF5 path of the dataset just read.
         rows
             The rows just read (``"rows [0, 64)"``), for the message.
+        size
+            The file's size now when the caller just took it (the memory map's,
+            :meth:`h5ml.reader.direct.FileMap.size_now`: a cheaper call); None
+            takes it here (``fstat`` of HDF5's descriptor).
 
         Raises
         ------
@@ -135,7 +139,7 @@ class SizeWatch:
         if self.handle is None:
             return
         try:
-            now = os.fstat(self.handle).st_size
+            now = os.fstat(self.handle).st_size if size is None else size
         except OSError:
             return  # the handle was closed with its file: the next HDF5 call says so
         if now < self.opened_size:

@@ -144,14 +144,16 @@ class OffsetFeature(Feature):
         Each span of ``values`` is read once, into one buffer; every row's
         range lies inside one span (spans are unions of the rows' ranges, with
         gaps of at most ``max_gap`` rows merged, or of :data:`_MAP_GAP_BYTES`
-        when the values are copied out of the memory map, widened to whole
+        when the values are copied out of the memory map (not when they are
+        views of it, ``zero_copy=True``: a gap costs nothing there), widened to whole
         chunks when the values are compressed and a chunk does not fit the
         chunk cache).
         An empty sample is a read-only empty array of its own.
         """
         values = self._column("values")
         starts, stops = self._ranges(rows)
-        mapped = values.fast_rows() is not None
+        fast = values.fast_rows()
+        mapped = fast is not None and not fast.file_map.zero_copy  # views (zero_copy) cost nothing per gap byte
         spans = merge_ranges(
             starts,
             stops,
