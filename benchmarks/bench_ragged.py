@@ -252,6 +252,9 @@ def run(n: int, low: int, high: int, reps: int, batches: int, seed: int) -> dict
             cell: {k: round(v / row["memmap copy"], 2) for k, v in row.items()} for cell, row in medians.items()
         },
         "h5ml_over_hf_datasets": {cell: round(row["h5ml"] / row["hf datasets"], 2) for cell, row in medians.items()},
+        "h5ml_zero_copy_over_hf_datasets": {
+            cell: round(row["h5ml zero_copy"] / row["hf datasets"], 2) for cell, row in medians.items()
+        },
     }
 
 

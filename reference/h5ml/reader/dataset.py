@@ -60,7 +60,7 @@ from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chu
 from h5ml.reader.decoded_cache import decoded_budget
 from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
-from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
+from h5ml.reader.handle import FORK_GENERATION, SizeWatch, check_open_options, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.root_metadata import read_root_fingerprint, read_root_metadata
 from h5ml.reader.split import Split, list_splits
@@ -204,13 +204,7 @@ class Dataset:
         chunk_cache_bytes: int | None = None,
         zero_copy: bool = False,
     ) -> None:
-        if cache_bytes is not None and cache_bytes < 0:
-            raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
-        if zero_copy and not direct:
-            raise ValueError(
-                f"{os.fspath(path)}: zero_copy=True returns views of the file's memory map, which direct=False "
-                "turns off: pass direct=True (the default) with zero_copy=True, or zero_copy=False"
-            )
+        check_open_options(os.fspath(path), cache_bytes, direct, zero_copy)
         self._zero_copy = bool(zero_copy)
         self._chunk_cache_bytes = decoded_budget(chunk_cache_bytes, cache_bytes)
         self._path = os.path.abspath(os.fspath(path))
@@ -581,13 +575,18 @@ class Dataset:
         self.close()
 
     def __repr__(self) -> str:
-        if self._closed:
-            return f"<h5ml.Dataset {self._path!r} (closed)>"
-        if self._file is None or self._pid != os.getpid():
-            return f"<h5ml.Dataset {self._path!r} (not open in this process)>"
-        major, minor = self._version
-        try:
-            parts = ", ".join(f"{name}: {split.num_samples}" for name, split in self.splits.items())
-        except H5MLError:
-            parts = "invalid: run `h5ml validate --deep` on the file"
-        return f"<h5ml.Dataset {self._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"
+        return _describe(self)
+
+
+def _describe(dataset: Dataset) -> str:
+    """``repr(dataset)``: the path, the version and each split's sample count, or why they are not shown."""
+    if dataset._closed:
+        return f"<h5ml.Dataset {dataset._path!r} (closed)>"
+    if dataset._file is None or dataset._pid != os.getpid():
+        return f"<h5ml.Dataset {dataset._path!r} (not open in this process)>"
+    major, minor = dataset._version
+    try:
+        parts = ", ".join(f"{name}: {split.num_samples}" for name, split in dataset.splits.items())
+    except H5MLError:
+        parts = "invalid: run `h5ml validate --deep` on the file"
+    return f"<h5ml.Dataset {dataset._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"
