@@ -525,6 +525,27 @@ def test_multi_input_multi_output_by_tuple(multi: Path) -> None:
 # -- 6: ragged padding ------------------------------------------------------------------------
 
 
+def test_zero_copy_reads_views_and_pads_the_same_batches(tmp_path: Path) -> None:
+    """zero_copy=True (or a source opened with it) reaches the reader: the batches equal those of the copy path."""
+    clips = _clips(20, 3, 9, seed=4)
+    path = tmp_path / "clips.h5ml"
+    h5ml.write(path, {"train": {"clip": clips, "y": np.arange(20, dtype=np.float32)}})
+    plain = H5MLPyDataset(path, "train", 6, inputs=("clip", "clip_lengths"), targets="y")
+    with h5ml.open(path, zero_copy=True) as opened:
+        from_source = H5MLPyDataset(opened, "train", 6, inputs=("clip", "clip_lengths"), targets="y")
+    viewed = H5MLPyDataset(path, "train", 6, inputs=("clip", "clip_lengths"), targets="y", zero_copy=True)
+    assert viewed.source.zero_copy and from_source.source.zero_copy and not plain.source.zero_copy
+    split = viewed.source.reader()
+    assert viewed.source._file is not None
+    file_map = viewed.source._file.file_map()
+    assert file_map is not None and file_map.data is not None
+    assert all(np.shares_memory(c, file_map.data) for c in split.read([0, 1, 2], ["clip"])["clip"])
+    for index in range(len(plain)):
+        (x0, l0), y0 = plain[index]
+        (x1, l1), y1 = viewed[index]
+        assert np.array_equal(x0, x1) and x1.flags.writeable and np.array_equal(l0, l1) and np.array_equal(y0, y1)
+
+
 def test_ragged_clips_padded_with_lengths_and_mask(tmp_path: Path) -> None:
     """§6.3, C05: a ragged int16 clip gives padded (B, L) batches, clip_lengths and clip_mask selectable as
     inputs, values equal to the stored clips, padding = pad_value; a model on (clip, clip_mask) fits."""

@@ -151,6 +151,7 @@ def test_dataset_pickles_by_path(small: Path) -> None:
         "decode_images": False,
         "color": "RGB",
         "verify": False,
+        "zero_copy": False,
         "transform": add_one_to_x,
     }
     assert clone[3]["x"].tolist() == [4.0, 7.0, 10.0]

@@ -113,6 +113,10 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         :class:`h5ml.ChecksumError` instead of giving wrong batches, a file
         without checksums :class:`h5ml.ChecksumsMissingError`. True also when
         ``source`` is an :class:`h5ml.Dataset` opened with ``verify=True``.
+    zero_copy
+        Ragged values read as read-only views of the file's memory map before
+        padding (``zero_copy=True`` of :func:`h5ml.open`: one copy fewer; what
+        it trades is said there). True also when ``source`` was opened with it.
     workers, use_multiprocessing, max_queue_size
         As ``keras.utils.PyDataset``: read with ``workers`` threads, or
         processes with ``use_multiprocessing=True`` (each opens its own
@@ -169,6 +173,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
         verify: bool = False,
+        zero_copy: bool = False,
         workers: int = 1,
         use_multiprocessing: bool = False,
         max_queue_size: int = 10,
@@ -178,6 +183,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         keras.utils.PyDataset.__init__(self, workers=1, use_multiprocessing=False, max_queue_size=max_queue_size)
         path = source.path if isinstance(source, h5ml.Dataset) else source
         verify = bool(verify) or (isinstance(source, h5ml.Dataset) and source.verify)
+        zero_copy = bool(zero_copy) or (isinstance(source, h5ml.Dataset) and source.zero_copy)
         probe = SplitSource(path, split, decode_images=decode_images, color=color, verify=verify)
         try:
             roles = probe.roles()
@@ -192,7 +198,9 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
             self._class_names = {name: probe.class_names(name) for name in categorical}
         finally:
             probe.close()  # no open handle is left for a forked worker to inherit
-        self.source = SplitSource(path, split, features, decode_images=decode_images, color=color, verify=verify)
+        self.source = SplitSource(
+            path, split, features, decode_images=decode_images, color=color, verify=verify, zero_copy=zero_copy
+        )
         try:  # chunk rows from the features read, as the PyTorch adapter's: the same settings, the same states
             sampler = self.source.sampler(
                 batch_size,

@@ -21,11 +21,12 @@ such dataset, by the cheapest path its storage allows:
   ``dataset[i]``.
 
 Every read is counted in the dataset's :class:`h5ml.reader.read_stats.ReadStats`.
-This module also holds the checks a column needs before it reads (the
-numeric datatypes of the storage profile, §3.2, are checked by
-:mod:`h5ml.reader.numeric_types`, whose names it still exports): storage that was never
-written, refused before the first read (§3.5.1), and the stored size a large
-read is compared with before its buffer is allocated (§10.4). The filters a
+The checks a column makes before it reads are its base class,
+:class:`h5ml.reader.column_checks.ColumnChecks` (the numeric datatypes of the
+storage profile, §3.2, are checked by :mod:`h5ml.reader.numeric_types`, whose
+names this module still exports, as it does ``TRUSTED_READ_BYTES``): storage
+that was never written, refused before the first read (§3.5.1), and the stored
+size a large read is compared with before its buffer is allocated (§10.4). The filters a
 reader can decode are checked by :mod:`h5ml.reader.filters` (§3.5).
 """
 
@@ -40,16 +41,14 @@ import h5py
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.errors import InvalidFileError
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.reader.chunk_checks import ChunkVerifier
+from h5ml.reader.column_checks import TRUSTED_READ_BYTES, ColumnChecks
 from h5ml.reader.compressed import CompressedRows, compressed_rows
 from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.numeric_types import has_filters, native, numeric_dtype
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
-from h5ml.reader.stored_size import check_read_size, stored_nbytes
-from h5ml.reader.unwritten import refuse_shortfall, refuse_unwritten
 
 __all__ = [
     "TRUSTED_READ_BYTES",
@@ -65,12 +64,9 @@ _GAP_BYTES: Final = 64 << 10
 #: Upper bound of one span's buffer, so that a sparse request over compressed
 #: data does not decode the whole dataset into memory at once.
 _SPAN_BYTES: Final = 64 << 20
-#: §10.4: a read whose buffer is larger than this (64 MiB) is first compared with the data its dataset
-#: really stores (allocated bytes, or written chunks when filtered); smaller reads are not checked.
-TRUSTED_READ_BYTES: Final = 64 << 20
 
 
-class Column:
+class Column(ColumnChecks):
     """One HDF5 dataset of a feature, with what stays fixed while its file is open (§7).
 
     A feature builds it on first use and keeps it until the reader hands out a
@@ -139,8 +135,6 @@ class Column:
         "_one_row",
         "_one_shape",
         "_origin",
-        "_stored",
-        "_written",
         "check_row_nbytes",
         "chunk_rows",
         "compiled_sample",
@@ -260,60 +254,6 @@ class Column:
         decoded = self._decoded if self._decoded_built else self.decoded_rows()
         return 0 if decoded is None else decoded.prefetch(normalize_indices(indices, self.rows)[0])
 
-    def check_written(self) -> None:
-        """Refuse to read a dataset whose storage was never written, once, before its first read (§3.5.1, §10.4-R1).
-
-        The storage size is compared first with the least a complete dataset
-        of the declared shape takes, then the chunk index is walked; neither
-        reads data (:func:`h5ml.reader.unwritten.refuse_unwritten`).
-
-        Raises
-        ------
-        DeclaredSizeError
-            If the storage is smaller than the least the declared extent needs (§10.4-R1).
-        InvalidFileError
-            If a chunk within the dataset's extent, or its contiguous block,
-            was never allocated (E146): HDF5 would return fill values in their
-            place, which this reader never returns as samples.
-        """
-        if self._written:
-            return
-        refuse_unwritten(self.node, self.filename, self.path)
-        self._written = True
-
-    def check_stored(self, count: int, start: int | None = None) -> None:
-        """Refuse a read of ``count`` rows (from ``start``, when contiguous) that needs more data than stored (§10.4).
-
-        Raises
-        ------
-        DeclaredSizeError
-            Before the first read, if the storage is smaller than the least
-            the declared extent needs (§10.4-R1, see :meth:`check_written`).
-        InvalidFileError
-            If those rows hold more bytes than the dataset stores
-            (:func:`h5ml.reader.stored_size.stored_nbytes`, computed once): the
-            file declares data it does not hold (never written, or truncated).
-        """
-        if not self._written:
-            refuse_shortfall(self.node, self.filename, self.path)
-        what = f"{count} rows" if start is None else f"rows [{start}, {start + count})"
-        if self._stored is None:
-            self._stored = stored_nbytes(self.node, self.stored_row_nbytes, self.filename)
-        need, shape = count * self.stored_row_nbytes, (self.rows, *self.inner)
-        check_read_size(self.filename, self.path, shape, need, self._stored, what)
-
-    def buffer(self, count: int, start: int | None = None) -> npt.NDArray[Any]:
-        """A new array (count, *inner) of :attr:`dtype`, checked first when large (§10.4; see :meth:`check_stored`)."""
-        if count * self.check_row_nbytes > TRUSTED_READ_BYTES:
-            self.check_stored(count, start)
-        return np.empty((count, *self.inner), dtype=self.dtype)
-
-    def _failed(self, exc: BaseException, start: int, stop: int) -> InvalidFileError:
-        """The error for a read the HDF5 library could not do (E145): names the dataset and the rows."""
-        rows = f"row {start}" if stop - start == 1 else f"rows [{start}, {stop})"
-        cause = "a chunk is corrupt (a checksum or decompression failure) or the file is damaged"
-        return damaged_file(self.filename, self.path, f"reading {rows}", exc, cause)
-
     def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
         """Read rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) of :attr:`dtype`.
 
@@ -337,10 +277,7 @@ class Column:
             )
         if count <= 0 or self.row_nbytes == 0:
             return
-        if not self._written:
-            self.check_written()
-        if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunk is returned
-            self.verifier.check_rows(start, stop)
+        self.checked(start, stop)
         fast = self._fast if self._fast_built else self.fast_rows()
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
@@ -381,6 +318,28 @@ class Column:
         self.read_into(out, start, stop)
         return out
 
+    def read_shared(self, start: int, stop: int) -> npt.NDArray[Any]:
+        """Rows ``[start, stop)`` as a read-only view of the file's memory map when allowed, else :meth:`read`'s copy.
+
+        A view (:meth:`h5ml.reader.direct.DirectRows.view`) only when the file
+        was opened with ``zero_copy=True`` and the rows' bytes are native,
+        aligned and contiguous in the file; otherwise a new array with the same
+        values (byte-swapped, compressed or scattered rows, ``direct=False``).
+        Checks (§3.5.1, §8.4, §10.3) are those of :meth:`read_into`.
+
+        Raises
+        ------
+        InvalidFileError
+            As :meth:`read`.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= start < stop <= self.rows and fast.file_map.zero_copy:
+            self.checked(start, stop)
+            view = fast.view(start, stop)
+            if view is not None:
+                return view
+        return self.read(start, stop)
+
     def read_one(self, row: int) -> npt.NDArray[Any]:
         """Return row ``row`` as a new array (1, *inner) of :attr:`dtype` (errors as :meth:`read`)."""
         out = (
@@ -390,12 +349,24 @@ class Column:
         return out
 
     def sample(self, row: int) -> Any:
-        """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D."""
-        if self.compiled_sample and (self._decoded if self._decoded_built else self.decoded_rows()) is None:
-            if not self._written:
-                self.check_written()
-            if self.verifier is not None:
-                self.verifier.check_rows(row, row + 1)
+        """Return row ``row`` without its first axis: an array ``inner`` of :attr:`dtype`, a numpy scalar if 1-D.
+
+        Unfiltered data wholly stored in the file is copied out of the memory
+        map (:meth:`h5ml.reader.direct.DirectRows.sample`: no HDF5 call, one
+        file-size check); data h5ml decodes comes from the decoded cache;
+        anything else through h5py's compiled ``dataset[i]`` or :meth:`read_one`.
+        """
+        fast = self._fast if self._fast_built else self.fast_rows()
+        if fast is not None and 0 <= row < self.rows:
+            self.checked(row, row + 1)
+            return fast.sample(row)
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        if decoded is not None and 0 <= row < self.rows and self.row_nbytes > 0:
+            self.checked(row, row + 1)
+            _count_read(self.stats, self.path, row, row + 1, 1)
+            return decoded.sample(row)
+        if self.compiled_sample and decoded is None:
+            self.checked(row, row + 1)
             _count_read(self.stats, self.path, row, row + 1, 1)
             try:
                 value = self.node[row]

@@ -211,6 +211,32 @@ class CompressedRows:
             row = upto
         self._read_ahead(start, stop)
 
+    def sample(self, row: int) -> Any:
+        """Return row ``row`` (``0 <= row < rows``, checked by the caller) without its first axis, as a copy.
+
+        The per-sample path (``feature[i]``): the file-size check, one lookup
+        of the row's chunk in the decoded cache (decoded now on a miss), one
+        copy of the row. A sequential reader (``row`` right after the last row
+        read) starts decoding ahead at the first row of each chunk, as
+        :meth:`read_into` does. A numpy scalar for a 1-D dataset.
+
+        Raises
+        ------
+        InvalidFileError
+            As :meth:`decode`.
+        """
+        per = self.chunk_rows
+        k = row // per
+        self._check_file()
+        chunk = self.cache.peek((self.hdf5_path, k))
+        if chunk is None:
+            chunk = self.chunks([k])[k]
+        if row == self._next and row % per == 0:
+            self.prefetch_chunks(list(range(k + 1, k + 1 + READ_AHEAD)))
+        self._next = row + 1
+        value = chunk[row - k * per]
+        return value.copy() if isinstance(value, np.ndarray) else value
+
     def _read_ahead(self, start: int, stop: int) -> None:
         """After a read of rows ``[start, stop)``: when it began where the last one ended, decode ahead."""
         if start == self._next:

@@ -53,18 +53,17 @@ import h5py
 
 from h5ml import spec
 from h5ml.errors import H5MLError, SplitNotFoundError
-from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, unfollowed_link
-from h5ml.model.hdf5 import member_links, read_attributes
+from h5ml.model.hdf5 import read_attributes
 from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.decoded_cache import decoded_budget
 from h5ml.reader.direct import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
-from h5ml.reader.handle import FORK_GENERATION, SizeWatch, open_h5file
+from h5ml.reader.handle import FORK_GENERATION, SizeWatch, check_open_options, open_h5file
 from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.root_metadata import read_root_fingerprint, read_root_metadata
-from h5ml.reader.split import Split
+from h5ml.reader.split import Split, list_splits
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.metadata import RootMetadata
@@ -81,6 +80,7 @@ def open(
     direct: bool = True,
     verify: bool = False,
     chunk_cache_bytes: int | None = None,
+    zero_copy: bool = False,
 ) -> Dataset:
     """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
 
@@ -126,6 +126,14 @@ def open(
         Bytes of the chunks h5ml decodes itself (gzip, in parallel:
         :mod:`h5ml.reader.compressed`) kept decoded in this process, LRU. None:
         ``cache_bytes`` when given, else 256 MiB; 0 keeps none.
+    zero_copy
+        Return uncompressed ragged values (and dense slices of step 1) as
+        read-only views of the file's memory map where the stored bytes are
+        native, aligned and contiguous (else copies), as Hugging Face datasets
+        does. It trades safety: a file truncated while a view is alive crashes
+        the process on the next access (SIGBUS), one rewritten in place changes
+        the views (h5ml's writer never does: it renames a temporary file); see
+        :mod:`h5ml.reader.direct`. Views outlive ``close()``. Needs ``direct=True``.
 
     Returns
     -------
@@ -164,6 +172,7 @@ def open(
         direct=direct,
         verify=verify,
         chunk_cache_bytes=chunk_cache_bytes,
+        zero_copy=zero_copy,
     )
     dataset.h5file  # noqa: B018 - open now so that every check above raises here
     return dataset
@@ -193,9 +202,10 @@ class Dataset:
         direct: bool = True,
         verify: bool = False,
         chunk_cache_bytes: int | None = None,
+        zero_copy: bool = False,
     ) -> None:
-        if cache_bytes is not None and cache_bytes < 0:
-            raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
+        check_open_options(os.fspath(path), cache_bytes, direct, zero_copy)
+        self._zero_copy = bool(zero_copy)
         self._chunk_cache_bytes = decoded_budget(chunk_cache_bytes, cache_bytes)
         self._path = os.path.abspath(os.fspath(path))
         self._locking = locking
@@ -230,6 +240,7 @@ class Dataset:
             "direct": self._direct,
             "verify": self._verify,
             "chunk_cache_bytes": self._chunk_cache_bytes,
+            "zero_copy": self._zero_copy,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -239,6 +250,7 @@ class Dataset:
         self._cache_bytes = state["cache_bytes"]
         self._direct = bool(state.get("direct", True))
         self._verify = bool(state.get("verify", False))
+        self._zero_copy = bool(state.get("zero_copy", False))
         self._chunk_cache_bytes = decoded_budget(state.get("chunk_cache_bytes"), self._cache_bytes)
         self._init_runtime()
 
@@ -257,6 +269,11 @@ class Dataset:
     def direct(self) -> bool:
         """Whether unfiltered numeric data is copied out of a memory map of the file (§7.3; see :func:`open`)."""
         return self._direct
+
+    @property
+    def zero_copy(self) -> bool:
+        """Whether reads may return read-only views of the file's memory map (``zero_copy=True`` of :func:`open`)."""
+        return self._zero_copy
 
     @property
     def verify(self) -> bool:
@@ -354,7 +371,7 @@ class Dataset:
         f = self.h5file  # after a fork: reopens, and drops the parent's map
         with self._lock:
             if not self._map_made:
-                self._map, self._map_made = open_file_map(f, self._chunk_cache_bytes), True
+                self._map, self._map_made = open_file_map(f, self._chunk_cache_bytes, self._zero_copy), True
             return self._map
 
     def _check(self, f: h5py.File) -> None:
@@ -374,9 +391,9 @@ class Dataset:
         InvalidFileError
             If the file was truncated while open.
         """
-        watch = self._watch
+        watch, file_map = self._watch, self._map
         if watch is not None:
-            watch.check(where, rows)
+            watch.check(where, rows, None if file_map is None else file_map.size_now())
 
     def h5_node(self, hdf5_path: str) -> Any:
         """Return the h5py group or dataset at ``hdf5_path`` (low level, cached per open file).
@@ -473,7 +490,7 @@ class Dataset:
             If the HDF5 library cannot list the root group's members.
         """
         if self._splits is None:
-            self._splits, self._broken_splits = _list_splits(self)
+            self._splits, self._broken_splits = list_splits(self)
         return MappingProxyType(self._splits)
 
     @property
@@ -558,38 +575,18 @@ class Dataset:
         self.close()
 
     def __repr__(self) -> str:
-        if self._closed:
-            return f"<h5ml.Dataset {self._path!r} (closed)>"
-        if self._file is None or self._pid != os.getpid():
-            return f"<h5ml.Dataset {self._path!r} (not open in this process)>"
-        major, minor = self._version
-        try:
-            parts = ", ".join(f"{name}: {split.num_samples}" for name, split in self.splits.items())
-        except H5MLError:
-            parts = "invalid: run `h5ml validate --deep` on the file"
-        return f"<h5ml.Dataset {self._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"
+        return _describe(self)
 
 
-def _list_splits(dataset: Dataset) -> tuple[dict[str, Split], dict[str, H5MLError]]:
-    """The root's splits, and the root members that cannot be read as splits with the reason (§5.1, §3.6-R2)."""
-    path = dataset.path
-    found: dict[str, Split] = {}
-    broken: dict[str, H5MLError] = {}
-    for name, followed in member_links(dataset.h5file, path, "/", external=dataset.allow_external):
-        if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
-            continue
-        if not followed:
-            # SPEC §3.6-R2 (E115): a split reached through a soft link is never followed, and a caller
-            # of every split (every_split) refuses it rather than leave it out
-            broken[name] = unfollowed_link(path, "/" + name)
-            continue
-        try:
-            node = dataset.h5_node("/" + name)
-        except LIBRARY_ERRORS as exc:
-            if not is_library_failure(exc):
-                raise
-            broken[name] = damaged_file(path, "/" + name, "opening this root object", exc)
-            continue
-        if isinstance(node, h5py.Group):
-            found[name] = Split(dataset, name)
-    return found, broken
+def _describe(dataset: Dataset) -> str:
+    """``repr(dataset)``: the path, the version and each split's sample count, or why they are not shown."""
+    if dataset._closed:
+        return f"<h5ml.Dataset {dataset._path!r} (closed)>"
+    if dataset._file is None or dataset._pid != os.getpid():
+        return f"<h5ml.Dataset {dataset._path!r} (not open in this process)>"
+    major, minor = dataset._version
+    try:
+        parts = ", ".join(f"{name}: {split.num_samples}" for name, split in dataset.splits.items())
+    except H5MLError:
+        parts = "invalid: run `h5ml validate --deep` on the file"
+    return f"<h5ml.Dataset {dataset._path!r} h5ml {major}.{minor}, splits {{{parts}}}>"

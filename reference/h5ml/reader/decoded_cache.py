@@ -209,6 +209,19 @@ class DecodedChunks:
             pool.submit(self._run, key, partial(decode, key), waiting[key])
         return len(todo)
 
+    def peek(self, key: Hashable) -> Chunk | None:
+        """The cached chunk of ``key`` (counted as a hit, made the most recent), or None: the per-sample path.
+
+        One lookup under the lock, without the dictionaries of :meth:`get`; a
+        miss (or a decode in flight) is left to :meth:`get`.
+        """
+        with self._lock:
+            chunk = self._entries.get(key)
+            if chunk is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+            return chunk
+
     def cached(self, key: Hashable) -> bool:
         """Whether ``key``'s chunk is in the cache now."""
         with self._lock:

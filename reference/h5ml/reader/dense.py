@@ -24,7 +24,10 @@ class DenseFeature(Feature):
     ``feature[idx]`` returns a numpy array (R, *sample_shape) in native byte
     order, bool for ``logical_dtype = "bool"`` and HDF5 enum booleans (§3.3);
     an int index returns the sample array of shape ``sample_shape`` (a numpy
-    scalar when the dataset is 1-D).
+    scalar when the dataset is 1-D). With ``h5ml.open(..., zero_copy=True)``,
+    a slice of step 1 whose rows are unfiltered, native-order, aligned and
+    contiguous in the file is a read-only view of the file's memory map
+    (:meth:`h5ml.reader.column.Column.read_shared`), else a copy.
     """
 
     encoding = "dense"
@@ -45,7 +48,7 @@ class DenseFeature(Feature):
         return self._booleans(value) if self._is_logical_bool() else value
 
     def _read_range(self, start: int, stop: int) -> Any:
-        block = self._column().read(start, stop)
+        block = self._column().read_shared(start, stop)
         return self._booleans(block) if self._is_logical_bool() else block
 
     def _read(self, indices: Indices) -> Any:

@@ -23,7 +23,7 @@ from h5ml.model.locking import open_read_only
 from h5ml.model.paths import require_regular_file
 from h5ml.reader.chunk_cache import file_cache_settings
 
-__all__ = ["FORK_GENERATION", "open_h5file"]
+__all__ = ["FORK_GENERATION", "check_open_options", "open_h5file"]
 
 #: How many times this process's line has forked: a child's count differs from its parent's, so a
 #: file handle opened under another count was inherited (a cheaper test than ``os.getpid()``, a system
@@ -36,6 +36,24 @@ def _count_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_count_fork)
+
+
+def check_open_options(path: str, cache_bytes: int | None, direct: bool, zero_copy: bool) -> None:
+    """Refuse options of :func:`h5ml.open` that are out of range or contradict each other, before anything opens.
+
+    Raises
+    ------
+    ValueError
+        If ``cache_bytes`` is negative, or ``zero_copy=True`` is given with
+        ``direct=False`` (views of the memory map need the map).
+    """
+    if cache_bytes is not None and cache_bytes < 0:
+        raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
+    if zero_copy and not direct:
+        raise ValueError(
+            f"{path}: zero_copy=True returns views of the file's memory map, which direct=False "
+            "turns off: pass direct=True (the default) with zero_copy=True, or zero_copy=False"
+        )
 
 
 def open_h5file(path: str, locking: bool | None, cache_bytes: int) -> h5py.File:
@@ -117,7 +135,7 @@ class SizeWatch:
         except (OSError, ValueError, TypeError, RuntimeError):
             self.handle = None
 
-    def check(self, where: str, rows: str) -> None:
+    def check(self, where: str, rows: str, size: int | None = None) -> None:
         """Raise if the file is smaller now than when it was opened.
 
         Parameters
@@ -126,6 +144,10 @@ class SizeWatch:
             The HDF5 path of the dataset just read.
         rows
             The rows just read (``"rows [0, 64)"``), for the message.
+        size
+            The file's size now when the caller just took it (the memory map's,
+            :meth:`h5ml.reader.direct.FileMap.size_now`: a cheaper call); None
+            takes it here (``fstat`` of HDF5's descriptor).
 
         Raises
         ------
@@ -135,7 +157,7 @@ class SizeWatch:
         if self.handle is None:
             return
         try:
-            now = os.fstat(self.handle).st_size
+            now = os.fstat(self.handle).st_size if size is None else size
         except OSError:
             return  # the handle was closed with its file: the next HDF5 call says so
         if now < self.opened_size:

@@ -14,7 +14,11 @@ samples share that buffer: an edit in place of one could change another. An
 unfiltered ``values`` dataset is copied into that buffer straight out of the
 file's memory map (one copy per span, :meth:`h5ml.reader.column.Column.read`);
 the buffer is never the map itself, so that a file truncated while a sample is
-held cannot crash the process (§10.3), and the map can be closed.
+held cannot crash the process (§10.3), and the map can be closed. With
+``h5ml.open(..., zero_copy=True)`` a span whose values are native, aligned and
+contiguous in the file is a view of the map itself instead
+(:meth:`h5ml.reader.column.Column.read_shared`; what that trades:
+:mod:`h5ml.reader.direct`).
 
 :func:`sample_chunk_rows` gives the samples per chunk that ``"chunk"`` shuffle
 takes for a feature (§7.1): for ragged and bytes features, the number of
@@ -128,7 +132,7 @@ class OffsetFeature(Feature):
         bounds = offsets[start : stop + 1] if offsets is not None else self._column("offsets").read(start, stop + 1)
         self._check_ranges(np.arange(start, stop, dtype=np.int64), bounds[:-1], bounds[1:])
         first = int(bounds[0])
-        buf = _shared(self._column("values").read(first, int(bounds[-1])), as_bool, self)
+        buf = _shared(self._column("values").read_shared(first, int(bounds[-1])), as_bool, self)
         cuts = (bounds - first).tolist()
         return [buf[a:b] for a, b in itertools.pairwise(cuts)]
 
@@ -140,14 +144,16 @@ class OffsetFeature(Feature):
         Each span of ``values`` is read once, into one buffer; every row's
         range lies inside one span (spans are unions of the rows' ranges, with
         gaps of at most ``max_gap`` rows merged, or of :data:`_MAP_GAP_BYTES`
-        when the values are copied out of the memory map, widened to whole
+        when the values are copied out of the memory map (not when they are
+        views of it, ``zero_copy=True``: a gap costs nothing there), widened to whole
         chunks when the values are compressed and a chunk does not fit the
         chunk cache).
         An empty sample is a read-only empty array of its own.
         """
         values = self._column("values")
         starts, stops = self._ranges(rows)
-        mapped = values.fast_rows() is not None
+        fast = values.fast_rows()
+        mapped = fast is not None and not fast.file_map.zero_copy  # views (zero_copy) cost nothing per gap byte
         spans = merge_ranges(
             starts,
             stops,
@@ -168,7 +174,7 @@ class OffsetFeature(Feature):
             cuts = np.searchsorted(owner, np.arange(len(spans) + 1))
             begins, ends = starts.tolist(), stops.tolist()
             for k, (a, b) in enumerate(spans):
-                buf = _shared(values.read(a, b), as_bool, self)
+                buf = _shared(values.read_shared(a, b), as_bool, self)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
                     out[j] = buf[begins[j] - a : ends[j] - a]
         return out, starts, stops
@@ -220,7 +226,8 @@ def _shared(buf: npt.NDArray[Any], as_bool: bool, feature: Feature) -> npt.NDArr
     """A span's buffer, as booleans when ``as_bool`` (§3.3), made read-only: the samples' views share it."""
     if as_bool:
         buf = feature._booleans(buf)
-    buf.flags.writeable = False
+    if buf.flags.writeable:  # a view of the memory map (zero_copy=True) is read-only already
+        buf.flags.writeable = False
     return buf
 
 

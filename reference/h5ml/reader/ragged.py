@@ -44,6 +44,12 @@ class RaggedFeature(OffsetFeature):
     array of its own (a view also keeps its whole buffer in memory: copy a
     sample kept long after its batch). An int index returns one writable
     array of its own. :meth:`lengths` reads only the offsets.
+
+    With ``h5ml.open(..., zero_copy=True)``, the buffer of a run (and the
+    array of an int index) is a read-only view of the file's memory map
+    itself when the values are unfiltered, native-order, aligned and
+    contiguous in the file, else a copy as above (what a view trades: SIGBUS
+    if the file is truncated while it is alive; see :mod:`h5ml.reader.direct`).
     """
 
     encoding = "ragged"
@@ -92,7 +98,7 @@ class RaggedFeature(OffsetFeature):
         row = check_index(index, self._count())
         shapes = self._shapes_column()
         start, stop = self._bounds(row)
-        sample = self._column("values").read(start, stop)
+        sample = self._column("values").read_shared(start, stop)
         if self._is_logical_bool():
             sample = self._booleans(sample)
         if shapes is not None:

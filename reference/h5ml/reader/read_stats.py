@@ -8,7 +8,7 @@ benchmarked from outside: :class:`ReadStats` counts every read of feature data
 a :class:`h5ml.reader.dataset.Dataset` makes in this process, and
 :meth:`ReadStats.record` lists them.
 
-Two kinds of read are counted:
+Three kinds of read are counted:
 
 - ``hdf5``: one call into the HDF5 library that reads feature data (one
   hyperslab of whole rows: ``H5Dread``, or h5py's compiled ``dataset[i]`` for
@@ -16,7 +16,9 @@ Two kinds of read are counted:
 - ``map``: one copy out of the read-only memory map of the file
   (:mod:`h5ml.reader.direct`; unfiltered numeric data only): a run of rows
   within one stored block (a chunk, or the whole contiguous dataset), or one
-  gather of any rows in request order.
+  gather of any rows in request order;
+- ``view``: with ``zero_copy=True`` of :func:`h5ml.open`, a read-only view
+  of the map handed out instead of a copy (:meth:`h5ml.reader.direct.DirectRows.view`).
 
 Reads of metadata (attributes, shapes, datatypes, the chunk index) are not
 counted: they do not move samples.
@@ -38,8 +40,8 @@ class ReadEvent(NamedTuple):
     ----------
     hdf5_path : str
         The HDF5 dataset read, for example ``/train/image/values``.
-    via : {"hdf5", "map"}
-        A call into the HDF5 library, or a copy out of the memory map of the file.
+    via : {"hdf5", "map", "view"}
+        A call into the HDF5 library, a copy out of the memory map of the file, or a view of the map.
     start, stop : int
         The rows read: ``[start, stop)`` along the first axis. For a gather,
         the smallest row and one past the largest.
@@ -53,7 +55,7 @@ class ReadEvent(NamedTuple):
     """
 
     hdf5_path: str
-    via: Literal["hdf5", "map"]
+    via: Literal["hdf5", "map", "view"]
     start: int
     stop: int
     rows: int
@@ -75,6 +77,9 @@ class ReadStats:
     direct_copies : int
         Copies out of the memory map of the file (:mod:`h5ml.reader.direct`):
         one per run of rows within one stored block, one per gather.
+    direct_views : int
+        Read-only views of the memory map handed out instead of copies
+        (``zero_copy=True`` of :func:`h5ml.open`); not counted in :attr:`reads`.
 
     Notes
     -----
@@ -83,11 +88,12 @@ class ReadStats:
     may, rarely, lose an increment (no lock is taken on the read path).
     """
 
-    __slots__ = ("direct_copies", "events", "hdf5_reads")
+    __slots__ = ("direct_copies", "direct_views", "events", "hdf5_reads")
 
     def __init__(self) -> None:
         self.hdf5_reads = 0
         self.direct_copies = 0
+        self.direct_views = 0
         #: The list :meth:`record` fills, or None when nothing is recorded (the reader checks it on every read).
         self.events: list[ReadEvent] | None = None
 
@@ -97,9 +103,10 @@ class ReadStats:
         return self.hdf5_reads + self.direct_copies
 
     def reset(self) -> None:
-        """Set both counts back to zero (a :meth:`record` in progress keeps its list)."""
+        """Set the counts back to zero (a :meth:`record` in progress keeps its list)."""
         self.hdf5_reads = 0
         self.direct_copies = 0
+        self.direct_views = 0
 
     @contextmanager
     def record(self) -> Iterator[list[ReadEvent]]:

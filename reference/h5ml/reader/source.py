@@ -81,6 +81,10 @@ class SplitSource:
         :func:`h5ml.open`, SPEC §8.4): a damaged chunk raises
         :class:`h5ml.ChecksumError`, a file without checksums
         :class:`h5ml.ChecksumsMissingError`, instead of returning its values.
+    zero_copy
+        Uncompressed ragged values as read-only views of the file's memory map
+        in every process that opens the file (``zero_copy=True`` of
+        :func:`h5ml.open`: what it trades is said there).
 
     Raises
     ------
@@ -102,9 +106,11 @@ class SplitSource:
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
         verify: bool = False,
+        zero_copy: bool = False,
     ) -> None:
         self.path = os.path.abspath(os.fspath(path))
         self.verify = bool(verify)
+        self.zero_copy = bool(zero_copy)
         self.split = split
         self.features: tuple[str, ...] | None = None if features is None else tuple(features)
         self.decode_images: bool | tuple[str, ...] = (
@@ -127,8 +133,8 @@ class SplitSource:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(
-            {"decode_images": False, "color": "RGB", "verify": False, **state}
-        )  # older pickles lack the last two
+            {"decode_images": False, "color": "RGB", "verify": False, "zero_copy": False, **state}
+        )  # older pickles lack the last three
         self._forget()
 
     def reader(self) -> Split:
@@ -160,7 +166,7 @@ class SplitSource:
     def _open(self) -> None:
         """Open the file and the split, and learn the features' encodings (holding ``_OPENING``)."""
         self._file = None  # never close a handle inherited through fork: the parent owns it
-        opened = open(self.path, verify=self.verify)
+        opened = open(self.path, verify=self.verify, zero_copy=self.zero_copy)
         try:
             split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
         except H5MLError:

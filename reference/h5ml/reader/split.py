@@ -18,7 +18,8 @@ encoding MAJOR it does not implement (SPEC §6.1-R7, an
 cannot decode, or one of an unknown encoding in a file whose MINOR is not newer
 (E131, an :class:`~h5ml.errors.UnknownEncodingError`). Only a feature of an
 unknown encoding in a newer-MINOR file is left out (an unknown object,
-SPEC §1.4.1-R1).
+SPEC §1.4.1-R1). The root's splits, and the root members that cannot be read
+as splits, are listed by :func:`list_splits` (§5.1, §3.6-R2).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from h5ml.reader.structure import open_feature
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.dataset import Dataset
 
-__all__ = ["ITER_BLOCK_ROWS", "Split"]
+__all__ = ["ITER_BLOCK_ROWS", "Split", "list_splits"]
 
 #: Samples read at once by ``iter(split)``: one read per feature per block, then one dict per sample.
 ITER_BLOCK_ROWS = 64
@@ -447,3 +448,41 @@ class Split:
             return f"<h5ml.Split {self._name!r} of {self._dataset.path!r}: {self.num_samples} samples; {feats}>"
         except H5MLError as exc:
             return f"<h5ml.Split {self._name!r} of {self._dataset.path!r} (invalid: {exc})>"
+
+
+def list_splits(dataset: Dataset) -> tuple[dict[str, Split], dict[str, H5MLError]]:
+    """The root's splits, and the root members that cannot be read as splits with the reason (§5.1, §3.6-R2).
+
+    Parameters
+    ----------
+    dataset
+        The open dataset (:attr:`h5ml.reader.dataset.Dataset.splits` calls this once).
+
+    Returns
+    -------
+    splits : dict of str to Split
+        The root groups that are splits (names not starting with ``"_"``, §5.4), in the file's order.
+    broken : dict of str to H5MLError
+        The root members that cannot be read as splits (a soft link, E115; a damaged object, E145), with the reason.
+    """
+    path = dataset.path
+    found: dict[str, Split] = {}
+    broken: dict[str, H5MLError] = {}
+    for name, followed in member_links(dataset.h5file, path, "/", external=dataset.allow_external):
+        if name.startswith(spec.RESERVED_PREFIX):  # SPEC §5.4-R2: reserved objects are ignored
+            continue
+        if not followed:
+            # SPEC §3.6-R2 (E115): a split reached through a soft link is never followed, and a caller
+            # of every split (every_split) refuses it rather than leave it out
+            broken[name] = unfollowed_link(path, "/" + name)
+            continue
+        try:
+            node = dataset.h5_node("/" + name)
+        except LIBRARY_ERRORS as exc:
+            if not is_library_failure(exc):
+                raise
+            broken[name] = damaged_file(path, "/" + name, "opening this root object", exc)
+            continue
+        if isinstance(node, h5py.Group):
+            found[name] = Split(dataset, name)
+    return found, broken
