@@ -51,7 +51,7 @@ PEERS="zarr>=3 webdataset h5torch litdata"
 #   of local MDS shards needs only these at run time (the cloud SDKs it
 #   declares are imported only for remote shards):
 NO_DEPS_PEERS="mosaicml-streaming"
-NO_DEPS_NEEDS="brotli python-snappy zstd xxhash tqdm catalogue"
+NO_DEPS_NEEDS="brotli python-snappy zstd xxhash tqdm catalogue"  # and transformers, torchvision: see below
 
 failed=""
 for p in $PEERS; do
@@ -61,6 +61,13 @@ for p in $NO_DEPS_PEERS; do
     $pip install -q --no-deps "$p" || failed="$failed $p"
     for d in $NO_DEPS_NEEDS; do $pip install -q -c "$pin" "$d" || echo "peers_env: $d for $p not installed" >&2; done
 done
+# torchvision (declared by litdata and mosaicml-streaming) comes from PyPI built
+# for the CUDA torch: against the CPU torch its import fails ("operator
+# torchvision::nms does not exist", measured), and transformers imports it.
+# litdata runs without it; mosaicml-streaming 0.13 imports it in
+# streaming/vision at "import streaming", so MDS is reported "not installed:
+# ... fails to import" until a CPU torchvision is available here.
+$pip uninstall -q -y torchvision transformers 2>/dev/null
 "$venv/bin/python" -m pip check >&2 || echo "peers_env: pip check reports the conflicts above (mosaicml-streaming's declared bounds are expected)" >&2
 "$venv/bin/python" -c "import torch, sys; v=torch.__version__; sys.exit(0 if v.startswith('2.13.0') else 'peers_env: torch was replaced: ' + v)" || exit 1
 [ -z "$failed" ] || echo "peers_env: not installed:$failed (bench_peers.py reports them as not installed)" >&2

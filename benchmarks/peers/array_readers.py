@@ -153,6 +153,7 @@ class HFDatasetsReader(Reader):
             features = datasets.Features(
                 {"x": datasets.List(datasets.Value(str(x.dtype)), length=x.shape[1]), "y": datasets.Value("int64")}
             )
+        datasets.disable_progress_bars()
         ds = datasets.Dataset.from_dict({"x": x, "y": workload.y}, features=features)
         ds.save_to_disk(str(self.path))
 

@@ -34,9 +34,13 @@ class Unsupported(RuntimeError):
 
 
 def require(module: str) -> None:
-    """Raise :class:`NotInstalled` when ``module`` cannot be imported here."""
+    """Raise :class:`NotInstalled` when ``module`` is missing or fails to import here (the reason in the message)."""
     if importlib.util.find_spec(module) is None:
         raise NotInstalled(f"{module} is not installed (benchmarks/peers_env.sh installs it)")
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # installed but broken (a dependency that will not load): reported, not fatal
+        raise NotInstalled(f"{module} is installed but fails to import: {type(exc).__name__}: {exc}") from exc
 
 
 def package_version(distribution: str) -> str | None:

@@ -16,6 +16,8 @@ counted, for any reader) and stops at the end of the epoch or after the cap.
   the batch through>, num_workers=...)``; dense ``x`` becomes a tensor.
 - stream peers: their iterable behind ``DataLoader(batch_size=None,
   num_workers=...)``; each library splits its shards between the workers.
+
+Worker processes start by ``fork`` in every configuration (:func:`_fork`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ def h5ml_threads_supported() -> bool:
     from h5ml_torch import H5MLLoader
 
     return "threads" in inspect.signature(H5MLLoader).parameters
+
+
+def _fork(workers: int) -> dict[str, Any]:
+    """Worker processes by ``fork`` for every reader alike (Linux's default; LitData's ``optimize`` sets the
+    process-wide start method to ``spawn``, which would make every later DataLoader re-import torch per worker)."""
+    return {"multiprocessing_context": "fork"} if workers else {}
 
 
 def _pass(batch: Any) -> Any:
@@ -102,7 +110,7 @@ def _h5ml_loader(path: Path, workers: int, threads: int | None, seed: int) -> It
 
     dataset = H5MLDataset(path, "train", features=["x", "y"])
     sampler = H5MLBatchSampler(dataset, 64, shuffle="full", seed=seed)
-    options: dict[str, Any] = {"num_workers": workers}
+    options: dict[str, Any] = {"num_workers": workers} | _fork(workers)
     if threads is not None:
         options["threads"] = threads
     return H5MLLoader(dataset, sampler, **options)
@@ -162,8 +170,7 @@ def run_loader(
         elif threads is not None:
             return "n/a: h5ml only"
         elif reader.own_order:
-            opts = {"persistent_workers": False} if workers else {}
-            loader = DataLoader(stream_batches(reader, seed), batch_size=None, num_workers=workers, **opts)  # type: ignore[arg-type]
+            loader = DataLoader(stream_batches(reader, seed), batch_size=None, num_workers=workers, **_fork(workers))
             kind = "stream"
         else:
             dataset = MapBatches(reader, len(workload))
@@ -172,6 +179,7 @@ def run_loader(
                 batch_sampler=batches,  # type: ignore[arg-type]
                 collate_fn=_pass,
                 num_workers=workers,
+                **_fork(workers),
             )
             kind = "map"
         return _one_run(loader, kind, batches, workload, cap_s, seed)

@@ -69,8 +69,8 @@ def build_readers(
         reader = make()
         try:
             reader.available()
-        except NotInstalled:
-            statuses[reader.name] = "not installed"
+        except NotInstalled as exc:
+            statuses[reader.name] = "not installed" if "is not installed" in str(exc) else f"not installed: {exc}"
             continue
         reason = reader.supports(workload, storage)
         if reason is not None:

@@ -18,6 +18,7 @@ shard- or buffer-local, not the permutations the map-style readers read.
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -128,6 +129,7 @@ class LitDataReader(Reader):
         import litdata
 
         self.input_dir = folder / "litdata"
+        method = multiprocessing.get_start_method(allow_none=True)
         litdata.optimize(
             fn=_identity,
             inputs=list(_sample_rows(workload)),
@@ -136,6 +138,8 @@ class LitDataReader(Reader):
             num_workers=1,
             mode="overwrite",
         )
+        # optimize() sets the process-wide start method to spawn (force=True): put it back.
+        multiprocessing.set_start_method(method or "fork", force=True)
         self.is_ragged = workload.ragged
 
     def stream(self, shuffle: bool, seed: int) -> Iterator[tuple[np.ndarray, Any, Any]]:
