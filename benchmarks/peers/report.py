@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .goals import PEERS_NOT_H5ML
+
 __all__ = ["write_json", "write_markdown", "write_plot"]
 
 Cell = dict[str, Any]
@@ -55,12 +57,23 @@ def _fmt(cells: Sequence[Cell], c: Cell | None) -> str:
         return ratio
     if c["status"] == "own order":
         return f"own order ({ratio})" if ratio else "own order"
-    return str(c["status"]).split(":")[0].replace("|", "/")
+    return _short(c["status"])
+
+
+def _short(status: str) -> str:
+    """The first words of a status (``"not available yet"``, ``"n/a"``, ``"error"``), for a table cell."""
+    return str(status).split(":")[0].split(" (")[0].replace("|", "/")
+
+
+def _rank(reader: str) -> int:
+    """The tables' column order: memmap (the bound), h5ml, then the peers as :data:`peers.goals.PEERS_NOT_H5ML`."""
+    order = ("memmap", "h5ml", *PEERS_NOT_H5ML)
+    return order.index(reader) if reader in order else len(order)
 
 
 def _table(cells: Sequence[Cell], path: str) -> list[str]:
     chosen = [c for c in cells if c.get("path") == path and not c.get("size_samples")]
-    readers = list(dict.fromkeys(c["reader"] for c in chosen))
+    readers = sorted(dict.fromkeys(c["reader"] for c in chosen), key=_rank)
     keys = list(dict.fromkeys((c["workload"], c["storage"], c["order"]) for c in chosen))
     index = {(c["workload"], c["storage"], c["order"], c["reader"]): c for c in chosen}
     lines = [
@@ -101,7 +114,7 @@ def _growth(cells: Sequence[Cell]) -> list[str]:
             elif "seconds" in c and c.get("samples_per_s") is None:
                 vals.append(f"{c['seconds']:.2f} s" if c["status"] == "ok" else c["status"])
             else:
-                vals.append(f"{c['samples_per_s']:,.0f}/s" if c["status"] == "ok" else str(c["status"]).split(":")[0])
+                vals.append(f"{c['samples_per_s']:,.0f}/s" if c["status"] == "ok" else _short(c["status"]))
         lines.append(f"| {reader} | {path} | {order} | " + " | ".join(vals) + " |")
     return lines
 
