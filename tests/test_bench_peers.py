@@ -10,13 +10,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from peers.array_readers import MemmapReader  # noqa: E402
-from peers.base import Reader  # noqa: E402
-from peers.hdf5_readers import H5MLReader, H5pyReader  # noqa: E402
-from peers.raw import run_raw  # noqa: E402
-from peers.timing import interleaved  # noqa: E402
-from peers.validate import BatchMismatch, check_batch  # noqa: E402
-from peers.workloads import Workload, image_tiles  # noqa: E402
+from peers.array_readers import MemmapReader
+from peers.base import Reader
+from peers.hdf5_readers import H5MLReader, H5pyReader
+from peers.raw import run_raw
+from peers.timing import interleaved
+from peers.validate import BatchMismatch, check_batch
+from peers.workloads import Workload, image_tiles
 
 
 def _images() -> Workload:
@@ -80,7 +80,9 @@ class _Wrong(MemmapReader):
 
 def test_run_raw_measures_real_readers_and_reports_missing_and_wrong_ones(tmp_path: Path) -> None:
     workload = image_tiles(130, seed=3)
-    cells = run_raw([MemmapReader, H5MLReader, H5pyReader, _Missing, _Wrong], workload, "gzip", tmp_path / "w", 1, 0.5, 0)
+    cells = run_raw(
+        [MemmapReader, H5MLReader, H5pyReader, _Missing, _Wrong], workload, "gzip", tmp_path / "w", 1, 0.5, 0
+    )
     status = {(c["reader"], c["order"]): c["status"] for c in cells}
     assert status[("missing-peer", "full")] == "not installed"
     assert status[("memmap", "full")].startswith("n/a")  # memmap stores no gzip

@@ -38,18 +38,23 @@ Cell = dict[str, Any]
 
 
 def batch_lists(h5ml_path: Path | None, n: int, seed: int) -> dict[str, list[np.ndarray]]:
-    """Return the batches of each order, from h5ml's sampler of the file (or of ``n`` samples without one)."""
-    from h5ml.sampling import Sampler
+    """Return the batches of each order: those of h5ml's sampler of the file, as every h5ml adapter builds it.
 
-    chunk_rows: int | None = None
+    :meth:`h5ml.reader.source.SplitSource.sampler` (what ``H5MLBatchSampler``
+    uses, so the DataLoader path reads the same lists); without an h5ml
+    file, :class:`h5ml.sampling.Sampler` over ``n`` samples with windows of
+    1024 samples for ``chunk``.
+    """
+    modes = {"sequential": "none", "chunk": "chunk", "full": "full"}
     if h5ml_path is not None:
         from h5ml.reader.source import SplitSource
 
-        chunk_rows = SplitSource(h5ml_path, "train").chunk_rows()
-    chunk_rows = chunk_rows or 1024  # contiguous storage has no chunks: windows of 1024 samples
-    modes = {"sequential": "none", "chunk": "chunk", "full": "full"}
+        source = SplitSource(h5ml_path, "train")
+        return {order: source.sampler(BATCH, shuffle=mode, seed=seed).batches(0) for order, mode in modes.items()}  # type: ignore[arg-type]
+    from h5ml.sampling import Sampler
+
     return {
-        order: Sampler(n, BATCH, shuffle=mode, seed=seed, chunk_rows=chunk_rows).batches(0)  # type: ignore[arg-type]
+        order: Sampler(n, BATCH, shuffle=mode, seed=seed, chunk_rows=1024).batches(0)  # type: ignore[arg-type]
         for order, mode in modes.items()
     }
 

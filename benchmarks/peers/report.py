@@ -170,10 +170,17 @@ def write_plot(path: Path, cells: Sequence[Cell]) -> str | None:
         return "nothing measured: no plot"
     readers = list(dict.fromkeys(c["reader"] for c in raw))
     orders = ("sequential", "chunk", "full")
-    fig, axes = plt.subplots(1, len(groups), figsize=(3.2 * len(groups), 3.6), sharey=True, squeeze=False)
+    cols = min(4, len(groups))
+    rows = -(-len(groups) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols + 1.6, 2.6 * rows), sharey=True, squeeze=False)
     width = 0.8 / max(1, len(readers))
-    colours = plt.get_cmap("tab20")
-    for ax, (w, s) in zip(axes[0], groups, strict=True):
+    palette = plt.get_cmap("tab10")
+    fixed = {"memmap": "black", "h5ml": "crimson"}
+    others = [r for r in readers if r not in fixed]
+    hues = (0, 1, 2, 4, 5, 6, 7, 8, 9)  # no red beside h5ml's crimson
+    colour = fixed | {r: palette(hues[k % len(hues)]) for k, r in enumerate(others)}
+    flat = [ax for row in axes for ax in row]
+    for ax, (w, s) in zip(flat, groups, strict=False):
         for k, r in enumerate(readers):
             ys = [
                 next(
@@ -186,13 +193,17 @@ def write_plot(path: Path, cells: Sequence[Cell]) -> str | None:
                 )
                 for o in orders
             ]
-            ax.bar([i + k * width for i in range(len(orders))], ys, width, label=r, color=colours(k))
+            ax.bar([i + k * width for i in range(len(orders))], ys, width, label=r, color=colour[r])
         ax.set_yscale("log")
         ax.set_title(f"{w}, {s}", fontsize=9)
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(orders))], orders, fontsize=8)
-    axes[0][0].set_ylabel("samples/s (raw batch reads)")
-    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=72)
+    for ax in flat[len(groups) :]:
+        ax.axis("off")
+    for row in axes:
+        row[0].set_ylabel("samples/s (raw)", fontsize=8)
+    handles, labels = flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="center right")
+    fig.tight_layout(rect=(0, 0, 1 - 1.5 / (3.0 * cols + 1.6), 1))
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return None
