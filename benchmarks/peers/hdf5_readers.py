@@ -3,10 +3,13 @@
 - ``h5ml``: :func:`h5ml.write` (``compression=None``, ``"gzip"`` = gzip level 4
   with shuffle, h5ml's default, or ``"zstd"`` where this h5ml writes it),
   read by ``split.read(indices, features=["x", "y"])``.
-- ``h5py``: what a careful h5py user writes: ``create_dataset(data=...,
-  chunks=True)`` (gzip with ``shuffle=True``; zstd through ``hdf5plugin``;
-  ragged clips as a ``vlen`` float32 dataset), read by one fancy index with
-  the indices sorted (h5py refuses unsorted ones) and the sort undone.
+- ``h5py``: what a careful h5py user writes: ``create_dataset(data=...)``,
+  contiguous when uncompressed (h5py's default), else chunks of whole samples
+  of about 1 MiB (``chunks=True`` would cut each tile over many chunks) with
+  gzip level 4 and ``shuffle=True`` or zstd through ``hdf5plugin``; ragged
+  clips as a ``vlen`` float32 dataset (chunks of 1024 clips when compressed);
+  read by one fancy index with the indices sorted and made unique (h5py
+  refuses unsorted and repeated ones) and the sort undone.
 - ``h5torch``: ``h5torch.File.register`` (``N-D`` or ``vlen``; h5torch passes no
   compression to HDF5, so uncompressed only), read by ``h5torch.Dataset[i]``,
   one sample per call, as its DataLoader path does.
@@ -103,13 +106,18 @@ class H5pyReader(Reader):
         self.path = folder / "plain.h5"
         with h5py.File(self.path, "w") as f:
             if isinstance(workload.x, list):
-                ds = f.create_dataset("x", (len(workload),), dtype=h5py.vlen_dtype(np.float32), chunks=True, **opts)
+                chunked = {"chunks": (min(1024, len(workload)),)} if opts else {}
+                ds = f.create_dataset("x", (len(workload),), dtype=h5py.vlen_dtype(np.float32), **chunked, **opts)
                 for start in range(0, len(workload), 1000):
                     block = np.empty(min(1000, len(workload) - start), dtype=object)
                     block[:] = workload.x[start : start + 1000]
                     ds[start : start + len(block)] = block
             else:
-                f.create_dataset("x", data=workload.x, chunks=True, **opts)
+                # Compressed: sample-aligned chunks of about 1 MiB (h5py's chunks=True cuts
+                # each 64x64x3 tile over many chunks); uncompressed: h5py's default, contiguous.
+                rows = max(1, min(len(workload), (1 << 20) // max(1, workload.x[0].nbytes)))
+                chunked = {"chunks": (rows, *workload.x.shape[1:])} if opts else {}
+                f.create_dataset("x", data=workload.x, **chunked, **opts)
             f.create_dataset("y", data=workload.y)
 
     def open(self) -> None:
