@@ -161,8 +161,14 @@ def run_loader(
     workload: Workload,
     cap_s: float,
     seed: int,
+    check_seed: int | None = None,
 ) -> Any:
-    """One timed DataLoader run: samples/s, or a status string (``"not available yet"``, ``"error: ..."``)."""
+    """One timed DataLoader run: samples/s, or a status string (``"not available yet"``, ``"error: ..."``).
+
+    ``seed`` is the sampler's (h5ml's ``H5MLBatchSampler``, the streams' own
+    shuffle): the one ``batches`` were made with. ``check_seed`` picks the
+    validated rows (default ``seed``).
+    """
     from torch.utils.data import DataLoader
 
     _label, workers, threads = config
@@ -188,7 +194,7 @@ def run_loader(
                 **_fork(workers),
             )
             kind = "map"
-        return _one_run(loader, kind, batches, workload, cap_s, seed)
+        return _one_run(loader, kind, batches, workload, cap_s, seed if check_seed is None else check_seed)
     except BatchMismatch as exc:
         return f"wrong data: {exc}"
     except Exception as exc:

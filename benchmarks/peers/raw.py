@@ -131,7 +131,7 @@ def _loader_cells(
     runs: dict[tuple[str, str], list[Any]] = {}
     for rep, (config, reader) in interleaved(plan, repetitions, seed + 1):
         runs.setdefault((reader.name, config[0]), []).append(
-            run_loader(reader, config, batches, workload, cap_s, seed + rep)
+            run_loader(reader, config, batches, workload, cap_s, seed, check_seed=seed + rep)
         )
     cells: list[Cell] = []
     for (name, label), got in runs.items():
