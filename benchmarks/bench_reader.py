@@ -29,14 +29,14 @@ import h5py
 import numpy as np
 
 import h5ml
+from peers.workloads import image_tiles
 
 BATCH = 64
 
 
 def _build(path: Path, n: int, compression: str | None, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    images = rng.integers(0, 256, size=(n, 64, 64, 3), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=n).astype(np.int64)
+    tiles = image_tiles(n, seed)  # real photographs: random bytes would not compress, and overstate gzip reads
+    images, labels = tiles.x, tiles.y
     h5ml.write(path, {"train": {"image": images, "label": labels}}, metadata={"name": "bench"}, compression=compression)
 
 

@@ -53,6 +53,7 @@ from torch.utils.data import DataLoader, Dataset
 import h5ml
 from h5ml.sampling import ShuffleMode
 from h5ml_torch import H5MLBatchSampler, H5MLDataset, H5MLLoader
+from peers.workloads import image_tiles
 
 __all__ = ["MemmapDataset", "PerSampleDataset", "main", "run"]
 
@@ -166,9 +167,8 @@ def _build(folder: Path, n: int, seed: int, compression: str | None = None) -> d
 
     ``compression`` applies to the h5ml file only (the others stay uncompressed).
     """
-    rng = np.random.default_rng(seed)
-    images = rng.integers(0, 256, size=(n, *IMAGE_SHAPE), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=n).astype(np.int64)
+    tiles = image_tiles(n, seed)  # real photographs: random bytes would not compress, and overstate gzip reads
+    images, labels = tiles.x, tiles.y % 10
     paths = {
         "h5ml": folder / "bench.h5ml",
         "images": folder / "images.npy",
