@@ -92,13 +92,13 @@ def _standard_decoder() -> Decoder:
     """ISA-L's inflate where installed, else the standard library's zlib."""
     inflate: Callable[..., bytes] = zlib.decompress
     errors: tuple[type[Exception], ...] = (zlib.error,)
-    try:
-        from isal import isal_zlib
+    try:  # an optional package (not a dependency): imported by name, so that type checks do not need it
+        isal_zlib: Any = importlib.import_module("isal.isal_zlib")
     except ImportError:  # the standard library inflates the same streams
         pass
     else:
         inflate = isal_zlib.decompress
-        errors = (zlib.error, isal_zlib.error)  # type: ignore[assignment]  # a class; the stubs call it an instance
+        errors = (zlib.error, isal_zlib.error)
 
     def standard(data: Any, nbytes: int, itemsize: int) -> Any:
         try:
