@@ -23,9 +23,9 @@ from typing import Any
 import h5py
 import numpy as np
 import pytest
-from tests._files import codes_at, run_cli
 
 import h5ml
+from _files import codes_at, run_cli
 from h5ml.errors import WriterError
 from h5ml.model.filters import ZSTD_FILTER, pipeline
 from h5ml.reader.zstd_codec import decompress

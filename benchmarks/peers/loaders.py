@@ -111,8 +111,8 @@ def _h5ml_loader(path: Path, workers: int, threads: int | None, seed: int) -> It
     dataset = H5MLDataset(path, "train", features=["x", "y"])
     sampler = H5MLBatchSampler(dataset, 64, shuffle="full", seed=seed)
     options: dict[str, Any] = {"num_workers": workers} | _fork(workers)
-    if threads is not None:
-        options["threads"] = threads
+    if threads is not None:  # threads read in this process, without a DataLoader: no worker options with them
+        options = {"threads": threads}
     return H5MLLoader(dataset, sampler, **options)
 
 
