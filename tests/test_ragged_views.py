@@ -15,6 +15,7 @@ buffers to it).
 from __future__ import annotations
 
 import tempfile
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 import h5ml
 from _files import Dense, Ragged, write_file
-from h5ml.reader.offsets import sample_chunk_rows
+from h5ml.reader.offsets import _decode_ahead, sample_chunk_rows
 from h5ml.reader.source import SplitSource
 from h5ml.sampling import pad_ragged
 
@@ -270,3 +271,40 @@ def test_chunk_rows_prefers_a_chunked_dense_feature_and_counts_samples_for_ragge
     assert SplitSource(tmp_path / "c.h5", "train").chunk_rows() == 10  # 505 values of 5050 for 100 samples
     empty: Any = SplitSource(tmp_path / "e.h5", "train").chunk_rows()
     assert empty is None  # contiguous offsets, no values: nothing chunked
+
+
+def test_a_shuffled_ragged_batch_on_gzip_decodes_each_chunk_it_touches_once(tmp_path: Path) -> None:
+    """§7.3: the spans of a shuffled batch of ragged samples on compressed values have their chunks decoded ahead,
+    in the pool, each exactly once (every chunk the samples touch, and any that a merged gap between two spans
+    covers), and the samples are the stored ones."""
+    rng = np.random.default_rng(5)
+    clips = [rng.standard_normal(int(n)).astype(np.float32) for n in rng.integers(20_000, 60_000, size=120)]
+    h5ml.write(
+        tmp_path / "g.h5", {"train": {"clip": clips}}, features={"clip": {"encoding": "ragged"}}, compression="gzip"
+    )
+    batch = rng.permutation(len(clips))[:40]
+    with h5ml.open(tmp_path / "g.h5") as ds:
+        feature = ds["train"]["clip"]
+        offsets = np.concatenate([[0], np.cumsum([len(c) for c in clips])])
+        per = feature._column("values").decoded_rows().chunk_rows
+        touched = {
+            k
+            for i in batch.tolist()
+            if offsets[i + 1] > offsets[i]
+            for k in range(offsets[i] // per, (offsets[i + 1] - 1) // per + 1)
+        }
+        cache = ds.file_map().decoded
+        values = feature._column("values")
+        spans = [(0, 10), (5 * per + 3, 7 * per + 1)]  # two spans of a batch: chunks 0, 5, 6 and 7
+        _decode_ahead(values, spans)  # started in the pool, not waited for
+        for _ in range(200):  # the pool's threads finish the decodes they started
+            if cache.decodes == 4:
+                break
+            time.sleep(0.05)
+        assert cache.decodes == 4 and all(cache.cached(("/train/clip/values", k)) for k in (0, 5, 6, 7))
+        cache.clear()
+        cache.decodes = 0
+        got = feature[batch]
+        assert all(np.array_equal(g, clips[i]) for g, i in zip(got, batch.tolist(), strict=True))
+        assert cache.decodes == len(cache) >= len(touched) > 1  # no chunk decoded twice
+        assert all(cache.cached(("/train/clip/values", k)) for k in touched)

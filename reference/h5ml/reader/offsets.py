@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.reader.column import Column
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index, merge_ranges, plan_reads
 
@@ -173,6 +174,7 @@ class OffsetFeature(Feature):
             needed, owner = needed[order], owner[order]
             cuts = np.searchsorted(owner, np.arange(len(spans) + 1))
             begins, ends = starts.tolist(), stops.tolist()
+            _decode_ahead(values, spans)
             for k, (a, b) in enumerate(spans):
                 buf = _shared(values.read_shared(a, b), as_bool, self)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
@@ -220,6 +222,22 @@ class OffsetFeature(Feature):
             if not is_library_failure(exc):
                 raise
             raise self._damaged(exc) from exc
+
+
+def _decode_ahead(values: Column, spans: list[tuple[int, int]]) -> None:
+    """Start decoding, in the pool, every compressed chunk of ``values`` that the spans of a batch touch (§7.3).
+
+    The spans are then read one after the other; without this, each waited for its own chunks to be decoded
+    in the caller's thread, so a shuffled batch of ragged samples on gzip data decoded one chunk at a time
+    (about a fifth of the speed of sequential reads, which decode ahead). Chunks already cached or being
+    decoded are not started again.
+    """
+    decoded = values.decoded_rows() if len(spans) > 1 else None
+    if decoded is None:
+        return
+    per = decoded.chunk_rows
+    chunks = sorted({k for a, b in spans for k in range(a // per, (b - 1) // per + 1)})
+    decoded.prefetch_chunks(chunks)
 
 
 def _shared(buf: npt.NDArray[Any], as_bool: bool, feature: Feature) -> npt.NDArray[Any]:
