@@ -113,6 +113,7 @@ class H5pyReader(Reader):
 
             opts = dict(hdf5plugin.Zstd())
         self.path = folder / "plain.h5"
+        self.zstd = compression == "zstd"
         with h5py.File(self.path, "w") as f:
             if isinstance(workload.x, list):
                 ds = f.create_dataset("x", (len(workload),), dtype=h5py.vlen_dtype(np.float32))
@@ -131,10 +132,8 @@ class H5pyReader(Reader):
     def open(self) -> None:
         import h5py
 
-        try:
+        if getattr(self, "zstd", False):  # only then: importing hdf5plugin registers a dozen filters process-wide
             import hdf5plugin  # noqa: F401 - registers the zstd filter with HDF5
-        except ImportError:
-            pass
         self.f = h5py.File(self.path, "r")
         self.x, self.y = self.f["x"], self.f["y"]
 
