@@ -47,7 +47,7 @@ from h5ml.model.failures import validate_advice
 from h5ml.reader.codecs import MAX_CHUNK_BYTES, ChunkDecodeError, decodable, decode_chunk
 from h5ml.reader.decode_pool import DECODE_THREADS, decode_pool
 from h5ml.reader.decoded_cache import DecodedChunks
-from h5ml.reader.direct import CHUNK_ITER, FileMap, plain_number
+from h5ml.reader.direct import CHUNK_ITER, FileMap, chunk_index, plain_number
 
 __all__ = ["READ_AHEAD", "CompressedRows", "compressed_rows"]
 
@@ -320,22 +320,8 @@ def _build(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap) -> Compr
     chunk_rows = int(chunks[0])
     if file_dtype.itemsize * chunk_rows * math.prod(inner) > MAX_CHUNK_BYTES or math.prod(inner) == 0:
         return None
-    count = -(-rows // chunk_rows)
-    if int(dsid.get_num_chunks()) != count:
-        return None
-    infos: list[Any] = []
-    dsid.chunk_iter(infos.append)  # one walk of the chunk index
+    stored_chunks = chunk_index(dsid, rows, chunk_rows)
     size = file_map.size()
-    found: list[tuple[int, int, int] | None] = [None] * count
-    for info in infos:
-        first = int(info.chunk_offset[0])
-        if info.byte_offset is None or first % chunk_rows or any(int(c) for c in info.chunk_offset[1:]):
-            return None
-        index, offset, stored = first // chunk_rows, int(info.byte_offset), int(info.size)
-        if not 0 <= index < count or found[index] is not None or offset < 0 or stored <= 0 or offset + stored > size:
-            return None
-        found[index] = (offset, stored, int(info.filter_mask))
-    if any(c is None for c in found):
+    if stored_chunks is None or any(offset < 0 or n <= 0 or offset + n > size for offset, n, _ in stored_chunks):
         return None
-    stored_chunks = [c for c in found if c is not None]
     return CompressedRows(file_map, str(node.name), stored_chunks, filters, chunk_rows, rows, inner, file_dtype)

@@ -60,7 +60,7 @@ from h5ml.model.failures import validate_advice
 from h5ml.reader.decoded_cache import DEFAULT_DECODED_BYTES, DecodedChunks
 from h5ml.reader.read_stats import ReadEvent, ReadStats
 
-__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "direct_rows", "open_file_map", "plain_number"]
+__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "chunk_index", "direct_rows", "open_file_map", "plain_number"]
 
 #: Whether this HDF5 build lists a chunk index in one call (``H5Dchunk_iter``: HDF5 >= 1.12.3, or 1.10.10 and
 #: later 1.10 releases; h5py >= 3.8 exposes it). Without it, chunked datasets are read through h5py (one
@@ -559,28 +559,33 @@ def _blocks(node: h5py.Dataset, dtype: np.dtype[Any]) -> tuple[list[int], int, i
         return None
     block_rows = int(chunks[0])
     block_nbytes = block_rows * row_nbytes
-    count = -(-rows // block_rows)
+    index = chunk_index(dsid, rows, block_rows)
+    if index is None or any(mask != 0 or size != block_nbytes for _, size, mask in index):
+        return None
+    return [offset for offset, _, _ in index], block_rows, block_nbytes
+
+
+def chunk_index(dsid: h5py.h5d.DatasetID, rows: int, chunk_rows: int) -> list[tuple[int, int, int]] | None:
+    """``(file offset, stored bytes, filter mask)`` of each chunk of a dataset chunked by whole rows, in row order (§7.3).
+
+    One walk of the chunk index (``H5Dchunk_iter``; the caller has checked :data:`CHUNK_ITER` and that the chunk
+    shape is ``(chunk_rows, *inner)``). Entry ``k`` holds rows ``[k * chunk_rows, (k + 1) * chunk_rows)``. None
+    when a chunk was never written, is listed twice or off the row grid, or has no file offset: read through h5py.
+    """
+    count = -(-rows // chunk_rows)
     if int(dsid.get_num_chunks()) != count:
         return None
     infos: list[Any] = []
-    dsid.chunk_iter(infos.append)  # one walk of the chunk index (get_chunk_info(i) walks it per call)
-    if len(infos) != count:
-        return None
-    found: list[int | None] = [None] * count
+    dsid.chunk_iter(infos.append)
+    found: list[tuple[int, int, int] | None] = [None] * count
     for info in infos:
         first = int(info.chunk_offset[0])
-        if (
-            info.byte_offset is None
-            or info.filter_mask != 0
-            or int(info.size) != block_nbytes
-            or first % block_rows
-            or any(int(c) for c in info.chunk_offset[1:])
-        ):
+        if info.byte_offset is None or first % chunk_rows or any(int(c) for c in info.chunk_offset[1:]):
             return None
-        index = first // block_rows
+        index = first // chunk_rows
         if not 0 <= index < count or found[index] is not None:
             return None
-        found[index] = int(info.byte_offset)
-    if any(b is None for b in found):
+        found[index] = (int(info.byte_offset), int(info.size), int(info.filter_mask))
+    if any(c is None for c in found):
         return None
-    return [int(b) for b in found if b is not None], block_rows, block_nbytes
+    return [c for c in found if c is not None]
