@@ -26,6 +26,7 @@ __all__ = [
     "MetadataError",
     "NotH5MLError",
     "ParameterError",
+    "ShardIndexError",
     "SplitNotFoundError",
     "UnknownEncodingError",
     "UnknownExtensionError",
@@ -155,6 +156,10 @@ class MetadataError(H5MLError, ValueError):
     ) -> None:
         super().__init__(message, path=path, hdf5_path=hdf5_path)
         self.problems = list(problems or [])
+
+
+class ShardIndexError(H5MLError, ValueError):
+    """The index of a sharded dataset is malformed, or disagrees with its shards (§12)."""
 
 
 class SplitNotFoundError(H5MLError, KeyError):

@@ -35,6 +35,7 @@ SCHEMA_FILES: Final[dict[str, str]] = {
     "source-splits": "h5ml-source-splits-1.0.schema.json",
     "convert-plan": "h5ml-convert-plan-1.0.schema.json",
     "verify": "h5ml-verify-1.0.schema.json",
+    "index": "h5ml-index-1.0.schema.json",
 }
 
 # RFC 3339 §5.6 date-time; the calendar and clock ranges are checked in code.
