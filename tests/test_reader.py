@@ -43,8 +43,8 @@ from h5ml.reader import (
 )
 from h5ml.reader import column as column_module
 from h5ml.reader import offsets as offsets_module
-from h5ml.reader.dataset import open as reader_open
 from h5ml.reader.direct import FileMap
+from h5ml.reader.opening import open as reader_open
 from h5ml.spec.chunks import cache_bytes_for
 from h5ml.validator.sandbox import run_with_timeout
 

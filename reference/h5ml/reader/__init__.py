@@ -2,7 +2,7 @@
 
 Reading never imports the writer or the validator. The modules of this package:
 
-- :mod:`~h5ml.reader.dataset`: :func:`open` and :class:`Dataset` (the file
+- :mod:`~h5ml.reader.opening`: :func:`open`; :mod:`~h5ml.reader.dataset`: :class:`Dataset` (the file
   handle of :mod:`~h5ml.reader.handle`, its life cycle across fork and
   pickle, the chunk caches of :mod:`~h5ml.reader.chunk_cache`, the memory
   map); the storage walk at open, :mod:`h5ml.model.storage` (§3.6, §10.1, shared with the writer's append mode);
@@ -38,9 +38,10 @@ Reading never imports the writer or the validator. The modules of this package:
 from h5ml.reader.bytes import BytesFeature
 from h5ml.reader.categorical import CategoricalFeature
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES
-from h5ml.reader.dataset import Dataset, open
+from h5ml.reader.dataset import Dataset
 from h5ml.reader.dense import DenseFeature
 from h5ml.reader.feature import Feature
+from h5ml.reader.opening import open
 from h5ml.reader.ragged import RaggedFeature
 from h5ml.reader.read_stats import ReadEvent, ReadStats
 from h5ml.reader.split import Split
