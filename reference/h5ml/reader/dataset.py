@@ -215,7 +215,7 @@ class Dataset:
         with self._lock:
             if self._file is None or self._pid != pid:
                 self._forget_inherited()
-                handle = open_h5file(self._path, self._locking, self.file_cache_bytes)
+                handle = self._open_handle()
                 try:
                     self._check(handle)
                 except BaseException:
@@ -224,6 +224,10 @@ class Dataset:
                 self._file, self._pid, self._generation = handle, pid, FORK_GENERATION[0]
                 self._watch = SizeWatch(handle)
             return self._file
+
+    def _open_handle(self) -> h5py.File:
+        """Open the read-only HDF5 file in this process (a file at a URL: :class:`h5ml.reader.remote.RemoteDataset`)."""
+        return open_h5file(self._path, self._locking, self.file_cache_bytes)
 
     def _forget_inherited(self) -> None:
         inherited, self._file = self._file, None
@@ -264,8 +268,12 @@ class Dataset:
         f = self.h5file  # after a fork: reopens, and drops the parent's map
         with self._lock:
             if not self._map_made:
-                self._map, self._map_made = open_file_map(f, self._chunk_cache_bytes, self._zero_copy), True
+                self._map, self._map_made = self._new_map(f), True
             return self._map
+
+    def _new_map(self, f: h5py.File) -> FileMap | None:
+        """The memory map of the open file (a file at a URL has none: :class:`h5ml.reader.remote.RemoteDataset`)."""
+        return open_file_map(f, self._chunk_cache_bytes, self._zero_copy)
 
     def _check(self, f: h5py.File) -> None:
         """Refuse what a reader must refuse at open (§1.3, §1.5, §3.5, §3.6, §4.1, §4.4)."""

@@ -7,8 +7,12 @@ the file as it opens it and returns a :class:`~h5ml.reader.dataset.Dataset`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
+from h5ml.model.remote import is_url
 from h5ml.reader.dataset import Dataset
+from h5ml.reader.remote import open_location
 
 __all__ = ["open"]
 
@@ -23,13 +27,15 @@ def open(
     verify: bool = False,
     chunk_cache_bytes: int | None = None,
     zero_copy: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Dataset:
     """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
 
     Parameters
     ----------
     path
-        The file.
+        The file: a local path, or a URL that fsspec opens (``s3://bucket/ds.h5``, ``gs://``, ``az://``,
+        ``https://``, ``memory://``, ``file://``; :mod:`h5ml.reader.remote`), checked as a local file is.
     locking
         HDF5 file locking. None keeps HDF5's default (and the
         ``HDF5_USE_FILE_LOCKING`` environment variable); False turns locking
@@ -76,6 +82,10 @@ def open(
         the process on the next access (SIGBUS), one rewritten in place changes
         the views (h5ml's writer never does: it renames a temporary file); see
         :mod:`h5ml.reader.direct`. Views outlive ``close()``. Needs ``direct=True``.
+    storage_options
+        For a URL: the fsspec file system's options, such as s3fs's
+        ``{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}``; None uses
+        its defaults (credentials from the environment). Not for a local path.
 
     Returns
     -------
@@ -85,7 +95,11 @@ def open(
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist.
+        If ``path`` does not exist (for a URL: no such object).
+    PermissionError
+        For a URL whose store refused the credentials (the message says how to give them).
+    ValueError
+        For ``storage_options`` with a local path, or ``verify=True`` / ``zero_copy=True`` with a URL.
     NotH5MLError
         If the file is not HDF5, or its ``format`` attribute is not ``"h5ml"`` (§4.1).
     UnsupportedVersionError
@@ -106,6 +120,17 @@ def open(
         Only when ``locking=True`` (or ``HDF5_USE_FILE_LOCKING`` forces
         locking) and another process holds the file's lock (§10.4.1).
     """
+    if storage_options is not None or is_url(path):  # SPEC §10.1: the same checks, through fsspec
+        options = {"allow_external": allow_external, "cache_bytes": cache_bytes, "direct": direct}
+        return open_location(
+            path,
+            storage_options,
+            verify=verify,
+            zero_copy=zero_copy,
+            **options,
+            chunk_cache_bytes=chunk_cache_bytes,
+            locking=locking,
+        )
     dataset = Dataset(
         path,
         locking=locking,
