@@ -307,7 +307,7 @@ class RemoteFile(io.RawIOBase):
 def _filesystem(url: str, storage_options: Mapping[str, Any] | None, hint: str) -> tuple[Any, str]:
     """The fsspec file system of ``url`` and the path inside it."""
     try:
-        from fsspec.core import url_to_fs
+        from fsspec.core import url_to_fs  # type: ignore[import-untyped]
     except ImportError as exc:  # pragma: no cover - fsspec is a dependency of the remote extra
         raise H5MLError(f"{url}: reading URLs needs fsspec: pip install 'h5ml[remote]'", path=url) from exc
     try:

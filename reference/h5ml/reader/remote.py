@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import h5py
 
@@ -128,7 +128,7 @@ class RemoteDataset(Dataset):
                 remote.close()
                 raise
             remote.seek(0)
-            error = unopenable_file(url, exc, remote)
+            error = unopenable_file(url, exc, cast(BinaryIO, remote))
             remote.close()
             raise error from exc
         except BaseException:

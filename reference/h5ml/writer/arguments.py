@@ -38,6 +38,7 @@ __all__ = [
     "check_lengths",
     "check_name",
     "check_options",
+    "check_page_size",
     "check_seed",
     "check_text",
     "is_level",
@@ -233,6 +234,25 @@ def check_options(mode: Any, compression: Any, compression_opts: Any, path: str)
             f"{path}: compression_opts is {what} with compression={checked!r}, got {compression_opts!r}", path=path
         )
     return checked
+
+
+def check_page_size(page_size: Any, path: str) -> None:
+    """Refuse a ``page_size`` (paged file-space aggregation, :class:`h5ml.Writer`) that HDF5 or object stores cannot use.
+
+    Raises
+    ------
+    WriterError
+        Unless ``page_size`` is None or an int, a power of two from 4096 (4 KiB) to 1 << 30 (1 GiB).
+    """
+    if page_size is None:
+        return
+    ok = isinstance(page_size, int) and not isinstance(page_size, bool) and 4096 <= page_size <= 1 << 30
+    if not ok or page_size & (page_size - 1):
+        raise WriterError(
+            f"{path}: page_size must be None or a power of two from 4096 to {1 << 30} bytes (1 << 20 = 1 MiB suits "
+            f"object stores), got {page_size!r}",
+            path=path,
+        )
 
 
 def check_lengths(lengths: Mapping[str, int], what: str, rule: str, path: str, split: str) -> None:

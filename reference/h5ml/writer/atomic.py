@@ -213,7 +213,7 @@ class AtomicFile:
         self._failure: BaseException | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
-    def open(self, owner: object, append: bool, stop: Callable[[], None]) -> h5py.File:
+    def open(self, owner: object, append: bool, stop: Callable[[], None], page_size: int | None = None) -> h5py.File:
         """Create the temporary file and open it for writing with h5py (§3.1).
 
         Parameters
@@ -227,6 +227,9 @@ class AtomicFile:
         stop
             Stops the threads that write to the file, without storing what
             they hold (see :func:`discard`).
+        page_size
+            A new file's HDF5 paged file-space aggregation (``fs_strategy="page"``) with pages of this many
+            bytes, or None for HDF5's default strategy (``page_size=`` of :class:`h5ml.Writer`).
 
         Returns
         -------
@@ -251,7 +254,8 @@ class AtomicFile:
                 shutil.copyfile(self.target_path, self.temp_path)
             mode = "r+" if append else "w-"
             # SPEC §3.1-R3: libver bounds (earliest, v110) keep every object format readable by HDF5 1.10
-            h5file = h5py.File(self.temp_path, mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES)
+            paged = {} if append or page_size is None else {"fs_strategy": "page", "fs_page_size": page_size}
+            h5file = h5py.File(self.temp_path, mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES, **paged)
         except OSError as exc:
             self.temp_path.unlink(missing_ok=True)
             if not append or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):

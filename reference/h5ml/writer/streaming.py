@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.model.values import FeatureSpec, SpecTable
-from h5ml.writer.arguments import check_options
+from h5ml.writer.arguments import check_options, check_page_size
 from h5ml.writer.atomic import AtomicFile
 from h5ml.writer.existing import start_file
 from h5ml.writer.feeder import Feeder
@@ -83,6 +83,13 @@ class Writer:
     checksums
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
+    page_size
+        Write the file with HDF5 paged file-space aggregation (``fs_strategy="page"``), pages of this many
+        bytes (a power of two, at least 4096; 1 MiB = ``1 << 20`` for object stores): the metadata then sits in
+        a few pages, so a reader at a URL opens it in a few range requests (:mod:`h5ml.model.remote`). Read by
+        HDF5 1.10.1 and later (h5dump 1.10.8 checked, §3.1). A file takes at least two pages (small files
+        grow to 2 MiB with 1 MiB pages). None (default): HDF5's default strategy. Ignored in mode ``"a"``
+        (the existing file keeps its strategy).
 
     Raises
     ------
@@ -131,17 +138,19 @@ class Writer:
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
+        page_size: int | None = None,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
         compression = check_options(mode, compression, compression_opts, where)
+        check_page_size(page_size, where)
         specs = SpecTable(features)
         check_metadata(metadata, where)
         self._atomic = atomic = AtomicFile(self.path)
         self.target_path, self.temp_path = atomic.target_path, atomic.temp_path
         self._feeder = Feeder(compression_opts)
         append = mode == "a" and self.target_path.exists()
-        self._file = atomic.open(self, append, self._feeder.abort)
+        self._file = atomic.open(self, append, self._feeder.abort, page_size)
         try:
             existing = start_file(self._file, append, metadata, self.path.stem, where)
             self._splits = SplitRegistry(self._file, where, compression, specs, existing, checksums)
