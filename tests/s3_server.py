@@ -81,9 +81,12 @@ class CountingProxy:
     ----------
     upstream_port
         The loopback port of the server behind it.
+    access_key
+        The only access key let through, as S3 checks it (moto's server accepts any): a signed request with
+        another gets S3's 403 ``InvalidAccessKeyId``, so that tests can meet refused credentials.
     """
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, access_key: str | None = None) -> None:
         self._lock = threading.Lock()
         self._logs: list[RequestLog] = []
         proxy = self
@@ -108,8 +111,25 @@ class CountingProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 return self.rfile.read(length) if length else None
 
+            def _refuse(self) -> None:
+                text = (
+                    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidAccessKeyId</Code><Message>The AWS '
+                    b"Access Key Id you provided does not exist in our records.</Message></Error>"
+                )
+                self.send_response(403, "Forbidden")
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(0 if self.command == "HEAD" else len(text)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(text)
+                proxy._record(Request(self.command, self.path.split("?")[0], self.headers.get("Range", ""), 0))
+
             def _forward(self) -> None:
                 body = self._body()
+                signed = self.headers.get("Authorization", "")
+                if access_key is not None and signed and f"Credential={access_key}/" not in signed:
+                    self._refuse()
+                    return
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
                 try:
@@ -202,7 +222,7 @@ class S3Server:
                         f"moto's S3 server on 127.0.0.1:{port} did not answer within {timeout} s"
                     ) from exc
                 time.sleep(0.05)
-        self.proxy = CountingProxy(port)
+        self.proxy = CountingProxy(port, self.KEY)
         self.endpoint = f"http://127.0.0.1:{self.proxy.port}"
         return self
 

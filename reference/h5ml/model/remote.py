@@ -22,8 +22,9 @@ Failures say what, where and what to do: a missing object is a
 :class:`FileNotFoundError`, refused credentials a :class:`PermissionError`,
 a URL whose scheme has no installed fsspec implementation an
 :class:`~h5ml.errors.H5MLError`; each message names the URL and how to give
-credentials in the words of the caller's interface (``storage_options=`` in
-Python, ``--storage-option`` on the command line: the ``credentials_hint``).
+credentials in the project's two forms (``storage_options=`` in Python, then
+``--storage-option`` of the command line, which keeps only its own:
+:func:`h5ml.ingest.options.cli_words`).
 
 Measured on moto's S3 server on loopback (tests/test_remote.py, benchmarks/bench_remote.py):
 opening a 0.4 MB h5ml file and reading one row with h5py on an fsspec file of default settings
@@ -38,6 +39,7 @@ import bisect
 import io
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +58,7 @@ __all__ = [
     "is_url",
     "open_remote",
     "read_remote_text",
+    "remote_of",
 ]
 
 #: Bytes fetched by the first read of a file: the superblock and the metadata HDF5 reads next (in a file
@@ -69,10 +72,11 @@ CACHE_BLOCKS: Final = 256
 #: Two byte ranges closer than this are fetched by one request (the gap fetched and thrown away): on object
 #: stores a request costs as much as about 1 MiB of transfer (tens of ms of latency against ~100 MB/s).
 COALESCE_GAP_BYTES: Final = 1 << 20
-#: How Python callers give credentials, for messages (the CLI passes its own words).
+#: How to give credentials, for messages: the Python form, then the command line's (h5ml.ingest.options.cli_words).
 PYTHON_CREDENTIALS: Final = (
-    "pass storage_options={'key': ..., 'secret': ..., 'client_kwargs': {'endpoint_url': ...}} (s3fs's names) "
-    "or set the credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL)"
+    "give credentials as storage_options=(key, secret, endpoint_url: s3fs's names) "
+    "(--storage-option KEY=VALUE, repeated), or in the environment "
+    "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL for s3://)"
 )
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -162,23 +166,21 @@ class RemoteFile(io.RawIOBase):
         The URL as the user gave it (messages).
     size
         The object's size in bytes.
-    credentials_hint
-        How to give credentials, in the words of the caller's interface (messages).
     """
 
-    def __init__(self, fs: Any, path: str, url: str, size: int, credentials_hint: str = PYTHON_CREDENTIALS) -> None:
+    def __init__(self, fs: Any, path: str, url: str, size: int) -> None:
         super().__init__()
         self.fs = fs
         self.path = path
         self.url = url
         self.size = size
-        self.hint = credentials_hint
         #: What this file cost on the wire.
         self.stats = TransferStats()
         self._position = 0
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
         self._head: bytes | None = None
         self._lock = threading.Lock()
+        _OPEN[repr(self)] = self
 
     # -- io.RawIOBase -------------------------------------------------------
     def readable(self) -> bool:
@@ -284,7 +286,7 @@ class RemoteFile(io.RawIOBase):
         try:
             found = self.fs.cat_ranges([self.path] * len(ranges), [r[0] for r in ranges], [r[1] for r in ranges])
         except Exception as exc:  # the file system's own errors: said in our words
-            raise _failure(exc, self.url, self.hint) from exc
+            raise _failure(exc, self.url) from exc
         data = [bytes(part) for part in found]
         for (start, end), part in zip(ranges, data, strict=True):
             if isinstance(part, BaseException) or len(part) != end - start:
@@ -300,11 +302,39 @@ class RemoteFile(io.RawIOBase):
             self.stats.metadata_bytes += received
         return data
 
-    def __repr__(self) -> str:
-        return f"<h5ml RemoteFile {self.url!r} ({self.size} bytes)>"
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Bytes ``[offset, offset + size)`` in one request (a :data:`h5ml.model.checksums.ByteReader`).
+
+        Raises
+        ------
+        OSError
+            If the range lies outside the object (SPEC §10.4: nothing is fetched for bytes it does not hold).
+        """
+        if offset < 0 or size < 0 or offset + size > self.size:
+            raise OSError(
+                f"a stored chunk declares bytes {offset}..{offset + size}, beyond the object's end at {self.size}"
+            )
+        return self.fetch([(offset, offset + size)])[0] if size else b""
+
+    def __repr__(self) -> str:  # h5py names a file object's HDF5 file by this text: unique while it lives
+        return f"<h5ml RemoteFile {self.url!r} at 0x{id(self):x}>"
 
 
-def _filesystem(url: str, storage_options: Mapping[str, Any] | None, hint: str) -> tuple[Any, str]:
+#: The open remote files by their text (``h5file.filename`` of the HDF5 file h5py opened on one).
+_OPEN: weakref.WeakValueDictionary[str, RemoteFile] = weakref.WeakValueDictionary()
+
+
+def remote_of(h5file: Any) -> RemoteFile | None:
+    """The :class:`RemoteFile` under an ``h5py.File`` opened on one (``fileobj`` driver), or None."""
+    try:
+        if h5file.driver != "fileobj":
+            return None
+        return _OPEN.get(str(h5file.filename))
+    except (ValueError, RuntimeError, OSError):
+        return None
+
+
+def _filesystem(url: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
     """The fsspec file system of ``url`` and the path inside it."""
     try:
         from fsspec.core import url_to_fs  # type: ignore[import-untyped]
@@ -322,7 +352,7 @@ def _filesystem(url: str, storage_options: Mapping[str, Any] | None, hint: str) 
     return fs, str(path)
 
 
-def _failure(exc: BaseException, url: str, hint: str) -> BaseException:
+def _failure(exc: BaseException, url: str) -> BaseException:
     """The error a file system raised, as what was wrong, where and what to do."""
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(2, f"{url}: no such object; check the bucket and key (and the endpoint)")
@@ -331,16 +361,14 @@ def _failure(exc: BaseException, url: str, hint: str) -> BaseException:
     if isinstance(exc, PermissionError) or any(
         word in lowered for word in ("access denied", "forbidden", "invalidaccesskeyid", "signaturedoesnotmatch", "403")
     ):
-        return PermissionError(13, f"{url}: the store refused access ({text}); {hint}")
+        return PermissionError(13, f"{url}: the store refused access ({text}); {PYTHON_CREDENTIALS}")
     return OSError(
         f"{url}: reading from the store failed ({type(exc).__name__}: {text}); check the URL and the "
         f"endpoint, and try again"
     )
 
 
-def open_remote(
-    url: str, storage_options: Mapping[str, Any] | None = None, credentials_hint: str = PYTHON_CREDENTIALS
-) -> RemoteFile:
+def open_remote(url: str, storage_options: Mapping[str, Any] | None = None) -> RemoteFile:
     """Open the object at ``url`` read-only through fsspec (one metadata request; no data yet).
 
     Parameters
@@ -350,8 +378,6 @@ def open_remote(
     storage_options
         The file system's options (credentials, ``client_kwargs={"endpoint_url": ...}`` for s3fs); None: its
         defaults, which read credentials from the environment.
-    credentials_hint
-        How the caller gives credentials, for messages.
 
     Returns
     -------
@@ -370,19 +396,17 @@ def open_remote(
     OSError
         If the store failed otherwise.
     """
-    fs, path = _filesystem(url, storage_options, credentials_hint)
+    fs, path = _filesystem(url, storage_options)
     try:
         info = fs.info(path)
     except Exception as exc:
-        raise _failure(exc, url, credentials_hint) from exc
+        raise _failure(exc, url) from exc
     if info.get("type") == "directory":
         raise IsADirectoryError(21, f"{url}: is a folder (prefix), not a file; give the URL of an .h5 file")
-    return RemoteFile(fs, path, url, int(info.get("size") or 0), credentials_hint)
+    return RemoteFile(fs, path, url, int(info.get("size") or 0))
 
 
-def read_remote_text(
-    url: str, storage_options: Mapping[str, Any] | None = None, credentials_hint: str = PYTHON_CREDENTIALS
-) -> str:
+def read_remote_text(url: str, storage_options: Mapping[str, Any] | None = None) -> str:
     """The whole object at ``url`` as UTF-8 text (a shard index), in one request.
 
     Raises
@@ -392,9 +416,9 @@ def read_remote_text(
     UnicodeDecodeError
         If the object is not UTF-8.
     """
-    fs, path = _filesystem(url, storage_options, credentials_hint)
+    fs, path = _filesystem(url, storage_options)
     try:
         data = fs.cat_file(path)
     except Exception as exc:
-        raise _failure(exc, url, credentials_hint) from exc
+        raise _failure(exc, url) from exc
     return bytes(data).decode("utf-8")

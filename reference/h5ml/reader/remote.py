@@ -28,7 +28,7 @@ import h5py
 
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.hdf5 import unopenable_file
-from h5ml.model.remote import PYTHON_CREDENTIALS, RemoteFile, TransferStats, is_url, open_remote
+from h5ml.model.remote import RemoteFile, TransferStats, is_url, open_remote
 from h5ml.reader.chunk_cache import file_cache_settings
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.direct import FileMap
@@ -46,8 +46,6 @@ class RemoteDataset(Dataset):
         The file's URL.
     storage_options
         The fsspec file system's options (credentials, endpoint); None: its defaults (the environment).
-    credentials_hint
-        How the caller gives credentials, for messages (the CLI names its ``--storage-option``).
     **options
         ``allow_external``, ``cache_bytes``, ``direct``, ``chunk_cache_bytes`` of :func:`h5ml.open`.
         ``direct=False`` reads everything through h5py on the file object.
@@ -63,8 +61,6 @@ class RemoteDataset(Dataset):
         self,
         url: str,
         storage_options: Mapping[str, Any] | None = None,
-        *,
-        credentials_hint: str = PYTHON_CREDENTIALS,
         **options: Any,
     ) -> None:
         if options.get("verify"):
@@ -82,19 +78,17 @@ class RemoteDataset(Dataset):
         super().__init__(url, **options)
         self._path = url
         self._storage_options: dict[str, Any] = dict(storage_options or {})
-        self._hint = credentials_hint
 
     def _init_runtime(self) -> None:
         super()._init_runtime()
         self._remote: RemoteFile | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**super().__getstate__(), "storage_options": self._storage_options, "hint": self._hint}
+        return {**super().__getstate__(), "storage_options": self._storage_options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         self._storage_options = dict(state.get("storage_options") or {})
-        self._hint = state.get("hint", PYTHON_CREDENTIALS)
 
     @property
     def url(self) -> str:
@@ -105,6 +99,12 @@ class RemoteDataset(Dataset):
     def storage_options(self) -> Mapping[str, Any]:
         """The fsspec options the file was opened with."""
         return dict(self._storage_options)
+
+    @property
+    def size_bytes(self) -> int:
+        """The object's size in bytes, as the store gave it at open."""
+        self.h5file  # noqa: B018 - opens the file in this process if needed
+        return 0 if self._remote is None else self._remote.size
 
     @property
     def transfer_stats(self) -> TransferStats:
@@ -120,7 +120,7 @@ class RemoteDataset(Dataset):
     def _open_handle(self) -> h5py.File:
         """Open the object through fsspec and hand it to h5py's ``fileobj`` driver (read-only)."""
         url = self._path
-        remote = open_remote(url, self._storage_options, self._hint)
+        remote = open_remote(url, self._storage_options)
         try:
             handle = h5py.File(remote, "r", **file_cache_settings(self.file_cache_bytes))
         except LIBRARY_ERRORS as exc:
@@ -167,7 +167,7 @@ def open_location(
     storage_options
         The fsspec options of a URL; must be None or empty for a local path.
     **open_options
-        The other keyword arguments of :func:`h5ml.open`, and ``credentials_hint`` for a URL.
+        The other keyword arguments of :func:`h5ml.open`.
 
     Returns
     -------
@@ -190,7 +190,6 @@ def open_location(
                 f"{text}: storage_options are for URLs (s3://, gs://, https://, ...), and this is a local path; "
                 "drop storage_options, or give the file's URL"
             )
-        open_options.pop("credentials_hint", None)
         dataset = Dataset(text, **open_options)
     dataset.h5file  # noqa: B018 - open now so that every check raises here
     return dataset

@@ -29,6 +29,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -343,14 +344,23 @@ def _optional_int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
 
 
-def summarize(path: str | os.PathLike[str]) -> FileSummary:
+def _file_bytes(ds: Any) -> int:
+    """The size of the dataset's file: from the store for a URL, from the file system otherwise."""
+    from h5ml.reader.remote import RemoteDataset
+
+    return ds.size_bytes if isinstance(ds, RemoteDataset) else Path(ds.path).stat().st_size
+
+
+def summarize(path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> FileSummary:
     """Summarize an h5ml file for ``h5ml inspect`` (§4-§7).
 
     Parameters
     ----------
     path
-        The file; opened with :func:`h5ml.open`, so a file the reader refuses
+        The file, or its URL; opened with :func:`h5ml.open`, so a file the reader refuses
         is refused here too.
+    storage_options
+        For a URL: the fsspec file system's options (:func:`h5ml.open`).
 
     Returns
     -------
@@ -368,7 +378,7 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
     """
     from h5ml.reader.opening import open as open_dataset
 
-    with open_dataset(path) as ds:
+    with open_dataset(path, storage_options=storage_options) as ds:
         splits = []
         for split_name, split in ds.splits.items():
             split_attrs = split.attrs
@@ -386,7 +396,7 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
         major, minor = ds.format_version
         return FileSummary(
             path=os.fspath(path),
-            file_bytes=Path(path).stat().st_size,
+            file_bytes=_file_bytes(ds),
             format_version=f"{major}.{minor}",
             metadata={key: attribute_json(value) for key, value in ds.attrs.items()},
             splits=splits,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 from rich.console import Console
@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, safe_text
+from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator.runner import FileReport, Issue, Timeout
@@ -173,7 +174,12 @@ def render_file_report(
 
 
 def _checked(
-    files: Sequence[str], deep: bool, timeout: float | None, jobs: int, cap: int
+    files: Sequence[str],
+    deep: bool,
+    timeout: float | None,
+    jobs: int,
+    cap: int,
+    storage_options: dict[str, Any] | None = None,
 ) -> Iterator[tuple[FileReport, float | None]]:
     """Each file's report, in the order given, with the end of its time limit (None without one).
 
@@ -185,7 +191,10 @@ def _checked(
     from h5ml.validator.runner import AUTO, default_timeout, validate_each
 
     limit: Timeout = AUTO if timeout is None else timeout
-    for report, start in validate_each(files, deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap):
+    each = validate_each(
+        files, deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap, storage_options=storage_options
+    )
+    for report, start in each:
         seconds = default_timeout(report.path, deep) if timeout is None else timeout
         yield report, start + seconds
 
@@ -228,6 +237,7 @@ def _checked(
     help="Issues of one code listed per file, in the text and the JSON report; the others are counted "
     "('... and 99,900 more E110 issues'), and the verdict counts them. 0 lists every issue.",
 )
+@storage_option_flag
 @click.pass_obj
 def validate_command(
     streams: Streams,
@@ -240,8 +250,9 @@ def validate_command(
     min_severity: str,
     quiet: bool,
     max_issues_per_code: int,
+    storage_options: tuple[str, ...] = (),
 ) -> int:
-    """Check FILE... against the h5ml specification.
+    """Check FILE... against the h5ml specification; a FILE may be a URL (s3://bucket/ds.h5).
 
     Exit 0 when every file is valid, 1 when one is invalid (with --strict:
     also when one has a warning), 2 when one cannot be read at all (not HDF5,
@@ -250,15 +261,16 @@ def validate_command(
     """
     from h5ml.validator.runner import Report
 
+    options = parse_storage_options(storage_options, files)
     if fmt == "json":
-        reports = [report for report, _ in _checked(files, deep, timeout, jobs, max_issues_per_code)]
+        reports = [report for report, _ in _checked(files, deep, timeout, jobs, max_issues_per_code, options)]
         report = Report(tuple(reports))
         print_json(streams, report.to_json(strict=strict))
         return exit_code(report.files, strict)
     console = streams.console()
     checked: list[FileReport] = []
     complete = True
-    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code):
+    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code, options):
         checked.append(file_report)
         complete = render_file_report(console, file_report, strict, min_severity, quiet, deadline) and complete
     if len(checked) > 1:
