@@ -74,6 +74,16 @@ class RequestLog:
         return sum(r.nbytes for r in self.gets(path))
 
 
+class _Quiet(http.server.ThreadingHTTPServer):
+    """A threaded HTTP server that says nothing when a client hangs up early (s3fs closes streams it has read)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class CountingProxy:
     """A threaded HTTP proxy on loopback that forwards to ``upstream`` and records every request.
 
@@ -154,7 +164,7 @@ class CountingProxy:
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self._server = _Quiet(("127.0.0.1", free_port()), Handler)
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, name="counting-proxy", daemon=True)

@@ -242,11 +242,15 @@ class CompressedRows:
         chunk = self.cache.peek((self.hdf5_path, k))
         if chunk is None:
             chunk = self.chunks([k])[k]
-        if row == self._next and row % per == 0:
-            self.prefetch_chunks(list(range(k + 1, k + 1 + READ_AHEAD)))
-        self._next = row + 1
+        self._sample_ahead(row, k)
         value = chunk[row - k * per]
         return value.copy() if isinstance(value, np.ndarray) else value
+
+    def _sample_ahead(self, row: int, k: int) -> None:
+        """After :meth:`sample` of ``row`` (in chunk ``k``): at the first row of a chunk, read sequentially, decode ahead."""
+        if row == self._next and row % self.chunk_rows == 0:
+            self.prefetch_chunks(list(range(k + 1, k + 1 + READ_AHEAD)))
+        self._next = row + 1
 
     def _read_ahead(self, start: int, stop: int) -> None:
         """After a read of rows ``[start, stop)``: when it began where the last one ended, decode ahead."""

@@ -157,6 +157,10 @@ class RemoteRows(CompressedRows):
         """No read-ahead over the network: a read fetches only the chunks that hold its rows."""
         self._next = stop
 
+    def _sample_ahead(self, row: int, k: int) -> None:
+        """No read-ahead after a sample either (its chunk's other rows are decoded and cached already)."""
+        self._next = row + 1
+
 
 def remote_rows(node: h5py.Dataset, dtype: np.dtype[Any], file_map: RemoteMap) -> RemoteRows | None:
     """Return a :class:`RemoteRows` for ``node`` when its chunks can be fetched and decoded by h5ml, else None.

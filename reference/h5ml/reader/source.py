@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import H5MLError
+from h5ml.model.remote import is_url
 from h5ml.reader import Dataset, Split, open
 from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
@@ -63,7 +64,8 @@ class SplitSource:
     Parameters
     ----------
     path
-        The h5ml file. Only the absolute path is stored.
+        The h5ml file. Only the absolute path is stored; a URL (``s3://...``) as it is, opened through fsspec
+        with credentials from the environment in every process (:mod:`h5ml.reader.remote`).
     split
         The split name (§5.1), e.g. ``"train"``.
     features
@@ -108,7 +110,8 @@ class SplitSource:
         verify: bool = False,
         zero_copy: bool = False,
     ) -> None:
-        self.path = os.path.abspath(os.fspath(path))
+        text = os.fspath(path)
+        self.path = text if is_url(text) else os.path.abspath(text)  # a URL opens through fsspec (credentials: env)
         self.verify = bool(verify)
         self.zero_copy = bool(zero_copy)
         self.split = split
