@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -123,6 +124,7 @@ class Dataset:
         self._map_made = False  # open_file_map was asked in this process (it may have said None)
         self._watch: SizeWatch | None = None  # the size of the file at open, in this process
         self._read_stats = ReadStats()
+        self._opener: Callable[[], h5py.File] | None = None  # how a subclass opens its file (a URL: reader.remote)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -215,7 +217,8 @@ class Dataset:
         with self._lock:
             if self._file is None or self._pid != pid:
                 self._forget_inherited()
-                handle = self._open_handle()
+                opener = self._opener or partial(open_h5file, self._path, self._locking, self.file_cache_bytes)
+                handle = opener()
                 try:
                     self._check(handle)
                 except BaseException:
@@ -224,10 +227,6 @@ class Dataset:
                 self._file, self._pid, self._generation = handle, pid, FORK_GENERATION[0]
                 self._watch = SizeWatch(handle)
             return self._file
-
-    def _open_handle(self) -> h5py.File:
-        """Open the read-only HDF5 file in this process (a file at a URL: :class:`h5ml.reader.remote.RemoteDataset`)."""
-        return open_h5file(self._path, self._locking, self.file_cache_bytes)
 
     def _forget_inherited(self) -> None:
         inherited, self._file = self._file, None
@@ -268,12 +267,8 @@ class Dataset:
         f = self.h5file  # after a fork: reopens, and drops the parent's map
         with self._lock:
             if not self._map_made:
-                self._map, self._map_made = self._new_map(f), True
+                self._map, self._map_made = open_file_map(f, self._chunk_cache_bytes, self._zero_copy), True
             return self._map
-
-    def _new_map(self, f: h5py.File) -> FileMap | None:
-        """The memory map of the open file (a file at a URL has none: :class:`h5ml.reader.remote.RemoteDataset`)."""
-        return open_file_map(f, self._chunk_cache_bytes, self._zero_copy)
 
     def _check(self, f: h5py.File) -> None:
         """Refuse what a reader must refuse at open (§1.3, §1.5, §3.5, §3.6, §4.1, §4.4)."""

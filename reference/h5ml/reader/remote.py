@@ -82,6 +82,8 @@ class RemoteDataset(Dataset):
     def _init_runtime(self) -> None:
         super()._init_runtime()
         self._remote: RemoteFile | None = None
+        self._remote_map: RemoteMap | None = None
+        self._opener = self._open_remote
 
     def __getstate__(self) -> dict[str, Any]:
         return {**super().__getstate__(), "storage_options": self._storage_options}
@@ -117,7 +119,7 @@ class RemoteDataset(Dataset):
         remote = self._remote
         return TransferStats() if remote is None else remote.stats
 
-    def _open_handle(self) -> h5py.File:
+    def _open_remote(self) -> h5py.File:
         """Open the object through fsspec and hand it to h5py's ``fileobj`` driver (read-only)."""
         url = self._path
         remote = open_remote(url, self._storage_options)
@@ -134,19 +136,25 @@ class RemoteDataset(Dataset):
         except BaseException:
             remote.close()
             raise
-        self._remote = remote
+        self._remote, self._remote_map = remote, RemoteMap(remote, self._chunk_cache_bytes)
         return handle
 
-    def _new_map(self, f: h5py.File) -> FileMap | None:
-        remote = self._remote
-        return None if remote is None else RemoteMap(remote, self._chunk_cache_bytes)
+    def file_map(self) -> FileMap | None:
+        """The :class:`~h5ml.reader.remote_rows.RemoteMap` of the open file (None with ``direct=False``).
+
+        It stands where a local file's memory map stands: the columns fetch chunks through it.
+        """
+        if not self._direct:
+            return None
+        self.h5file  # noqa: B018 - opens (or, in a forked child, reopens) the file and its map
+        return self._remote_map
 
     def check_file_size(self, where: str, rows: str) -> None:
         """Nothing to check: an object in a store is replaced whole, never truncated in place."""
 
     def close(self) -> None:
         """Close the file and the fsspec object (§7.3); further use raises ValueError."""
-        remote, self._remote = self._remote, None
+        remote, self._remote, self._remote_map = self._remote, None, None
         super().close()
         if remote is not None:
             remote.close()

@@ -31,7 +31,8 @@ import stat
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Self
 
 import h5py
 
@@ -41,7 +42,7 @@ from h5ml.model.hdf5 import unopenable_file
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
 from h5ml.writer.temporaries import remove_stale, temporary_name
 
-__all__ = ["AtomicFile", "discard", "file_kind", "fsync_path", "resolve_target"]
+__all__ = ["AtomicFile", "ClosedOnExit", "discard", "file_kind", "fsync_path", "resolve_target"]
 
 #: The chunk cache of the file being written holds the largest chunk the
 #: writer creates (§7.1), so partly filled chunks are not re-read.
@@ -387,3 +388,21 @@ class AtomicFile:
         os.replace(self.temp_path, self.target_path)
         if os.name == "posix":
             fsync_path(self.target_path.parent)
+
+
+class ClosedOnExit:
+    """A writer as a context manager: leaving the ``with`` block closes it, or aborts it on an exception (§4.4).
+
+    The subclass defines ``close(abort=False)``: an abort discards the temporary file, the target untouched.
+    """
+
+    def close(self, abort: bool = False) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close(abort=exc_type is not None)

@@ -24,15 +24,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from h5ml.model.values import FeatureSpec, SpecTable
-from h5ml.writer.arguments import check_options, check_page_size
-from h5ml.writer.atomic import AtomicFile
+from h5ml.writer.arguments import check_options
+from h5ml.writer.atomic import AtomicFile, ClosedOnExit
 from h5ml.writer.existing import start_file
 from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
@@ -42,7 +41,7 @@ from h5ml.writer.root import check_metadata, update_root
 __all__ = ["Writer"]
 
 
-class Writer:
+class Writer(ClosedOnExit):
     """Write an h5ml file batch by batch, atomically (§4.4, §5, §6, §7, §8).
 
     Parameters
@@ -84,12 +83,8 @@ class Writer:
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
     page_size
-        Write the file with HDF5 paged file-space aggregation (``fs_strategy="page"``), pages of this many
-        bytes (a power of two, at least 4096; 1 MiB = ``1 << 20`` for object stores): the metadata then sits in
-        a few pages, so a reader at a URL opens it in a few range requests (:mod:`h5ml.model.remote`). Read by
-        HDF5 1.10.1 and later (h5dump 1.10.8 checked, §3.1). A file takes at least two pages (small files
-        grow to 2 MiB with 1 MiB pages). None (default): HDF5's default strategy. Ignored in mode ``"a"``
-        (the existing file keeps its strategy).
+        HDF5 paged file-space aggregation with pages of this many bytes, for files read from object stores
+        (:func:`h5ml.writer.arguments.check_page_size` says what it costs); None (default): HDF5's default.
 
     Raises
     ------
@@ -142,8 +137,7 @@ class Writer:
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
-        compression = check_options(mode, compression, compression_opts, where)
-        check_page_size(page_size, where)
+        compression = check_options(mode, compression, compression_opts, where, page_size)
         specs = SpecTable(features)
         check_metadata(metadata, where)
         self._atomic = atomic = AtomicFile(self.path)
@@ -443,11 +437,3 @@ class Writer:
             was discarded.
         """
         self._atomic.close(self._finish, abort)
-
-    def __enter__(self) -> Writer:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close(abort=exc_type is not None)
