@@ -197,7 +197,7 @@ def inspect_command(
     if not remote:
         require_file(file)
     try:
-        summary = summarize(file, options)
+        summary = summarize(file) if options is None else summarize(file, options)
     except NotH5MLError:
         if remote:  # the tree of a foreign HDF5 file is walked locally only
             raise
