@@ -20,8 +20,14 @@ from h5ml.model.shard_index import ShardEntry, ShardIndex, SplitEntry, index_fin
 __all__ = ["CLASSES", "FEATURES", "columns", "write_file", "write_sharded"]
 
 CLASSES = ["cat", "dog", "emu"]
-#: Stored encodings forced, so that a one-sample shard stores its ragged feature as ragged.
-FEATURES: Mapping[str, Mapping[str, Any]] = {"clip": {"encoding": "ragged"}, "label": {"role": "target"}}
+#: Stored encodings forced, so that a one-sample shard stores its ragged feature as ragged and an empty one can be
+#: written at all.
+FEATURES: Mapping[str, Mapping[str, Any]] = {
+    "clip": {"encoding": "ragged", "dtype": "int16"},
+    "name": {"encoding": "string"},
+    "blob": {"encoding": "bytes"},
+    "label": {"role": "target"},
+}
 
 
 def columns(n: int, seed: int = 0) -> dict[str, Any]:
