@@ -316,10 +316,8 @@ class SplitSource:
         The file gives the sample count (§5.3), the data's :attr:`identity` (its fingerprint, §8.3, and the split), the
         chunk rows of ``"chunk"`` mode (:meth:`chunk_rows`, §7.1) and the
         lengths to bucket by (from the offsets alone, §6.3): the same settings
-        give the same batches and the same resume states in every adapter.
-        For a sharded split, the shard sizes too (shard-aware orders and rank
-        shares, :mod:`h5ml.sampling.shard_orders`; chunk rows of its first
-        shard).
+        give the same batches and the same resume states in every adapter;
+        a sharded split its shard sizes too (:mod:`h5ml.sampling.shard_orders`).
 
         Parameters
         ----------
@@ -343,7 +341,6 @@ class SplitSource:
         """
         if shuffle == "chunk" and chunk_rows is None:
             chunk_rows = self.chunk_rows()
-        split = self.reader()
         return Sampler(
             self.num_samples,
             batch_size,
@@ -357,7 +354,7 @@ class SplitSource:
             fingerprint=self.identity,
             lengths=None if bucket_by is None else self.lengths(bucket_by),
             pool_batches=pool_batches,
-            shard_sizes=split.shard_sizes if isinstance(split, ShardedSplit) else None,
+            shard_sizes=_shard_sizes(self.reader()),
             shards_in_flight=shards_in_flight,
         )
 
@@ -502,6 +499,11 @@ def sampler_of(
     if bucket_by is not None:
         raise TypeError(f"bucket_by={bucket_by!r} needs {split_kind} source, not a count; pass lengths= with a count")
     return Sampler(source, batch_size, fingerprint=fingerprint, lengths=lengths, **settings)
+
+
+def _shard_sizes(split: Split | ShardedSplit) -> tuple[int, ...] | None:
+    """The samples of each shard of a sharded split (SPEC §12.5); None for a split of one file."""
+    return split.shard_sizes if isinstance(split, ShardedSplit) else None
 
 
 def _sample_numbers(indices: Any, count: int) -> int | list[int]:
