@@ -7,6 +7,7 @@ concatenation of the shards (written by h5ml.write), on real files.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import pickle
 import shutil
@@ -210,3 +211,33 @@ def test_pickled_copies_reopen_and_refuse_a_changed_index(pair: tuple[Path, Path
     shutil.copyfile(tmp_path / "moved" / "index.json", index)  # another list of shards: another fingerprint
     with pytest.raises(ShardIndexError, match="the index changed since the dataset was opened"):
         pickle.loads(stale)["train"]
+
+
+#: The dataset a forked child finds in its copy of the parent's memory (never pickled).
+_INHERITED: list[Any] = []
+
+
+def _read_inherited(queue: Any) -> None:
+    ds = _INHERITED[0]
+    before = ds.shard_opens
+    queue.put((before, ds["train"].read([0, 36])["x"][:, 0].tolist(), ds.shard_opens, len(ds.open_shards)))
+
+
+def test_a_forked_child_opens_and_checks_its_own_shards(shared: tuple[Path, Path]) -> None:
+    """After fork the child drops the parent's open shards unused (FORK_GENERATION) and opens its own."""
+    index, _ = shared
+    with h5ml.open(index) as ds:
+        assert isinstance(ds, ShardedDataset)
+        assert ds["train"][0]["x"][0] == 0 and ds.shard_opens == 1
+        _INHERITED[:] = [ds]
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_read_inherited, args=(queue,))
+        child.start()
+        try:
+            assert queue.get(timeout=60) == (0, [0, 36], 2, 2)
+        finally:
+            child.join(60)
+            _INHERITED.clear()
+        assert child.exitcode == 0
+        assert ds.shard_opens == 1 and ds["train"][0]["x"][0] == 0  # the parent's shard is still open and read

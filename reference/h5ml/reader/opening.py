@@ -11,6 +11,7 @@ shards open when first read.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from h5ml.model.shard_index import is_index_path
 from h5ml.reader.dataset import Dataset
@@ -130,28 +131,18 @@ def open(
         If ``max_open_shards`` is below 1 (for an index), ``cache_bytes`` is
         negative, or ``zero_copy=True`` is given with ``direct=False``.
     """
+    options: dict[str, Any] = {
+        "locking": locking,
+        "allow_external": allow_external,
+        "cache_bytes": cache_bytes,
+        "direct": direct,
+        "verify": verify,
+        "chunk_cache_bytes": chunk_cache_bytes,
+        "zero_copy": zero_copy,
+    }
     if is_index_path(path):
-        return ShardedDataset(
-            path,
-            max_open_shards=max_open_shards,
-            locking=locking,
-            allow_external=allow_external,
-            cache_bytes=cache_bytes,
-            direct=direct,
-            verify=verify,
-            chunk_cache_bytes=chunk_cache_bytes,
-            zero_copy=zero_copy,
-        )
-    return open_file(
-        path,
-        locking=locking,
-        allow_external=allow_external,
-        cache_bytes=cache_bytes,
-        direct=direct,
-        verify=verify,
-        chunk_cache_bytes=chunk_cache_bytes,
-        zero_copy=zero_copy,
-    )
+        return ShardedDataset(path, max_open_shards=max_open_shards, **options)
+    return open_file(path, **options)
 
 
 def open_file(

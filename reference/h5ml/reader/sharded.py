@@ -27,7 +27,7 @@ count, fingerprint, size and features; metadata only, no sample data is
 read): a shard that was changed or replaced after the index was written is
 refused with :class:`~h5ml.errors.ShardIndexError`, naming the index, the
 shard and what differs. At most ``max_open_shards`` shards are held open per
-process, least recently used closed first.
+process, least recently read closed first (:mod:`h5ml.reader.sharded_cache`).
 
 Across processes it behaves as a :class:`~h5ml.reader.dataset.Dataset`: it
 pickles by path, options and the index fingerprint; the copy reads the index
@@ -39,10 +39,8 @@ the child drops the parent's open shards, unused, and opens and checks its own.
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -51,7 +49,8 @@ from h5ml.errors import H5MLError, ShardIndexError, SplitNotFoundError
 from h5ml.model.shard_files import describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, load_index, shard_location
 from h5ml.reader.dataset import Dataset
-from h5ml.reader.handle import FORK_GENERATION, check_open_options
+from h5ml.reader.handle import check_open_options
+from h5ml.reader.sharded_cache import ShardCache
 from h5ml.reader.sharded_split import ShardedSplit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,11 +117,7 @@ class ShardedDataset:
     def _init_runtime(self) -> None:
         self._index: ShardIndex | None = None
         self._splits: dict[str, ShardedSplit] | None = None
-        self._shards: OrderedDict[tuple[str, int], Dataset] = OrderedDict()
-        self._busy: dict[tuple[str, int], int] = {}  # shards held by readers now: key -> holders
-        self._lock = threading.RLock()
-        self._generation = FORK_GENERATION[0]
-        self._opens = 0
+        self._cache = ShardCache(self._max_open, self._open_shard)
         self._closed = False
 
     def __getstate__(self) -> dict[str, Any]:
@@ -293,14 +288,12 @@ class ShardedDataset:
     @property
     def shard_opens(self) -> int:
         """How many times a shard was opened (and checked) in this process: a measure of the shard cache."""
-        self._forget_inherited()
-        return self._opens
+        return self._cache.opens
 
     @property
     def open_shards(self) -> tuple[tuple[str, int], ...]:
         """The shards open now in this process, as ``(split, position)``, least recently read first."""
-        self._forget_inherited()
-        return tuple(self._shards)
+        return self._cache.keys
 
     def shard(self, split: str, position: int) -> Dataset:
         """The open shard at ``position`` of ``split``, opened and checked on first use (§12.5); LRU-cached.
@@ -332,42 +325,14 @@ class ShardedDataset:
         with self.reading(split, position) as dataset:
             return dataset
 
-    @contextmanager
-    def reading(self, split: str, position: int) -> Iterator[Dataset]:
+    def reading(self, split: str, position: int) -> AbstractContextManager[Dataset]:
         """Hold one shard open while the ``with`` block reads it (:meth:`shard`; raises as it does).
 
-        A held shard is never closed to make room for another: the cache
-        closes the least recently read shard that no thread holds, and may
-        exceed :attr:`max_open_shards` while more shards than that are held.
+        A held shard is never closed to make room for another
+        (:class:`~h5ml.reader.sharded_cache.ShardCache`): threads may read
+        other shards meanwhile.
         """
-        key = (split, position)
-        self._forget_inherited()
-        with self._lock:
-            dataset = self._shards.get(key)
-            if dataset is None:
-                dataset = self._open_shard(split, position)
-                self._opens += 1
-                self._shards[key] = dataset
-            else:
-                self._shards.move_to_end(key)
-            self._busy[key] = self._busy.get(key, 0) + 1
-            self._trim()
-        try:
-            yield dataset
-        finally:
-            with self._lock:
-                left = self._busy.pop(key, 1) - 1
-                if left:
-                    self._busy[key] = left
-                self._trim()
-
-    def _trim(self) -> None:
-        """Close least recently read shards that no thread holds, down to :attr:`max_open_shards` (holding the lock)."""
-        while len(self._shards) > self._max_open:
-            idle = next((key for key in self._shards if key not in self._busy), None)
-            if idle is None:
-                return
-            self._shards.pop(idle).close()
+        return self._cache.reading(split, position)
 
     def _open_shard(self, split: str, position: int) -> Dataset:
         """Open one shard with this dataset's options and check it against its index entry (§12.5).
@@ -407,18 +372,6 @@ class ShardedDataset:
             raise
         return opened
 
-    def _forget_inherited(self) -> None:
-        """In a forked child, drop the parent's open shards (each unmapped, never used) and its index."""
-        if self._generation == FORK_GENERATION[0]:
-            return
-        with self._lock:
-            if self._generation != FORK_GENERATION[0]:
-                inherited, self._shards, self._busy = list(self._shards.values()), OrderedDict(), {}
-                for dataset in inherited:
-                    dataset.close()  # a Dataset knows it was inherited: it closes nothing of the parent's
-                self._lock = threading.RLock()
-                self._generation, self._opens = FORK_GENERATION[0], 0
-
     # -- lifetime -----------------------------------------------------------
     @property
     def closed(self) -> bool:
@@ -427,11 +380,7 @@ class ShardedDataset:
 
     def close(self) -> None:
         """Close every open shard. Further use raises ValueError; pickled copies are not affected."""
-        self._forget_inherited()
-        with self._lock:
-            shards, self._shards = list(self._shards.values()), OrderedDict()
-            for dataset in shards:
-                dataset.close()
+        self._cache.close()
         self._splits = None
         self._closed = True
 

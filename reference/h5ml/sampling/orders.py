@@ -483,11 +483,12 @@ class Sampler:
         ------
         ValueError
             If a key is missing, the version is unknown, the fingerprint
-            differs (a state taken on another file), or a setting that decides
-            the order in this sampler's mode differs from this sampler's:
-            batch size, shuffle mode, world size, sample count, drop_last and
-            pool_batches always, chunk_rows and window_chunks in ``"chunk"``
-            mode (:func:`h5ml.sampling.resume.order_settings`).
+            differs (a state taken on another file or shard index), or a setting
+            that decides the order in this sampler's mode differs from this
+            sampler's: batch size, shuffle mode, world size, sample count,
+            drop_last, pool_batches and shard_count always, chunk_rows,
+            window_chunks and shards_in_flight in ``"chunk"`` mode
+            (:func:`h5ml.sampling.resume.order_settings`).
         """
         seed, point = check_state(self, state)
         self.seed = seed
