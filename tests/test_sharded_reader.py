@@ -241,3 +241,19 @@ def test_a_forked_child_opens_and_checks_its_own_shards(shared: tuple[Path, Path
             _INHERITED.clear()
         assert child.exitcode == 0
         assert ds.shard_opens == 1 and ds["train"][0]["x"][0] == 0  # the parent's shard is still open and read
+
+
+def test_threads_reading_at_once_never_lose_a_shard_under_a_read(shared: tuple[Path, Path]) -> None:
+    """Four threads read random batches with one shard allowed open: a shard being read is held, never closed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    index, whole = shared
+    rng = np.random.default_rng(7)
+    requests = [rng.integers(0, N, size=int(rng.integers(1, 12))) for _ in range(30)]
+    with h5ml.open(index, max_open_shards=1) as ds, h5ml.open(whole) as f, ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda rows: ds["train"].read(rows, ["x", "clip"]), requests))
+        for rows, values in zip(requests, got, strict=True):
+            want = f["train"].read(rows, ["x", "clip"])
+            _same(values["x"], want["x"])
+            _same(values["clip"], want["clip"])
+        assert len(ds.open_shards) == 1
