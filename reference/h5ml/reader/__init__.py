@@ -10,7 +10,8 @@ Reading never imports the writer or the validator. The modules of this package:
 - :mod:`~h5ml.reader.sharded`: :class:`ShardedDataset`, a sharded dataset by its
   index, its shards opened lazily and checked (§12.5), with
   :mod:`~h5ml.reader.sharded_split` (:class:`ShardedSplit`, global indices over the
-  shards) and :mod:`~h5ml.reader.sharded_feature` (:class:`ShardedFeature`);
+  shards), :mod:`~h5ml.reader.sharded_feature` (:class:`ShardedFeature`) and
+  :mod:`~h5ml.reader.sharded_cache` (the shards open in a process, LRU);
 - :mod:`~h5ml.reader.structure`: which encoding class a split member gets
   (:data:`FEATURE_CLASSES`), after checking its ranks, datatypes and sample
   count (§6);

@@ -85,7 +85,10 @@ class ShardedDataset:
         handle (and a memory map with ``direct=True``). ``"chunk"`` shuffle
         reads at most ``shards_in_flight`` shards at a time
         (:mod:`h5ml.sampling.shard_orders`): with ``max_open_shards`` at least
-        that, each shard is opened once per epoch.
+        that, each shard is opened once per epoch. ``"full"`` shuffle reads
+        from every shard in every batch: give it as many as there are shards
+        (each open costs an HDF5 open and the metadata check of §12.5), or
+        shuffle with ``"chunk"``.
     **options
         ``locking``, ``allow_external``, ``cache_bytes``, ``direct``,
         ``verify``, ``chunk_cache_bytes``, ``zero_copy``, as :func:`h5ml.open`.
