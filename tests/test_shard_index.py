@@ -180,3 +180,16 @@ def test_a_file_with_two_splits_is_not_a_shard(tmp_path: Path) -> None:
     h5ml.write(tmp_path / "two.h5", {"train": {"x": np.zeros(2)}, "test": {"x": np.zeros(1)}})
     with pytest.raises(ShardIndexError, match=r"holds 2 splits .*a shard holds one"):
         describe_shard(tmp_path / "two.h5")
+
+
+def test_a_shard_whose_card_differs_from_the_index_metadata_is_named(tmp_path: Path) -> None:
+    """SPEC §12.2: every shard's shared root attributes equal the index's metadata."""
+    _shard(tmp_path / "a.h5", 0, 4)
+    a = describe_shard(tmp_path / "a.h5")
+    entry = a.entry("a.h5")
+    split = a.split_entry((entry,))
+    assert disagreements("train", split, entry, a, {"name": "pets", "license": "CC-BY-4.0"}) == []
+    assert disagreements("train", split, entry, a, {"name": "cats", "license": "CC-BY-4.0", "version": "2"}) == [
+        "root attribute 'name' is 'pets', the index's metadata says 'cats'",
+        "lacks root attribute 'version', which the index's metadata has",
+    ]

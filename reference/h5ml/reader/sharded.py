@@ -361,7 +361,7 @@ class ShardedDataset:
                 found = describe_shard(location, opened.h5file)
             except ShardIndexError as exc:
                 raise ShardIndexError(f"{where}: {exc.message}", path=location) from exc
-            problems = disagreements(split, entry, shard, found)
+            problems = disagreements(split, entry, shard, found, index.metadata)
             if problems:
                 # SPEC §12.5: a shard that disagrees with its index entry is refused before any sample is read
                 raise ShardIndexError(
