@@ -39,7 +39,18 @@ from h5ml.writer.finish import finish_file
 from h5ml.writer.registry import SplitRegistry
 from h5ml.writer.root import check_metadata, update_root
 
-__all__ = ["Writer"]
+__all__ = ["Writer", "one_sample_batch"]
+
+
+def one_sample_batch(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """The batch of one sample, as :meth:`Writer.append_sample` appends it: arrays get a first axis, others a list."""
+    batch: dict[str, Any] = {}
+    for key, value in sample.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            batch[key] = value[np.newaxis]
+        else:
+            batch[key] = [value]
+    return batch
 
 
 class Writer:
@@ -83,6 +94,9 @@ class Writer:
     checksums
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
+    shard_size, samples_per_shard
+        Write a sharded dataset instead (SPEC §12.4): the constructor then returns a
+        :class:`~h5ml.writer.sharded.ShardedWriter` (see its parameters, and ``overwrite=``).
 
     Raises
     ------
@@ -119,7 +133,20 @@ class Writer:
     --------
     >>> with Writer(tmp / "d.h5", {"name": "d"}) as w:  # doctest: +SKIP
     ...     w.append("train", {"x": np.zeros((4, 3), "f4"), "y": ["a", "b", "c", "d"]})
+
+    A sharded dataset (SPEC §12): with ``shard_size=`` (bytes, or ``"1GiB"``) or ``samples_per_shard=``,
+    ``Writer(OUTDIR, metadata, shard_size="1GiB", overwrite=False, ...)`` returns a
+    :class:`h5ml.writer.sharded.ShardedWriter` instead, which has these methods and writes the folder
+    ``OUTDIR`` (shards and ``index.json``); it is not an instance of this class.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Writer:
+        """A plain writer; with ``shard_size=`` or ``samples_per_shard=`` a :class:`~h5ml.writer.sharded.ShardedWriter`."""
+        if kwargs.get("shard_size") is None and kwargs.get("samples_per_shard") is None:
+            return super().__new__(cls)
+        from h5ml.writer.sharded import ShardedWriter  # the sharded writer builds on this class
+
+        return ShardedWriter(*args, **kwargs)  # type: ignore[return-value]
 
     def __init__(
         self,
@@ -131,7 +158,10 @@ class Writer:
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
+        shard_size: None = None,
+        samples_per_shard: None = None,
     ) -> None:
+        # shard_size and samples_per_shard are always None here: with either, __new__ made a ShardedWriter.
         self.path = Path(path)
         where = str(self.path)
         compression = check_options(mode, compression, compression_opts, where)
@@ -382,13 +412,7 @@ class Writer:
         WriterError, EncodingError
             As :meth:`append`.
         """
-        batch: dict[str, Any] = {}
-        for key, value in sample.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-                batch[key] = value[np.newaxis]
-            else:
-                batch[key] = [value]
-        self.append(split, batch)
+        self.append(split, one_sample_batch(sample))
 
     # -- finishing -----------------------------------------------------------
 
