@@ -94,11 +94,14 @@ def shard(
             for name in names
         }
         total = sum(dataset[name].num_samples for name in names)
-        options = {"shard_size": shard_size, "samples_per_shard": samples_per_shard, "overwrite": overwrite}
-        with (
-            ProgressBars(progress, total) as bars,
-            Writer(outdir, root_metadata(dataset, None), **options) as writer,
-        ):
+        sharded = Writer(
+            outdir,
+            root_metadata(dataset, None),
+            shard_size=shard_size,
+            samples_per_shard=samples_per_shard,
+            overwrite=overwrite,  # type: ignore[call-arg]  # a ShardedWriter's parameter (Writer.__new__)
+        )
+        with ProgressBars(progress, total) as bars, sharded as writer:
             for name in names:
                 split = dataset[name]
                 writer.add_split(name, split.description, expected_samples=split.num_samples)

@@ -158,8 +158,8 @@ class Writer:
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
-        shard_size: None = None,
-        samples_per_shard: None = None,
+        shard_size: int | str | None = None,
+        samples_per_shard: int | None = None,
     ) -> None:
         # shard_size and samples_per_shard are always None here: with either, __new__ made a ShardedWriter.
         self.path = Path(path)
