@@ -41,7 +41,7 @@ from h5ml.errors import ShardIndexError, WriterError
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, SplitEntry, index_fingerprint, load_index, write_index
 
-__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index"]
+__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir"]
 
 #: The name of a staging folder starts with this (then ``<pid>-<random>``).
 STAGING_PREFIX: Final = ".h5ml-shards-"
@@ -53,6 +53,58 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def check_outdir(
+    outdir: str | os.PathLike[str], overwrite: bool, overwrite_words: str = "overwrite=True (--overwrite)"
+) -> Path:
+    """Refuse a dataset folder that a sharded writer must not write into; nothing is created (§12.4).
+
+    Parameters
+    ----------
+    outdir
+        The dataset's folder.
+    overwrite
+        Whether the sharded dataset it holds may be replaced.
+    overwrite_words
+        How the interface the user used spells ``overwrite``, for messages.
+
+    Returns
+    -------
+    pathlib.Path
+        ``outdir`` as a path.
+
+    Raises
+    ------
+    FileExistsError
+        If the folder holds an index and ``overwrite`` is false, or holds other files and no index (it is not
+        a sharded dataset: nothing in it is replaced); leftover staging folders do not count.
+    NotADirectoryError
+        If ``outdir`` is a file.
+    FileNotFoundError
+        If its parent folder does not exist.
+    """
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(
+            f"{out}: the output of a sharded dataset is a folder, and this is a file; give a folder path"
+        )
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"{out}: the folder {str(out.parent)!r} does not exist; create it first")
+    if (out / INDEX_FILE_NAME).exists():
+        if not overwrite:
+            raise FileExistsError(
+                f"{out}: the folder holds a sharded dataset ({INDEX_FILE_NAME}); choose another folder or "
+                f"pass {overwrite_words} to replace it"
+            )
+    elif out.is_dir():
+        others = sorted(p.name for p in out.iterdir() if not p.name.startswith(STAGING_PREFIX))
+        if others:
+            raise FileExistsError(
+                f"{out}: the folder is not empty ({', '.join(others[:5])}) and holds no {INDEX_FILE_NAME}, so "
+                "it is not a sharded h5ml dataset that could be replaced; give a new or empty folder"
+            )
+    return out
 
 
 def build_index(shards: Mapping[str, Sequence[tuple[str, ShardDescription]]], where: str) -> ShardIndex:
@@ -139,15 +191,9 @@ class ShardFolder:
         overwrite: bool,
         overwrite_words: str = "overwrite=True (--overwrite)",
     ) -> None:
-        self.outdir = out = Path(outdir)
+        self.outdir = out = check_outdir(outdir, overwrite, overwrite_words)
         self._overwrite_words = overwrite_words
-        if out.exists() and not out.is_dir():
-            raise NotADirectoryError(
-                f"{out}: the output of a sharded dataset is a folder, and this is a file; give a folder path"
-            )
-        if not out.parent.is_dir():
-            raise FileNotFoundError(f"{out}: the folder {str(out.parent)!r} does not exist; create it first")
-        self._check_replaceable(overwrite)
+        self._created = not out.exists()
         out.mkdir(exist_ok=True)
         self.staging = out / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
         self.staging.mkdir()
@@ -157,23 +203,6 @@ class ShardFolder:
     def index_path(self) -> Path:
         """``OUTDIR/index.json``."""
         return self.outdir / INDEX_FILE_NAME
-
-    def _check_replaceable(self, overwrite: bool) -> None:
-        out = self.outdir
-        if self.index_path.exists():
-            if not overwrite:
-                raise FileExistsError(
-                    f"{out}: the folder holds a sharded dataset ({INDEX_FILE_NAME}); choose another folder or "
-                    f"pass {self._overwrite_words} to replace it"
-                )
-            return
-        if out.is_dir():
-            others = sorted(p.name for p in out.iterdir() if not p.name.startswith(STAGING_PREFIX))
-            if others:
-                raise FileExistsError(
-                    f"{out}: the folder is not empty ({', '.join(others[:5])}) and holds no {INDEX_FILE_NAME}, so "
-                    "it is not a sharded h5ml dataset that could be replaced; give a new or empty folder"
-                )
 
     def staged(self, rel_path: str) -> Path:
         """The staging path of the shard whose final path is ``rel_path`` (its folder created)."""
@@ -209,7 +238,8 @@ class ShardFolder:
             split: [(path, describe_shard(self.staged(path))) for path in paths] for split, paths in shards.items()
         }
         index = build_index(described, where)
-        self._check_replaceable(overwrite)
+        if self.index_path.exists() and not overwrite:  # an index written by another writer meanwhile
+            check_outdir(self.outdir, overwrite, self._overwrite_words)
         old = self._old_shards()
         for paths in shards.values():
             for path in paths:
@@ -253,3 +283,6 @@ class ShardFolder:
         if not self._done:
             shutil.rmtree(self.staging, ignore_errors=True)
             self._done = True
+            if self._created:
+                with contextlib.suppress(OSError):
+                    self.outdir.rmdir()  # the folder this writer made, if nothing else came into it

@@ -33,11 +33,7 @@ from h5ml.writer.shard_sizes import batch_bytes, fitting
 from h5ml.writer.shard_split import SplitShards, check_batch, feature_layouts
 from h5ml.writer.streaming import Writer, one_sample_batch
 
-__all__ = ["MEASURE_FRACTION", "ShardedWriter"]
-
-#: A split with compressed features has its open shard's file measured (flushed, its size read) each time this
-#: fraction of ``shard_size`` in uncompressed bytes has been appended since the last measurement.
-MEASURE_FRACTION = 1 / 16
+__all__ = ["ShardedWriter"]
 
 
 class ShardedWriter:
@@ -60,9 +56,11 @@ class ShardedWriter:
         bytes, or ``"512MiB"``, ``"1GiB"``, ``"100MB"`` (:func:`~h5ml.writer.shard_naming.parse_shard_size`).
         What is counted: the stored bytes of the samples appended (the uncompressed size; see
         :mod:`h5ml.writer.shard_sizes`), not HDF5's own metadata; for a split with compressed features,
-        those bytes times the compression ratio measured on the shard's file after a flush (every
-        ``shard_size * MEASURE_FRACTION`` uncompressed bytes, and at each shard's close), so that a
-        compressed shard's file ends near ``shard_size`` (the estimate errs by the change of the ratio).
+        the size of the shard's file after a flush: samples are counted with the compression ratio last
+        measured (1 at first), and when the estimate says the next samples would not fit, the file is
+        flushed and measured before the writer rolls over (a flush per overflowing batch at most, not one
+        per batch: HDF5 does not reclaim the space of partial chunks rewritten after a flush), so that a
+        compressed shard's file ends near ``shard_size``.
         A batch is split across shards; a single sample larger than ``shard_size`` gets a shard of its own.
     samples_per_shard
         Roll over after exactly this many samples (a batch is split across shards). With both options a
@@ -364,10 +362,14 @@ class ShardedWriter:
             if self.samples_per_shard is not None:
                 k = min(k, self.samples_per_shard - state.in_shard)
             if sizes is not None and self.shard_size is not None:
-                k = min(
-                    k,
-                    fitting(sizes[start : start + k] * state.ratio, state.counted, self.shard_size, not state.in_shard),
+                fits = fitting(
+                    sizes[start : start + k] * state.ratio, state.counted, self.shard_size, not state.in_shard
                 )
+                if fits < k and state.compressed and state.since_measured:
+                    writer.flush()  # the estimate says full: measure the file itself before rolling over
+                    state.measure(writer.temp_path)
+                    continue
+                k = fits
             if k <= 0:
                 self._roll(state)
                 continue
@@ -383,9 +385,6 @@ class ShardedWriter:
                 state.stored += stored
                 state.counted += stored * state.ratio
                 state.since_measured += stored
-                if state.compressed and self.shard_size and state.since_measured >= self.shard_size * MEASURE_FRACTION:
-                    writer.flush()
-                    state.measure(writer.temp_path)
             start += k
 
     def append_sample(self, split: str, sample: Mapping[str, Any]) -> None:
