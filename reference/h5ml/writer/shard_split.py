@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from h5ml.errors import WriterError
 from h5ml.model.layout import Layout
 from h5ml.writer.streaming import Writer
 
@@ -146,6 +147,18 @@ class SplitShards:
     compressed: bool = False
     stale_metadata: set[int] = field(default_factory=set)
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+
+    def open_writer(self) -> Writer:
+        """The writer of the open shard.
+
+        Raises
+        ------
+        WriterError
+            If the split is finished (its last shard closed).
+        """
+        if self.writer is None:
+            raise WriterError(f"split {self.name!r} is finished: its last shard is closed")
+        return self.writer
 
     def shard_expected(self, samples_per_shard: int | None) -> int | None:
         """The ``expected_samples`` of the next shard: what remains of the split's, capped by ``samples_per_shard``."""

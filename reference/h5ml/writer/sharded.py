@@ -8,8 +8,9 @@ on one file holding one split, ``<split>/<split>-NNNNN.h5``
 (:mod:`h5ml.writer.shard_naming`), with the same card, features, compression
 and checksums; the shards live in a staging folder until the writer closes,
 then move into place and ``OUTDIR/index.json`` is written last, atomically
-(:mod:`h5ml.writer.shard_folder`). The per-split state and the roll-over rule
-are in :mod:`h5ml.writer.shard_split` and :mod:`h5ml.writer.shard_sizes`.
+(:mod:`h5ml.writer.shard_folder`). The per-split state, the opening of shards and
+the bytes counted are in :mod:`h5ml.writer.shard_split`,
+:mod:`h5ml.writer.shard_opening` and :mod:`h5ml.writer.shard_sizes`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from h5ml.model.values import FeatureSpec, SpecTable, column_length, take
 from h5ml.writer.arguments import check_name, check_options, check_seed
 from h5ml.writer.root import check_metadata
 from h5ml.writer.shard_folder import ShardFolder
-from h5ml.writer.shard_naming import check_shard_split_name, parse_samples_per_shard, parse_shard_size, shard_path
+from h5ml.writer.shard_naming import check_shard_split_name, parse_samples_per_shard, parse_shard_size
+from h5ml.writer.shard_opening import ShardOpener
 from h5ml.writer.shard_sizes import batch_bytes, fitting
 from h5ml.writer.shard_split import SplitShards, check_batch, feature_layouts
 from h5ml.writer.streaming import Writer, one_sample_batch
@@ -138,42 +140,13 @@ class ShardedWriter:
         self._splits: dict[str, SplitShards] = {}
         self._closed = False
         self._folder = ShardFolder(self.path, overwrite)
+        self._opener = ShardOpener(self._folder, self._metadata, self._options, self._features, self.samples_per_shard)
 
     # -- the shards ------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self._closed:
             raise WriterError(f"{self.path}: the sharded writer is closed", path=str(self.path))
-
-    def _table(self, split: str, names: Sequence[str] | None) -> dict[str, Any]:
-        """The ``features=`` keys a shard of ``split`` takes: its own, and the general ones of its features."""
-        return {
-            key: value
-            for key, value in self._features.items()
-            if key.startswith(f"{split}/") or ("/" not in key and (names is None or key in names))
-        }
-
-    def _new_shard(self, state: SplitShards, names: Sequence[str] | None = None) -> Writer:
-        """Open the next shard of a split: its writer, its split, and (after the first) its features."""
-        rel = shard_path(state.name, len(state.paths))
-        if names is None and state.declarations is not None:
-            names = list(state.declarations)
-        writer = Writer(
-            self._folder.staged(rel), self._metadata, features=self._table(state.name, names), **self._options
-        )
-        try:
-            writer.add_split(
-                state.name, state.description, expected_samples=state.shard_expected(self.samples_per_shard)
-            )
-            for name, kwargs in (state.declarations or {}).items():
-                writer.add_feature(state.name, name, **kwargs)
-        except BaseException:
-            writer.close(abort=True)
-            raise
-        state.paths.append(rel)
-        state.writer = writer
-        state.in_shard, state.counted, state.stored, state.since_measured = 0, 0.0, 0, 0
-        return writer
 
     def _state(self, split: str) -> SplitShards:
         """The split, created (with its first shard) if needed, as :class:`h5ml.Writer` creates it."""
@@ -183,37 +156,6 @@ class ShardedWriter:
             self.add_split(split)
             state = self._splits[split]
         return state
-
-    def _writer(self, state: SplitShards) -> Writer:
-        if state.writer is None:  # pragma: no cover - a split's writer is closed only when the whole writer is
-            raise WriterError(f"{self.path}: split {state.name!r} is finished", path=str(self.path))
-        return state.writer
-
-    def _settle(self, state: SplitShards, names: Sequence[str]) -> None:
-        """Before a split's first samples: reopen its first shard if a general ``features=`` key names a
-        feature the split lacks (a shard's writer refuses keys that apply to none of its features)."""
-        general = [key for key in self._features if "/" not in key]
-        if state.declarations is None and not state.total and not all(key in names for key in general):
-            self._reopen(state, names)
-
-    def _reopen(self, state: SplitShards, names: Sequence[str] | None) -> None:
-        """Discard the first shard of a split (it has no samples) and open it again with its declarations."""
-        self._writer(state).close(abort=True)
-        state.paths.pop()
-        state.declarations = state.layouts = None
-        writer = self._new_shard(state, names)
-        for method, args, kwargs in state.calls:
-            getattr(writer, method)(*args, **kwargs)
-
-    def _roll(self, state: SplitShards) -> Writer:
-        """Close the open shard of a split and open the next (§12.4)."""
-        writer = self._writer(state)
-        if state.declarations is None:
-            state.learn_features(writer)
-        writer.close()
-        if state.stored and state.compressed:
-            state.measure(writer.target_path)  # the finished shard's size: the ratio the next one starts with
-        return self._new_shard(state)
 
     # -- the Writer's methods ----------------------------------------------------
 
@@ -243,7 +185,7 @@ class ShardedWriter:
         if shuffle_seed is not None:  # checked as a plain writer checks it, then recorded in no shard
             check_seed(shuffle_seed, "shuffle_seed", where, f"/{name}")
         state = SplitShards(name, description, expected_samples)
-        self._new_shard(state)
+        self._opener.open(state)
         self._splits[name] = state
 
     def drop_shuffle_seed(self, split: str) -> None:
@@ -264,7 +206,7 @@ class ShardedWriter:
         """
         self._check_open()
         for state in self._splits.values():
-            self._writer(state).update_metadata(metadata)
+            state.open_writer().update_metadata(metadata)
             state.stale_metadata.update(range(len(state.paths) - 1))
         self._metadata.update(metadata)
 
@@ -298,7 +240,7 @@ class ShardedWriter:
             "class_names": class_names, "role": role, "description": description, "units": units,
             "sample_rate": sample_rate, "media_type": media_type, "compression": compression,
         }  # fmt: skip
-        self._writer(state).add_feature(split, name, **kwargs)
+        state.open_writer().add_feature(split, name, **kwargs)
         state.calls.append(("add_feature", (split, name), kwargs))
 
     def infer_features(self, split: str, columns: Mapping[str, Any]) -> None:
@@ -310,7 +252,7 @@ class ShardedWriter:
             As :meth:`h5ml.Writer.infer_features`.
         """
         state = self._state(split)
-        self._writer(state).infer_features(split, columns)
+        state.open_writer().infer_features(split, columns)
         state.calls.append(("infer_features", (split, columns), {}))
 
     def append(self, split: str, batch: Mapping[str, Any]) -> None:
@@ -326,38 +268,38 @@ class ShardedWriter:
         """
         state = self._state(split)
         if not isinstance(batch, Mapping):
-            self._writer(state).append(split, batch)  # the writer's own message
+            state.open_writer().append(split, batch)  # the writer's own message
             return
         lengths = {column_length(values) for values in batch.values()}
         n = lengths.pop() if len(lengths) == 1 else None
         if n is None or not batch:
-            self._writer(state).append(split, batch)  # ragged counts or no feature: the writer's own message
+            state.open_writer().append(split, batch)  # ragged counts or no feature: the writer's own message
             return
         first = state.declarations is None and not state.total
         if first:
-            self._settle(state, sorted({*batch, *self._declared(state)}))
+            self._opener.settle(state, sorted({*batch, *self._declared(state)}))
         try:
             if first and self.shard_size is not None:  # the sizes of samples need their stored form
                 undeclared = {k: v for k, v in batch.items() if k not in self._declared(state)}
                 if undeclared:
-                    self._writer(state).infer_features(split, undeclared)
-                state.learn_features(self._writer(state))
+                    state.open_writer().infer_features(split, undeclared)
+                state.learn_features(state.open_writer())
             sizes = None if self.shard_size is None else batch_bytes(state.layouts or {}, batch, n)
             self._append_parts(state, batch, n, sizes)
         except BaseException:
             if first and not state.total and len(state.paths) == 1:
-                self._reopen(state, None)  # a failed first append declares nothing, as with a plain writer
+                self._opener.reopen(state, None)  # a failed first append declares nothing, as with a plain writer
             raise
 
     def _declared(self, state: SplitShards) -> list[str]:
-        return list(feature_layouts(self._writer(state), state.name))
+        return list(feature_layouts(state.open_writer(), state.name))
 
     def _append_parts(self, state: SplitShards, batch: Mapping[str, Any], n: int, sizes: np.ndarray | None) -> None:
         """Append ``batch`` to the open shard, or in parts across shards at their limits."""
         start = 0
         checked = False
         while start < n:
-            writer = self._writer(state)
+            writer = state.open_writer()
             k = n - start
             if self.samples_per_shard is not None:
                 k = min(k, self.samples_per_shard - state.in_shard)
@@ -371,7 +313,7 @@ class ShardedWriter:
                     continue
                 k = fits
             if k <= 0:
-                self._roll(state)
+                self._opener.roll(state)
                 continue
             part = batch if k == n else {key: take(values, slice(start, start + k)) for key, values in batch.items()}
             if k < n and not checked:
@@ -407,16 +349,16 @@ class ShardedWriter:
         """
         self._check_open()
         for state in self._splits.values():
-            self._writer(state).flush()
+            state.open_writer().flush()
 
     # -- finishing -----------------------------------------------------------------
 
     def _finish(self) -> None:
         self._specs.check_used({s: dict.fromkeys(self._declared(st)) for s, st in self._splits.items()})
         for state in self._splits.values():
-            self._settle(state, self._declared(state))
+            self._opener.settle(state, self._declared(state))
         for state in self._splits.values():
-            writer = self._writer(state)
+            writer = state.open_writer()
             writer.close()
             state.writer = None
         for state in self._splits.values():

@@ -38,6 +38,7 @@ from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
 from h5ml.writer.registry import SplitRegistry
 from h5ml.writer.root import check_metadata, update_root
+from h5ml.writer.writer_factory import WriterFactory
 
 __all__ = ["Writer", "one_sample_batch"]
 
@@ -53,7 +54,7 @@ def one_sample_batch(sample: Mapping[str, Any]) -> dict[str, Any]:
     return batch
 
 
-class Writer:
+class Writer(WriterFactory):
     """Write an h5ml file batch by batch, atomically (§4.4, §5, §6, §7, §8).
 
     Parameters
@@ -95,8 +96,8 @@ class Writer:
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
     shard_size, samples_per_shard
-        Write a sharded dataset instead (SPEC §12.4): the constructor then returns a
-        :class:`~h5ml.writer.sharded.ShardedWriter` (see its parameters, and ``overwrite=``).
+        Write a sharded dataset instead (SPEC §12.4): ``Writer(OUTDIR, ..., shard_size="1GiB")`` returns a
+        :class:`~h5ml.writer.sharded.ShardedWriter` (:class:`~h5ml.writer.writer_factory.WriterFactory`).
 
     Raises
     ------
@@ -133,20 +134,7 @@ class Writer:
     --------
     >>> with Writer(tmp / "d.h5", {"name": "d"}) as w:  # doctest: +SKIP
     ...     w.append("train", {"x": np.zeros((4, 3), "f4"), "y": ["a", "b", "c", "d"]})
-
-    A sharded dataset (SPEC §12): with ``shard_size=`` (bytes, or ``"1GiB"``) or ``samples_per_shard=``,
-    ``Writer(OUTDIR, metadata, shard_size="1GiB", overwrite=False, ...)`` returns a
-    :class:`h5ml.writer.sharded.ShardedWriter` instead, which has these methods and writes the folder
-    ``OUTDIR`` (shards and ``index.json``); it is not an instance of this class.
     """
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Writer:
-        """A plain writer; with ``shard_size=`` or ``samples_per_shard=`` a :class:`~h5ml.writer.sharded.ShardedWriter`."""
-        if kwargs.get("shard_size") is None and kwargs.get("samples_per_shard") is None:
-            return super().__new__(cls)
-        from h5ml.writer.sharded import ShardedWriter  # the sharded writer builds on this class
-
-        return ShardedWriter(*args, **kwargs)  # type: ignore[return-value]
 
     def __init__(
         self,
@@ -161,7 +149,6 @@ class Writer:
         shard_size: int | str | None = None,
         samples_per_shard: int | None = None,
     ) -> None:
-        # shard_size and samples_per_shard are always None here: with either, __new__ made a ShardedWriter.
         self.path = Path(path)
         where = str(self.path)
         compression = check_options(mode, compression, compression_opts, where)

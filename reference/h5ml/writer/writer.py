@@ -65,7 +65,8 @@ The parts of the writer each have their own module:
 - :mod:`h5ml.writer.batches`: a batch of values checked and cast to its stored form;
 - :mod:`h5ml.writer.sharded`: :class:`ShardedWriter`, a sharded dataset (SPEC §12.4)
   written as shards that roll over, with :mod:`h5ml.writer.shard_split` (one
-  split's shards), :mod:`h5ml.writer.shard_sizes` (the bytes counted),
+  split's shards), :mod:`h5ml.writer.shard_opening` (each shard's writer),
+  :mod:`h5ml.writer.shard_sizes` (the bytes counted),
   :mod:`h5ml.writer.shard_folder` (staging, moves, the index last) and
   :mod:`h5ml.writer.shard_naming` (shard names and the shard-size parser);
 - :mod:`h5ml.model.values`: the value types :class:`Categorical` and
