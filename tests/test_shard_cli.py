@@ -166,7 +166,7 @@ def test_convert_an_audio_folder_into_shards(tmp_path: Path) -> None:
             )
     single, sharded, back = tmp_path / "one.h5", tmp_path / "shards", tmp_path / "back.h5"
     assert run_cli("convert", str(root), str(single), "--no-progress")[0] == 0
-    code, stdout, err = run_cli("convert", str(root), str(sharded), "--samples-per-shard", "2", "--no-progress")
+    code, _, err = run_cli("convert", str(root), str(sharded), "--samples-per-shard", "2", "--no-progress")
     assert code == 0 and err == "", err
     index = checked_index(sharded)
     assert [s.num_samples for s in index.splits["train"].shards] == [2, 2, 1]
