@@ -196,3 +196,20 @@ def test_convert_an_image_folder_into_shards(tmp_path: Path) -> None:
         assert [s.num_samples for s in checked_index(sharded).splits["train"].shards] == counts
         assert run_cli("unshard", str(sharded), str(back))[0] == 0
         assert fingerprints(back) == fingerprints(single)
+
+
+def test_convert_hdf5_arrays_into_shards(tmp_path: Path) -> None:
+    """A plain HDF5 file of arrays: --samples-per-shard 15 gives 15, 15, 10, and the one-file conversion's samples."""
+    import h5py
+
+    source = tmp_path / "arrays.h5"
+    with h5py.File(source, "w") as f:
+        f["train/x"] = np.arange(40 * 3, dtype="f4").reshape(40, 3)
+        f["train/y"] = np.arange(40) % 3
+    single, sharded, back = tmp_path / "one.h5", tmp_path / "shards", tmp_path / "back.h5"
+    assert run_cli("convert", str(source), str(single), "--no-progress")[0] == 0
+    code, _, err = run_cli("convert", str(source), str(sharded), "--samples-per-shard", "15", "--no-progress")
+    assert code == 0 and err == "", err
+    assert [s.num_samples for s in checked_index(sharded).splits["train"].shards] == [15, 15, 10]
+    assert run_cli("unshard", str(sharded), str(back))[0] == 0
+    assert fingerprints(back) == fingerprints(single)
