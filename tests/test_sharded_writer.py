@@ -305,6 +305,13 @@ def test_bad_shard_options_name_the_parameter(tmp_path: Path, options: dict[str,
     assert not (tmp_path / "ds").exists()
 
 
+def test_bad_metadata_is_refused_before_the_folder_is_made(tmp_path: Path) -> None:
+    """Metadata the schema refuses raises at construction, as for a plain Writer, and creates nothing."""
+    with pytest.raises(h5ml.MetadataError):
+        h5ml.Writer(tmp_path / "ds", {"name": "d", "format": "x"}, samples_per_shard=2)
+    assert not (tmp_path / "ds").exists()
+
+
 def test_a_failed_append_changes_nothing(tmp_path: Path) -> None:
     """A batch refused whole (lengths) or in a part past a shard's limit (a bad code) stores no sample."""
     out = tmp_path / "ds"

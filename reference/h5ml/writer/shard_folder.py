@@ -24,6 +24,13 @@ as its final path there (``<split>/<split>-NNNNN.h5``,
 A process killed outright (SIGKILL, power loss) leaves its staging folder
 behind: a hidden ``.h5ml-shards-*`` folder that no index lists, safe to
 delete, and ignored when the folder is written again.
+
+One window remains when a dataset is replaced (``overwrite``): the final
+moves replace old shards of the same name just before the new index is
+written; a crash between the two leaves the old index listing shards whose
+fingerprints changed, which readers and the validator refuse (§12.2), never
+a dataset that reads wrong. Two writers of one folder at a time are not
+supported (the last index written wins).
 """
 
 from __future__ import annotations

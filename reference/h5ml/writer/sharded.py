@@ -27,7 +27,7 @@ import numpy.typing as npt
 from h5ml.errors import ParameterError, WriterError
 from h5ml.model.values import FeatureSpec, SpecTable, column_length, take
 from h5ml.writer.arguments import check_name, check_options, check_seed
-from h5ml.writer.root import check_metadata
+from h5ml.writer.root import _checked_root, check_metadata
 from h5ml.writer.shard_folder import ShardFolder
 from h5ml.writer.shard_naming import check_shard_split_name, parse_samples_per_shard, parse_shard_size
 from h5ml.writer.shard_opening import ShardOpener
@@ -136,6 +136,7 @@ class ShardedWriter:
             "checksums": checksums,
         }
         self._metadata: dict[str, Any] = {"name": self.path.name, **(metadata or {})}
+        _checked_root(self._metadata, self.path.name, where)  # a bad card is refused before the folder is made
         self._overwrite = overwrite
         self._splits: dict[str, SplitShards] = {}
         self._closed = False
