@@ -92,8 +92,8 @@ class ShardedWriter:
     every shard agrees with the first of its split (§12.2), moves them to ``<split>/<split>-NNNNN.h5`` and
     writes ``index.json`` last. ``close(abort=True)``, an exception inside ``with`` and Ctrl-C remove the
     staging folder and write no index: a dataset already in the folder stays as it was. A process killed
-    outright leaves the hidden staging folder, which no index lists. A split of several shards records no
-    ``shuffle_seed``: the seed orders the whole split, which no shard holds (§7.6). Metadata updated after
+    outright leaves the hidden staging folder, which no index lists (so does a writer never closed). No shard
+    records a ``shuffle_seed``: the seed orders the whole split, not the samples of one shard (§7.6). Metadata updated after
     a shard closed (:meth:`update_metadata`) is written into it at close by rewriting it (mode ``"a"``).
     """
 
