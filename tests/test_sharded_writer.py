@@ -223,6 +223,25 @@ def test_abort_and_exceptions_leave_a_previous_dataset_untouched(tmp_path: Path)
     assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
 
 
+def test_a_failed_index_write_leaves_no_shard_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's rename fails (a fault injected in os.replace): the shards moved into place are removed again."""
+    out = tmp_path / "ds"
+    real_replace = os.replace
+
+    def failing_replace(src: Any, dst: Any) -> None:
+        if str(dst).endswith("index.json"):
+            raise OSError(28, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    w = h5ml.Writer(out, {"name": "ds"}, samples_per_shard=2)
+    w.append("train", {"x": np.zeros((5, 2), "f4")})
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="No space left"):
+        w.close()
+    monkeypatch.undo()
+    assert not out.exists()  # the writer made the folder; nothing of this dataset is left in it
+
+
 _CHILD = """
 import sys, numpy as np, h5ml
 w = h5ml.Writer(sys.argv[1], {"name": "ds"}, samples_per_shard=50)

@@ -248,14 +248,20 @@ class ShardFolder:
         if self.index_path.exists() and not overwrite:  # an index written by another writer meanwhile
             check_outdir(self.outdir, overwrite, self._overwrite_words)
         old = self._old_shards()
-        for paths in shards.values():
-            for path in paths:
-                final = self.outdir.joinpath(*path.split("/"))
-                final.parent.mkdir(exist_ok=True)
-                os.replace(self.staged(path), final)
-        for folder in {self.outdir.joinpath(*p.split("/")).parent for ps in shards.values() for p in ps}:
-            _fsync_folder(folder)
-        written = write_index(index, self.index_path)
+        moved: list[str] = []
+        try:
+            for paths in shards.values():
+                for path in paths:
+                    final = self.outdir.joinpath(*path.split("/"))
+                    final.parent.mkdir(exist_ok=True)
+                    os.replace(self.staged(path), final)
+                    moved.append(path)
+            for folder in {self.outdir.joinpath(*p.split("/")).parent for ps in shards.values() for p in ps}:
+                _fsync_folder(folder)
+            written = write_index(index, self.index_path)
+        except BaseException:
+            self._remove(set(moved) - old)  # no index lists them; those that replaced old shards cannot go back
+            raise
         self._done = True
         listed = {p for paths in shards.values() for p in paths}
         self._remove(old - listed)
