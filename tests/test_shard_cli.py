@@ -141,7 +141,7 @@ def test_bad_shard_options_name_the_flag(source: Path, tmp_path: Path, args: tup
 
 
 def test_convert_a_table_with_shards_is_refused_by_name(tmp_path: Path) -> None:
-    """The converters that do not stream shards yet refuse the option by its flag instead of ignoring it."""
+    """The converters that do not write shards yet (tables, .npz, Python samples) refuse the option by its flag."""
     table = tmp_path / "t.csv"
     table.write_text("a,b\n1,2\n3,4\n")
     code, _, err = run_cli("convert", str(table), str(tmp_path / "ds"), "--samples-per-shard", "1")
@@ -224,3 +224,22 @@ def test_python_converter_options_name_both_spellings(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match=r"shard_size must be .*\(parameter shard_size, option --shard-size\)"):
         convert_image_folder(tmp_path / "nowhere", tmp_path / "ds", shard_size="1G")
     assert not (tmp_path / "ds").exists()
+
+
+def test_convert_a_hugging_face_dataset_into_shards(tmp_path: Path) -> None:
+    """A saved Hugging Face dataset, shuffled on write: the shards hold the one-file conversion's samples in order."""
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features(
+        {"x": datasets.Sequence(datasets.Value("float32"), length=3), "label": datasets.ClassLabel(names=["a", "b"])}
+    )
+    rows = {"x": [[float(i)] * 3 for i in range(25)], "label": [i % 2 for i in range(25)]}
+    source = tmp_path / "saved"
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict(rows, features=features)}).save_to_disk(str(source))
+    single, sharded, back = tmp_path / "one.h5", tmp_path / "shards", tmp_path / "back.h5"
+    common = ("--from", "hf", "--seed", "3", "--no-progress")
+    assert run_cli("convert", str(source), str(single), *common)[0] == 0
+    code, _, err = run_cli("convert", str(source), str(sharded), "--samples-per-shard", "10", *common)
+    assert code == 0 and err == "", err
+    assert [s.num_samples for s in checked_index(sharded).splits["train"].shards] == [10, 10, 5]
+    assert run_cli("unshard", str(sharded), str(back))[0] == 0
+    assert fingerprints(back) == fingerprints(single)

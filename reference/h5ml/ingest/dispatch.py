@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import IngestError, ParameterError
-from h5ml.ingest.options import PIPELINE_OPTIONS, SHARED_OPTIONS, cli_option
+from h5ml.ingest.options import PIPELINE_OPTIONS, SHARD_OPTIONS, SHARED_OPTIONS, cli_option
 from h5ml.ingest.report import IngestReport
 
 __all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind", "detect_kinds"]
@@ -83,7 +83,7 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "rows_per_read",
         }
     ),
-    "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size"}),
+    "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size", *SHARD_OPTIONS}),
 }
 #: The pyproject extra that installs what each kind of source needs, and the packages it needs whatever the source.
 _EXTRAS: Final[Mapping[SourceKind, tuple[str, tuple[str, ...]]]] = {

@@ -46,6 +46,7 @@ from h5ml.writer.shard_naming import parse_samples_per_shard, parse_shard_size
 __all__ = [
     "NO_CLI_OPTION",
     "PIPELINE_OPTIONS",
+    "SHARD_OPTIONS",
     "SHARED_OPTIONS",
     "ConvertOptions",
     "OnError",
@@ -353,9 +354,11 @@ class ConvertOptions:
         return options
 
 
-#: The options only the converters writing through :func:`h5ml.ingest.pipeline.ingest` take (folders, HDF5);
-#: the shard options write a sharded dataset (SPEC §12.4), streamed shard by shard.
-PIPELINE_OPTIONS: Final = ("allow_empty_splits", "shard_size", "samples_per_shard")
+#: The options that write a sharded dataset (SPEC §12.4), streamed shard by shard: taken by the converters that
+#: write through :func:`h5ml.ingest.pipeline.ingest` and by the Hugging Face converter.
+SHARD_OPTIONS: Final = ("shard_size", "samples_per_shard")
+#: The options only the converters writing through :func:`h5ml.ingest.pipeline.ingest` take (folders, HDF5).
+PIPELINE_OPTIONS: Final = ("allow_empty_splits", *SHARD_OPTIONS)
 #: Every option of :class:`ConvertOptions`.
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(ConvertOptions))
 #: The names of the options every converter takes, in the order the converters' signatures and docstrings list them.

@@ -219,8 +219,8 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
     With --shard-size or --samples-per-shard (audio and image folders, HDF5
-    files), OUTPUT is a folder: shards <split>/<split>-NNNNN.h5 and index.json,
-    written last.
+    files, Hugging Face datasets), OUTPUT is a folder: shards
+    <split>/<split>-NNNNN.h5 and index.json, written last.
     For HDF5 sources, --plan shows what would be written; a plan edited and
     passed back with --plan-file converts exactly as written.
     """
