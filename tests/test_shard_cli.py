@@ -140,11 +140,26 @@ def test_bad_shard_options_name_the_flag(source: Path, tmp_path: Path, args: tup
         assert code == 2 and words in err and "Traceback" not in err
 
 
-def test_convert_a_table_with_shards_is_refused_by_name(tmp_path: Path) -> None:
-    """The converters that do not write shards yet (tables, .npz, Python samples) refuse the option by its flag."""
+@pytest.mark.parametrize("shuffle", [(), ("--seed", "5")])
+def test_convert_a_table_into_shards(tmp_path: Path, shuffle: tuple[str, ...]) -> None:
+    """A CSV table, in source order and shuffled on write: the shards hold the one-file conversion's rows."""
     table = tmp_path / "t.csv"
-    table.write_text("a,b\n1,2\n3,4\n")
-    code, _, err = run_cli("convert", str(table), str(tmp_path / "ds"), "--samples-per-shard", "1")
+    table.write_text("a,b,c\n" + "".join(f"{i},{i * 0.5},w{i % 3}\n" for i in range(23)))
+    single, sharded, back = tmp_path / "one.h5", tmp_path / "shards", tmp_path / "back.h5"
+    assert run_cli("convert", str(table), str(single), *shuffle, "--no-progress")[0] == 0
+    code, _, err = run_cli("convert", str(table), str(sharded), "--samples-per-shard", "10", *shuffle, "--no-progress")
+    assert code == 0 and err == "", err
+    assert [s.num_samples for s in checked_index(sharded).splits["train"].shards] == [10, 10, 3]
+    assert run_cli("unshard", str(sharded), str(back))[0] == 0
+    assert fingerprints(back) == fingerprints(single)
+    assert not [p for p in tmp_path.iterdir() if "h5ml-stage" in p.name]
+
+
+def test_convert_npz_with_shards_is_refused_by_name(tmp_path: Path) -> None:
+    """The converters that do not write shards yet (.npz/.npy arrays) refuse the option by its flag."""
+    arrays = tmp_path / "a.npz"
+    np.savez(arrays, x_train=np.zeros((4, 2), "f4"))
+    code, _, err = run_cli("convert", str(arrays), str(tmp_path / "ds"), "--samples-per-shard", "1")
     assert code == 2 and "--samples-per-shard" in err and "Traceback" not in err
     assert not (tmp_path / "ds").exists()
 
@@ -243,3 +258,19 @@ def test_convert_a_hugging_face_dataset_into_shards(tmp_path: Path) -> None:
     assert [s.num_samples for s in checked_index(sharded).splits["train"].shards] == [10, 10, 5]
     assert run_cli("unshard", str(sharded), str(back))[0] == 0
     assert fingerprints(back) == fingerprints(single)
+
+
+def test_python_samples_into_shards(tmp_path: Path) -> None:
+    """Samples of a Python generator, split by a key and shuffled on write: shards of 6 per split, nothing lost."""
+    from h5ml.ingest.samples import convert_samples
+
+    samples = ({"x": np.full(3, i, "f4"), "split": "train" if i % 4 else "test"} for i in range(20))
+    report = convert_samples(samples, tmp_path / "ds", split_key="split", samples_per_shard=6, shuffle=True, seed=1)
+    index = checked_index(tmp_path / "ds")
+    assert report.samples == {"train": 15, "test": 5}
+    assert {s: [x.num_samples for x in e.shards] for s, e in index.splits.items()} == {"train": [6, 6, 3], "test": [5]}
+    values = []
+    for shard in index.splits["train"].shards:
+        with h5ml.open(tmp_path / "ds" / shard.path) as ds:
+            values.extend(int(v[0]) for v in ds["train"]["x"][:])
+    assert sorted(values) == [i for i in range(20) if i % 4]

@@ -81,6 +81,7 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "sep",
             "text_encoding",
             "rows_per_read",
+            *SHARD_OPTIONS,
         }
     ),
     "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size", *SHARD_OPTIONS}),

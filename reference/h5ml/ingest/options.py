@@ -354,8 +354,8 @@ class ConvertOptions:
         return options
 
 
-#: The options that write a sharded dataset (SPEC §12.4), streamed shard by shard: taken by the converters that
-#: write through :func:`h5ml.ingest.pipeline.ingest` and by the Hugging Face converter.
+#: The options that write a sharded dataset (SPEC §12.4), streamed shard by shard: taken by every converter but
+#: those of in-memory arrays (``.npz``/``.npy``, :func:`h5ml.ingest.convert_arrays`), which refuse them by name.
 SHARD_OPTIONS: Final = ("shard_size", "samples_per_shard")
 #: The options only the converters writing through :func:`h5ml.ingest.pipeline.ingest` take (folders, HDF5).
 PIPELINE_OPTIONS: Final = ("allow_empty_splits", *SHARD_OPTIONS)

@@ -218,9 +218,9 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
       a .csv/.parquet file   one feature per column
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
-    With --shard-size or --samples-per-shard (audio and image folders, HDF5
-    files, Hugging Face datasets), OUTPUT is a folder: shards
-    <split>/<split>-NNNNN.h5 and index.json, written last.
+    With --shard-size or --samples-per-shard (every kind but .npz/.npy
+    arrays), OUTPUT is a folder: shards <split>/<split>-NNNNN.h5 and
+    index.json, written last.
     For HDF5 sources, --plan shows what would be written; a plan edited and
     passed back with --plan-file converts exactly as written.
     """
