@@ -24,6 +24,7 @@ from h5ml.errors import __all__ as _errors_all
 _LAZY = {
     "write": "h5ml.writer",
     "Writer": "h5ml.writer",
+    "ShardedWriter": "h5ml.writer",
     "Categorical": "h5ml.model.values",
     "FeatureSpec": "h5ml.model.values",
     "open": "h5ml.reader",
@@ -63,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator import Report as Report
     from h5ml.validator import iter_issues as iter_issues
     from h5ml.validator import validate as validate
+    from h5ml.writer import ShardedWriter as ShardedWriter
     from h5ml.writer import Writer as Writer
     from h5ml.writer import write as write
 
