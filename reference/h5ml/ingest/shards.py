@@ -29,7 +29,7 @@ from h5ml.ingest.report import IngestReport
 from h5ml.model.paths import require_regular_file
 from h5ml.model.shard_files import describe_shard, disagreements
 from h5ml.model.shard_index import ShardIndex, load_index, shard_location
-from h5ml.reader import open as open_dataset
+from h5ml.reader import open_file as open_dataset
 from h5ml.writer import Writer
 
 __all__ = ["check_shards", "shard", "unshard"]
