@@ -1,7 +1,12 @@
-"""Opening a dataset for reading: :func:`open` (§1.3-§1.5, §3.5, §3.6, §4.4, §10).
+"""Opening a dataset for reading: :func:`open` (§1.3-§1.5, §3.5, §3.6, §4.4, §10, §12.5).
 
 :func:`open` is the one entry point of the reader (``h5ml.open``): it checks
-the file as it opens it and returns a :class:`~h5ml.reader.dataset.Dataset`.
+the file as it opens it and returns a :class:`~h5ml.reader.dataset.Dataset`;
+given the index of a sharded dataset (a ``.json`` file, or a folder holding
+``index.json``, :func:`h5ml.model.shard_index.is_index_path`), it checks the
+index and returns a :class:`~h5ml.reader.sharded.ShardedDataset`, whose
+shards open when first read. A URL (``s3://bucket/ds.h5``, any fsspec URL) opens
+through fsspec, with the same checks (:mod:`h5ml.reader.remote`).
 """
 
 from __future__ import annotations
@@ -11,10 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from h5ml.model.remote import is_url
+from h5ml.model.shard_index import is_index_path
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.remote import open_location
+from h5ml.reader.sharded import DEFAULT_MAX_OPEN_SHARDS, ShardedDataset
 
-__all__ = ["open"]
+__all__ = ["open", "open_file"]
 
 
 def open(
@@ -27,15 +34,19 @@ def open(
     verify: bool = False,
     chunk_cache_bytes: int | None = None,
     zero_copy: bool = False,
+    max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
     storage_options: Mapping[str, Any] | None = None,
-) -> Dataset:
-    """Open an h5ml file for reading (§1.3-§1.5, §3.5, §3.6, §4.4).
+) -> Dataset | ShardedDataset:
+    """Open an h5ml file, or a sharded dataset by its index, for reading (§1.3-§1.5, §3.5, §3.6, §4.4, §12.5).
 
     Parameters
     ----------
     path
-        The file: a local path, or a URL that fsspec opens (``s3://bucket/ds.h5``, ``gs://``, ``az://``,
-        ``https://``, ``memory://``, ``file://``; :mod:`h5ml.reader.remote`), checked as a local file is.
+        The file; or the index of a sharded dataset (a ``.json`` file, or the
+        dataset's folder holding ``index.json``, §12.1). Every other option
+        then applies to each shard as it opens. A file may be a URL that fsspec opens
+        (``s3://bucket/ds.h5``, ``gs://``, ``az://``, ``https://``, ``memory://``, ``file://``;
+        :mod:`h5ml.reader.remote`), checked as a local file is.
     locking
         HDF5 file locking. None keeps HDF5's default (and the
         ``HDF5_USE_FILE_LOCKING`` environment variable); False turns locking
@@ -82,24 +93,33 @@ def open(
         the process on the next access (SIGBUS), one rewritten in place changes
         the views (h5ml's writer never does: it renames a temporary file); see
         :mod:`h5ml.reader.direct`. Views outlive ``close()``. Needs ``direct=True``.
+    max_open_shards
+        Sharded datasets only: shards held open at once in each process,
+        least recently read closed first (default 8; see
+        :class:`~h5ml.reader.sharded.ShardedDataset`). Ignored for one file.
     storage_options
-        For a URL: the fsspec file system's options, such as s3fs's
-        ``{"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}}``; None uses
-        its defaults (credentials from the environment). Not for a local path.
+        For a URL: the fsspec file system's options, such as s3fs's ``{"key": ..., "secret": ...,
+        "endpoint_url": ...}``; None uses its defaults (credentials from the environment). Not for a local path.
 
     Returns
     -------
-    Dataset
-        The open dataset (use it as a context manager, or call ``close()``).
+    Dataset or ShardedDataset
+        The open dataset (use it as a context manager, or call ``close()``): a
+        :class:`~h5ml.reader.sharded.ShardedDataset` for an index, whose
+        splits read their shards, concatenated, by global indices.
 
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist (for a URL: no such object).
+        If ``path`` does not exist (for an index: if there is no index there; for a URL: no such object).
     PermissionError
         For a URL whose store refused the credentials (the message says how to give them).
-    ValueError
-        For ``storage_options`` with a local path, or ``verify=True`` / ``zero_copy=True`` with a URL.
+    ShardIndexError
+        For an index: if it is not JSON, breaks its schema, or its sample
+        counts or fingerprint do not add up (§12.1-§12.3). A shard that is
+        missing or disagrees with its entry (changed fingerprint, another
+        split, other features, §12.5) raises it too, when that shard is first
+        read, before any of its samples is returned.
     NotH5MLError
         If the file is not HDF5, or its ``format`` attribute is not ``"h5ml"`` (§4.1).
     UnsupportedVersionError
@@ -119,18 +139,60 @@ def open(
     FileLockedError
         Only when ``locking=True`` (or ``HDF5_USE_FILE_LOCKING`` forces
         locking) and another process holds the file's lock (§10.4.1).
+    ValueError
+        If ``max_open_shards`` is below 1 (for an index), ``cache_bytes`` is
+        negative, or ``zero_copy=True`` is given with ``direct=False``; for ``storage_options`` with a
+        local path, or ``verify=True`` / ``zero_copy=True`` with a URL.
     """
+    options: dict[str, Any] = {
+        "locking": locking,
+        "allow_external": allow_external,
+        "cache_bytes": cache_bytes,
+        "direct": direct,
+        "verify": verify,
+        "chunk_cache_bytes": chunk_cache_bytes,
+        "zero_copy": zero_copy,
+    }
+    if is_index_path(path):
+        return ShardedDataset(path, max_open_shards=max_open_shards, **options)
     if storage_options is not None or is_url(path):  # SPEC §10.1: the same checks, through fsspec
-        options = {"allow_external": allow_external, "cache_bytes": cache_bytes, "direct": direct}
-        return open_location(
-            path,
-            storage_options,
-            verify=verify,
-            zero_copy=zero_copy,
-            **options,
-            chunk_cache_bytes=chunk_cache_bytes,
-            locking=locking,
-        )
+        return open_location(path, storage_options, **options)
+    return open_file(path, **options)
+
+
+def open_file(
+    path: str | os.PathLike[str],
+    *,
+    locking: bool | None = None,
+    allow_external: bool = False,
+    cache_bytes: int | None = None,
+    direct: bool = True,
+    verify: bool = False,
+    chunk_cache_bytes: int | None = None,
+    zero_copy: bool = False,
+) -> Dataset:
+    """Open one h5ml file for reading, never an index: :func:`open` without its sharded branch.
+
+    For the code that works on the HDF5 file itself (verification, dumps,
+    edits, exports), which a sharded dataset does not have; an index given
+    here is refused as :func:`open` refuses a file that is not HDF5.
+
+    Parameters
+    ----------
+    path, locking, allow_external, cache_bytes, direct, verify, chunk_cache_bytes, zero_copy
+        As :func:`open`.
+
+    Returns
+    -------
+    Dataset
+        The open file.
+
+    Raises
+    ------
+    FileNotFoundError, NotH5MLError, UnsupportedVersionError, InvalidFileError, UnknownExtensionError, \
+IncompleteFileError, ForbiddenStorageError, FileLockedError, ValueError
+        As :func:`open` for a file.
+    """
     dataset = Dataset(
         path,
         locking=locking,

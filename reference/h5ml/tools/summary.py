@@ -376,9 +376,12 @@ def summarize(path: str | os.PathLike[str], storage_options: Mapping[str, Any] |
         Whatever :func:`h5ml.open` raises (not h5ml, incomplete, newer MAJOR,
         forbidden storage, ...), or a feature the reader cannot open.
     """
-    from h5ml.reader.opening import open as open_dataset
+    from h5ml.model.remote import is_url
+    from h5ml.reader.opening import open_file
+    from h5ml.reader.remote import open_location
 
-    with open_dataset(path, storage_options=storage_options) as ds:
+    local = storage_options is None and not is_url(os.fspath(path))
+    with open_file(path) if local else open_location(path, storage_options) as ds:
         splits = []
         for split_name, split in ds.splits.items():
             split_attrs = split.attrs

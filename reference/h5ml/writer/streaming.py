@@ -37,11 +37,23 @@ from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
 from h5ml.writer.registry import SplitRegistry
 from h5ml.writer.root import check_metadata, update_root
+from h5ml.writer.writer_factory import WriterFactory
 
-__all__ = ["Writer"]
+__all__ = ["Writer", "one_sample_batch"]
 
 
-class Writer(ClosedOnExit):
+def one_sample_batch(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """The batch of one sample, as :meth:`Writer.append_sample` appends it: arrays get a first axis, others a list."""
+    batch: dict[str, Any] = {}
+    for key, value in sample.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            batch[key] = value[np.newaxis]
+        else:
+            batch[key] = [value]
+    return batch
+
+
+class Writer(WriterFactory, ClosedOnExit):
     """Write an h5ml file batch by batch, atomically (§4.4, §5, §6, §7, §8).
 
     Parameters
@@ -85,6 +97,9 @@ class Writer(ClosedOnExit):
     page_size
         HDF5 paged file-space aggregation with pages of this many bytes, for files read from object stores
         (:func:`h5ml.writer.arguments.check_page_size` says what it costs); None (default): HDF5's default.
+    shard_size, samples_per_shard
+        Write a sharded dataset instead (SPEC §12.4): ``Writer(OUTDIR, ..., shard_size="1GiB")`` returns a
+        :class:`~h5ml.writer.sharded.ShardedWriter` (:class:`~h5ml.writer.writer_factory.WriterFactory`).
 
     Raises
     ------
@@ -134,6 +149,8 @@ class Writer(ClosedOnExit):
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
         page_size: int | None = None,
+        shard_size: int | str | None = None,
+        samples_per_shard: int | None = None,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
@@ -385,13 +402,7 @@ class Writer(ClosedOnExit):
         WriterError, EncodingError
             As :meth:`append`.
         """
-        batch: dict[str, Any] = {}
-        for key, value in sample.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-                batch[key] = value[np.newaxis]
-            else:
-                batch[key] = [value]
-        self.append(split, batch)
+        self.append(split, one_sample_batch(sample))
 
     # -- finishing -----------------------------------------------------------
 
