@@ -73,6 +73,12 @@ class RequestLog:
         """The body bytes of the GET requests."""
         return sum(r.nbytes for r in self.gets(path))
 
+    def ranges(self, path: str | None = None) -> dict[tuple[str, str], int]:
+        """The distinct ranges GET asked for, ``(object, Range) -> body bytes``: a request the client retried
+        (botocore retries a read that timed out, as on a loaded machine) counts once.
+        """
+        return {(r.path, r.range): r.nbytes for r in self.gets(path)}
+
 
 class _Quiet(http.server.ThreadingHTTPServer):
     """A threaded HTTP server that says nothing when a client hangs up early (s3fs closes streams it has read)."""

@@ -161,8 +161,9 @@ def test_a_shuffled_batch_fetches_only_its_chunks(
         assert _same(batch, near["train"].read(rows, ["image"]))
     runs, run_bytes, needed_bytes = _runs(local, "train/image", rows)
     assert runs < len(chunks)  # the test means something: neighbours were coalesced
-    assert len(log.gets()) <= runs
-    assert needed_bytes <= log.get_bytes() <= run_bytes
+    ranges = log.ranges()  # a read botocore retried (a timeout on a loaded machine) is one range, counted once
+    assert len(ranges) <= runs, log.requests
+    assert needed_bytes <= sum(ranges.values()) <= run_bytes
     assert all(r.range.startswith("bytes=") for r in log.gets())  # range requests, never the whole object
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import os
 import re
 import threading
 import weakref
@@ -54,6 +55,7 @@ __all__ = [
     "PYTHON_CREDENTIALS",
     "RemoteFile",
     "TransferStats",
+    "absolute_location",
     "coalesce",
     "is_url",
     "open_remote",
@@ -91,6 +93,12 @@ def is_url(path: object) -> bool:
         return False
     match = _URL.match(path)
     return match is not None and len(match.group(1)) > 1
+
+
+def absolute_location(location: str | os.PathLike[str]) -> str:
+    """A URL as it is, a local path made absolute: a location stored to be opened again in another process."""
+    text = os.fspath(location)
+    return text if is_url(text) else os.path.abspath(text)
 
 
 @dataclass
