@@ -377,3 +377,22 @@ def test_a_dataloader_with_two_workers_reads_a_url(
     images = torch.cat([batch["image"] for batch in loader]).numpy()
     with h5ml.open(local) as near:
         assert images.tobytes() == near["train"]["image"].read(slice(None)).tobytes()
+
+
+def test_a_sharded_dataset_at_a_url(server: S3Server, bucket: str, tmp_path: Path) -> None:
+    """h5ml.open(s3://.../ds/) reads the index and each shard through fsspec: the samples of the local copy (§12.5)."""
+    from _shards import columns, write_sharded
+
+    cols = columns(130)
+    index = write_sharded(tmp_path / "ds", cols, [50, 50, 30])
+    fs = server.filesystem(counted=False)
+    fs.put(str(index.parent), f"{bucket}/ds", recursive=True)
+    order = np.random.default_rng(2).permutation(130)
+    with h5ml.open(index) as near, h5ml.open(f"s3://{bucket}/ds/", storage_options=server.storage_options) as far:
+        assert far.fingerprint == near.fingerprint and far["train"].num_samples == 130
+        assert _same(far["train"].read(order), near["train"].read(order))
+    fs.rm(f"{bucket}/ds/train/train-00001.h5")
+    with h5ml.open(f"s3://{bucket}/ds/index.json", storage_options=server.storage_options) as far:
+        far["train"].read(0)
+        with pytest.raises(h5ml.ShardIndexError, match=r"shard 1 of split 'train' .* is missing"):
+            far["train"].read(60)

@@ -154,6 +154,8 @@ def open(
         "zero_copy": zero_copy,
     }
     if is_index_path(path):
+        if storage_options is not None:
+            options["storage_options"] = dict(storage_options)
         return ShardedDataset(path, max_open_shards=max_open_shards, **options)
     if storage_options is not None or is_url(path):  # SPEC §10.1: the same checks, through fsspec
         return open_location(path, storage_options, **options)
