@@ -432,7 +432,7 @@ def test_fingerprint_and_metadata(tmp_path: Path) -> None:
     with h5ml.open(tmp_path / "f.h5") as ds:
         assert ds.fingerprint == fp
         assert ds.metadata.name == "test" and ds.metadata.description == "d"
-        assert ds.format_version == (1, 1)
+        assert ds.format_version == (1, 2)
     write_file(tmp_path / "g.h5", {"train": {"x": Dense(np.arange(3))}})
     with h5ml.open(tmp_path / "g.h5") as ds:
         assert ds.fingerprint is None

@@ -893,7 +893,7 @@ def test_deep_time_limit_keeps_the_metadata_issues(tmp_path: Path) -> None:
     assert (last.code, last.path) == ("E101", "/")
     assert "did not finish within 5 s" in last.message
     assert "metadata checks had finished" in last.message
-    assert (report.readable, report.valid, report.format_version) == (False, False, "1.1")
+    assert (report.readable, report.valid, report.format_version) == (False, False, "1.2")
     doc = Report((report,)).to_json()
     assert [e.message for e in schemas.validator_for("report").iter_errors(doc)] == []
 

@@ -219,7 +219,7 @@ def describe(suite: Suite) -> tuple[dict[str, Any], dict[str, str]]:
     manifest = {
         "$schema": "../schema/h5ml-manifest-1.0.schema.json",
         "manifest_version": MANIFEST_VERSION,
-        "spec_version": "1.1",
+        "spec_version": "1.2",
         "description": (
             "Conformance cases for h5ml 1.0 validators and readers: one entry per case, with its fixture, "
             "what a validator must report and, for reader cases, the decoded content or a refusal. "
