@@ -161,6 +161,7 @@ def disagreements(split: str, expected: SplitEntry, shard: ShardEntry, found: Sh
     and for every feature its encoding, dtype, sample shape and class names
     (a feature missing from either side too).
     """
+    # SPEC §12.5-R1: the comparison a reader makes before it returns a shard's samples (the validator's, §12.2)
     problems = []
     if found.split != split:
         problems.append(f"holds split {found.split!r}, not {split!r}")

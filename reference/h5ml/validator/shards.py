@@ -306,6 +306,7 @@ def validate_index(
     if problem is not None:
         collector.add(problem)
         return report(version)
+    # SPEC §12.1-R7: the index, every shard as a file of its own, their agreement; each shard at its pointer
     folder = os.path.dirname(os.path.abspath(where))
     listed = _listed(index, where)
     present: list[_Listed] = []
