@@ -115,14 +115,14 @@ def _version_issue(where: str, version: str) -> Issue | None:
             "E170",
             "/",
             f"{where} declares format_version {version}; this validator implements {FORMAT_VERSION[0]}.x: "
-            "use a validator of that version",
+            "use a validator of that version (the shards were not checked)",
         )
     if (major, minor) < _FIRST_VERSION:
         return Issue.of(
             "E170",
             "/",
             f"{where} declares format_version {version}, but sharded datasets are defined from 1.2 on (§12): "
-            'write "1.2" or later',
+            'write "1.2" or later (the shards were not checked)',
         )
     return None
 
