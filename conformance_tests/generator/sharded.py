@@ -205,9 +205,7 @@ def build_sharded(recipe: dict[str, Any]) -> Path:
 
 def tree_digest(folder: Path) -> str:
     """The digest of a fixture folder: SHA-256 of '<sha256>  <relative path>\\n' per file, paths sorted."""
-    files = sorted(
-        (p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file()
-    )
+    files = sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file())
     text = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {rel}\n" for rel, p in files)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

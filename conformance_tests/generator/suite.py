@@ -224,7 +224,9 @@ def describe(suite: Suite) -> tuple[dict[str, Any], dict[str, str]]:
         sha = tree_digest(FIXTURES_DIR / recipe["id"]) if sharded else file_digest(FIXTURES_DIR / fixture_name(recipe))
         plan = suite.plan(recipe)
         for case in cases_of(recipe):
-            reader = reader_expectation(recipe, {**case, "reader": case.get("reader", None if sharded else "auto")}, plan)
+            reader = reader_expectation(
+                recipe, {**case, "reader": case.get("reader", None if sharded else "auto")}, plan
+            )
             version = case["format_version"] if "format_version" in case else format_version_of(plan)
             if sharded and "format_version" not in case:
                 version = recipe["sharded"].get("format_version", "1.2")

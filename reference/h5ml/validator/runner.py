@@ -87,6 +87,7 @@ __all__ = [
     "Report",
     "Timeout",
     "default_timeout",
+    "is_index",
     "iter_issues",
     "validate",
     "validate_each",
@@ -287,6 +288,19 @@ def _found(collector: IssueCollector) -> int:
     return len(collector.issues) + sum(collector.omitted.values())
 
 
+def is_index(path: str) -> bool:
+    """Whether ``path`` names the index of a sharded dataset (:func:`h5ml.model.shard_index.is_index_path`, §12.1).
+
+    Only a ``.json`` path or a folder can be one: for any other path, the index module (pydantic and the JSON
+    Schemas, about a second to import on a loaded machine) is not imported.
+    """
+    if not (path.lower().endswith(".json") or os.path.isdir(path)):
+        return False
+    from h5ml.model.shard_index import is_index_path
+
+    return is_index_path(path)
+
+
 def validate(
     path: str | os.PathLike[str],
     *,
@@ -340,10 +354,8 @@ def validate(
     """
     _check_timeout(timeout)
     check_cap(max_issues_per_code)
-    from h5ml.model.shard_index import is_index_path  # pydantic and the schemas: only when validating
-
     text = os.fspath(path)
-    if is_index_path(text):
+    if is_index(text):
         from h5ml.validator.shards import validate_index  # it builds on this module
 
         return validate_index(

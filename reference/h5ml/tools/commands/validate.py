@@ -193,14 +193,14 @@ def _checked(
     validated with its shards (:func:`h5ml.validator.shards.validate_index`,
     each shard with its own limit) and printed without a limit of its own.
     """
-    from h5ml.model.shard_index import is_index_path
-    from h5ml.validator.runner import AUTO, default_timeout, validate_each
-    from h5ml.validator.shards import validate_index
+    from h5ml.validator.runner import AUTO, default_timeout, is_index, validate_each
 
     limit: Timeout = AUTO if timeout is None else timeout
     start = 0
     while start < len(files):
-        if is_index_path(files[start]):
+        if is_index(files[start]):
+            from h5ml.validator.shards import validate_index  # h5py in this process: only for an index
+
             yield (
                 validate_index(
                     files[start],
@@ -215,7 +215,7 @@ def _checked(
             start += 1
             continue
         end = start
-        while end < len(files) and not is_index_path(files[end]):
+        while end < len(files) and not is_index(files[end]):
             end += 1
         for report, began in validate_each(
             files[start:end], deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap
@@ -296,10 +296,9 @@ def validate_command(
     finish within --timeout, printing its report included); the shards of an
     index count as files.
     """
-    from h5ml.model.shard_index import is_index_path
-    from h5ml.validator.runner import Report
+    from h5ml.validator.runner import Report, is_index
 
-    if shallow_shards and not any(is_index_path(f) for f in files):
+    if shallow_shards and not any(is_index(f) for f in files):
         raise click.UsageError(
             "--shallow-shards applies to the index of a sharded dataset (a .json file, or a folder holding "
             "index.json), and no FILE given is one: leave it out, or give the index"
