@@ -324,3 +324,30 @@ def test_write_index_is_atomic_and_refuses_a_wrong_index(tmp_path: Path) -> None
         write_index(wrong, tmp_path / "ds")
     assert index_file.read_bytes() == before
     assert sorted(p.name for p in (tmp_path / "ds").iterdir()) == ["index.json", "test", "train"]
+
+
+def test_files_and_indexes_in_one_call_keep_their_order(tmp_path: Path) -> None:
+    """SPEC §12.1-R7, §9.3: files and an index in one call: one report entry each, in the order given."""
+    index = _dataset(tmp_path / "ds")
+    h5ml.write(tmp_path / "a.h5", {"train": {"x": np.arange(4)}}, metadata=_META)
+    (tmp_path / "empty").mkdir()  # a folder without index.json is no index: a file that cannot be opened
+    code, report = _json_report("--jobs", "2", str(tmp_path / "a.h5"), str(index), str(tmp_path / "empty"))
+    assert code == 2
+    kinds = [(Path(f["path"]).name, f.get("kind", "file"), f["readable"]) for f in report["files"]]
+    assert kinds == [("a.h5", "file", True), ("index.json", "index", True), ("empty", "file", False)]
+    assert report["summary"]["files"] == 3
+
+
+def test_validating_a_file_does_not_import_the_index_module(tmp_path: Path) -> None:
+    """SPEC §12.1: only a .json path or a folder can be an index; a file's validation never imports its module."""
+    import subprocess
+    import sys
+
+    path = h5ml.write(tmp_path / "a.h5", {"train": {"x": np.arange(4)}}, metadata=_META)
+    code = (
+        "import sys; from h5ml.validator.runner import validate; "
+        f"assert validate({str(path)!r}).valid; print('h5ml.model.shard_index' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"

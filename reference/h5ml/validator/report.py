@@ -155,6 +155,10 @@ class FileReport:
         For an index: the reports of the shards it lists that were validated as files, in index order (split
         names in code-point order, then shard order); empty otherwise. The index's own issues say which shard
         is missing, changed, disagreeing or invalid (E171-E174); a shard's issues stay in its own report.
+        The index's ``readable``, ``valid`` and ``valid_strict`` are those of its own issues (so that its JSON
+        entry follows the report schema); an invalid shard is an E174 among them, and
+        :attr:`Report.valid_strict` and the command line's exit status count each shard's own report too
+        (:meth:`each`): an unreadable shard exits 2, a shard's warning fails ``--strict``.
     """
 
     path: str
