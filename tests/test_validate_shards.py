@@ -351,3 +351,16 @@ def test_validating_a_file_does_not_import_the_index_module(tmp_path: Path) -> N
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_one_file_listed_twice_through_a_link_is_e170(tmp_path: Path) -> None:
+    """SPEC §12.1-R3: two entries that reach one file (a symbolic link in the folder) are E170, never read twice."""
+    index = _dataset(tmp_path / "ds")
+    link = tmp_path / "ds/train/train-00001.h5"
+    link.unlink()
+    os.symlink("train-00000.h5", link)
+    code, report = _json_report(str(index))
+    assert code == 1
+    (entry,) = report["files"]
+    assert ("E170", "/splits/train/shards/1") in _issues(entry)
+    assert "/splits/train/shards/0 lists too" in next(i["message"] for i in entry["issues"] if i["code"] == "E170")

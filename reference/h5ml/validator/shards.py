@@ -310,7 +310,21 @@ def validate_index(
     folder = os.path.dirname(os.path.abspath(where))
     listed = _listed(index, where)
     present: list[_Listed] = []
+    resolved: dict[str, str] = {}
     for shard in listed:
+        real = os.path.realpath(shard.location)
+        if real in resolved:
+            # SPEC §12.1-R3: no shard listed twice, under two spellings (a symbolic link) either
+            collector.add(
+                Issue.of(
+                    "E170",
+                    shard.pointer,
+                    f"shard {shard.entry.path} is the file {resolved[real]} lists too (through a symbolic link): "
+                    "its samples would be read twice; list each shard once",
+                )
+            )
+            continue
+        resolved[real] = shard.pointer
         if _escapes(folder, shard.location):
             # SPEC §12.1-R2: an index never makes a reader open a file outside the dataset's folder (§10.1)
             collector.add(
