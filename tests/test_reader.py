@@ -738,7 +738,7 @@ def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
     # SPEC §1.3-R2
     write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
-    with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.1; upgrade h5ml"):
+    with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.2; upgrade h5ml"):
         h5ml.open(tmp_path / "v2.h5")
 
 
