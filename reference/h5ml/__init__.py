@@ -29,6 +29,8 @@ _LAZY = {
     "open": "h5ml.reader",
     "Dataset": "h5ml.reader",
     "Split": "h5ml.reader",
+    "ShardedDataset": "h5ml.reader",
+    "ShardedSplit": "h5ml.reader",
     "Feature": "h5ml.reader",
     "verify": "h5ml.reader",
     "VerifyReport": "h5ml.reader",
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.values import FeatureSpec as FeatureSpec
     from h5ml.reader import Dataset as Dataset
     from h5ml.reader import Feature as Feature
+    from h5ml.reader import ShardedDataset as ShardedDataset
+    from h5ml.reader import ShardedSplit as ShardedSplit
     from h5ml.reader import Split as Split
     from h5ml.reader import VerifyReport as VerifyReport
     from h5ml.reader import open as open

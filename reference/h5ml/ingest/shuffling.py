@@ -19,7 +19,7 @@ from h5ml.ingest.edit.copying import declaration, root_metadata
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.ingest.report import IngestReport
-from h5ml.reader import open as open_h5ml
+from h5ml.reader import open_file as open_h5ml
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
 
