@@ -169,7 +169,6 @@ def disagreements(
     ``metadata``) is given, every shared root attribute (one missing from
     either side too).
     """
-    # SPEC §12.5-R1: the comparison a reader makes before it returns a shard's samples (the validator's, §12.2)
     problems = []
     if found.split != split:
         problems.append(f"holds split {found.split!r}, not {split!r}")

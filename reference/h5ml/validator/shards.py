@@ -8,10 +8,10 @@ it lists: that it exists (E171), that it is a valid h5ml file, validated
 exactly as a file given alone (its report is kept under the index's, E174
 when it has errors), that its fingerprint and size are the ones the index
 records (E172), and that it agrees with the index (E173: its split, sample
-count and features through :func:`h5ml.model.shard_files.disagreements`, the
-one comparison of a shard with its index; its dataset card with the index's
-``metadata``). An HDF5 file in a split's folder that the index does not list
-is W210.
+count, features and dataset card, through
+:func:`h5ml.model.shard_files.disagreements`, the one comparison of a shard
+with its index, which the sharded reader makes too). An HDF5 file in a
+split's folder that the index does not list is W210.
 
 Where the issues go
 -------------------
@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -142,24 +142,11 @@ def _escapes(folder: str, location: str) -> bool:
     return os.path.commonpath([root, os.path.realpath(location)]) != root
 
 
-def _card_problems(card: Mapping[str, Any], metadata: Mapping[str, Any]) -> list[str]:
-    """How a shard's dataset card differs from the index's ``metadata`` (§12.2-R2); empty when equal."""
-    problems = []
-    for key in sorted(set(card) | set(metadata)):
-        if key not in metadata:
-            problems.append(f"has root attribute {key!r}, which the index's metadata does not list")
-        elif key not in card:
-            problems.append(f"lacks root attribute {key!r}, which the index's metadata lists")
-        elif card[key] != metadata[key]:
-            problems.append(f"has root attribute {key!r} = {card[key]!r}, the index's metadata says {metadata[key]!r}")
-    return problems
-
-
 def _agreement(index: ShardIndex, shard: _Listed, found: ShardDescription) -> Iterator[Issue]:
     """E172 and E173 for a shard that is not what its index says (§12.1-R6, §12.2)."""
-    problems = disagreements(shard.split, index.splits[shard.split], shard.entry, found)
+    problems = disagreements(shard.split, index.splits[shard.split], shard.entry, found, index.metadata)
     changed = [p for p in problems if _CHANGED.match(p)]
-    others = [p for p in problems if not _CHANGED.match(p)] + _card_problems(found.card, index.metadata)
+    others = [p for p in problems if not _CHANGED.match(p)]
     if changed:
         # SPEC §12.1-R6: an entry's fingerprint and size are those of the shard file it names
         yield Issue.of(
