@@ -387,7 +387,12 @@ def test_image_folder_on_dask_equals_the_single_process_conversion(client: Clien
     index, _ = load_index(tmp_path / "shards")
     assert [s.num_samples for s in index.splits["train"].shards] == [3, 3, 2]
     assert index.splits["train"].features["label"].class_names == ("china", "flower")
-    _assert_same(_read_sharded(tmp_path / "shards"), _read(tmp_path / "single.h5"))
+    want = _read(tmp_path / "single.h5")
+    _assert_same(_read_sharded(tmp_path / "shards"), want)
+    address = client.scheduler.address  # a running scheduler, as --dask tcp://HOST:PORT names it
+    code, _, err = run_cli("convert", str(root), str(tmp_path / "cli"), "--dask", address, "--size", "64x64")
+    assert code == 0, err
+    _assert_same(_read_sharded(tmp_path / "cli"), want)
 
 
 def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
@@ -396,12 +401,16 @@ def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
     cases = [
         (("--dask", "local:2", "--shuffle"), "shuffle on write (--shuffle, --seed) is not done on Dask"),
         (("--dask", "local:2", "--on-error", "skip"), "--on-error skip is not done on Dask"),
+        (("--dask", "local:2", "--workers", "2", "--processes"), "--processes does not apply with --dask ..."),
         (("--dask", "scheduler"), "got 'scheduler' (option --dask)"),
         (("--dask", "local:0"), "'local:N' for N >= 1"),
     ]
     for args, message in cases:
         code, _, err = run_cli("convert", str(root), str(tmp_path / "out"), *args)
         assert code == 2 and message in err and "Traceback" not in err, (args, err)
+    code, _, err = run_cli("convert", str(root), str(tmp_path / "out.h5"), "--dask", "local:2")
+    assert code == 2 and "out.h5 names a file (.h5), but a sharded dataset is a folder" in err
+    assert "(argument OUTPUT)" in err and not (tmp_path / "out.h5").exists()
     arrays = tmp_path / "a.npz"
     np.savez(arrays, x_train=np.zeros((3, 2)))
     code, _, err = run_cli("convert", str(arrays), str(tmp_path / "out2"), "--dask", "local:2")

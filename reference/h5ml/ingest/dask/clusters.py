@@ -96,11 +96,13 @@ def dask_client(address: str) -> Iterator[Any]:
         ) from exc
 
     if workers is not None:
-        with local_cluster(workers) as cluster, Client(cluster, timeout=CONNECT_SECONDS) as client:  # type: ignore[no-untyped-call]
-            yield client
+        with local_cluster(workers) as cluster:
+            own = Client(cluster, timeout=CONNECT_SECONDS, set_as_default=False)  # type: ignore[no-untyped-call]
+            with own:
+                yield own
         return
     try:
-        client = Client(where, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]
+        client = Client(where, timeout=CONNECT_SECONDS, set_as_default=False)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise OSError(
             f"cannot reach the Dask scheduler at {where} within {CONNECT_SECONDS} s ({exc}); check the address "

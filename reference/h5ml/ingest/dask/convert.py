@@ -13,6 +13,10 @@ partition is decoded and written by one task as the shard
 ``i`` of that split in the file ``h5ml convert`` writes without ``--dask``,
 and the values are the same, decoded by the same function.
 
+There is no progress bar on Dask (the report comes at the end); ``workers``
+decodes with that many threads inside each task, and ``processes`` is
+refused (the Dask workers are the processes).
+
 Not on Dask yet (refused with a message): shuffle on write (a recorded
 ``shuffle_seed`` describes one file's order, §7.6), ``on_error="skip"`` (each
 shard would record other skipped files, and the shards must share their card),
@@ -69,6 +73,12 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
             "on_error",
             "on_error='skip' (--on-error skip) is not done on Dask: the shards would each record other skipped "
             "files; fix or remove the bad files, or convert without dask=... (--dask ...)",
+        )
+    if options.get("processes"):
+        raise parameter_error(
+            "processes",
+            "processes=True (--processes) does not apply with dask=... (--dask ...): the Dask workers are the "
+            "processes (local:N starts N); workers=N (--workers N) still decodes with N threads in each task",
         )
     if options.get("shard_size") is not None:
         raise parameter_error(

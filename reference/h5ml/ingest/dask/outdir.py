@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Final
 
+from h5ml.ingest.options import parameter_error
 from h5ml.model.shard_index import INDEX_FILE_NAME
 from h5ml.writer.temporaries import Temporary, remove_stale, temporaries
 
@@ -28,6 +29,8 @@ __all__ = ["SHARD_DIGITS", "prepare_folder", "remove_leftovers", "shard_name"]
 
 #: Digits of the partition number in a shard's name (§12.4): ``train/train-00000.h5``.
 SHARD_DIGITS: Final = 5
+#: Suffixes of an HDF5 file: an output folder named so is a mistaken file name (refused).
+_FILE_SUFFIXES: Final = frozenset({".h5", ".hdf5", ".hdf", ".he5", ".h5ml"})
 #: The hidden temporary file of :func:`h5ml.model.shard_index.write_index`: ``.index.json.<random>.tmp``.
 _INDEX_TEMPORARY: Final = re.compile(rf"^\.{re.escape(INDEX_FILE_NAME)}\..+\.tmp$")
 
@@ -95,6 +98,8 @@ def prepare_folder(outdir: str | os.PathLike[str], overwrite: bool, sources: tup
 
     Raises
     ------
+    h5ml.errors.ParameterError
+        If ``outdir`` ends in ``.h5`` (or another HDF5 suffix) and is not a folder: a file name given by mistake.
     FileExistsError
         If the folder is a source, lies inside one, or is not empty and ``overwrite`` is False; or if it holds
         anything a sharded write does not make (even with ``overwrite``: it is never deleted).
@@ -104,6 +109,13 @@ def prepare_folder(outdir: str | os.PathLike[str], overwrite: bool, sources: tup
         If its parent folder does not exist.
     """
     out = Path(outdir)
+    if out.suffix.lower() in _FILE_SUFFIXES and not out.is_dir():
+        raise parameter_error(
+            "outdir",
+            f"{out} names a file ({out.suffix}), but a sharded dataset is a folder (index.json and the shards); "
+            f"give a folder such as {out.with_suffix('')}",
+            option="OUTPUT",
+        )
     for source in sources:
         if source.exists() and (out.resolve() == source.resolve() or source.resolve() in out.resolve().parents):
             raise FileExistsError(

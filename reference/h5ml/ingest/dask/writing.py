@@ -120,6 +120,12 @@ def to_h5ml(
 
     Notes
     -----
+    Dask's ``dataframe.convert-string`` option (on by default) turns object
+    columns into strings when the dataframe is made, arrays and bytes
+    included (an array becomes its ``str()``, ``'[0. 1.]'``); h5ml can no
+    longer tell them from text then. Make a dataframe with such columns
+    under ``dask.config.set({"dataframe.convert-string": False})``.
+
     The shard order is the partition order: sample ``j`` of partition ``i``
     is global sample ``j + (samples of the non-empty partitions before i)``
     of ``split``, whatever the number of workers.
