@@ -416,3 +416,24 @@ def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
     code, _, err = run_cli("convert", str(arrays), str(tmp_path / "out2"), "--dask", "local:2")
     assert code == 2 and "converts audio and images folders; a source of kind 'arrays'" in err
     assert not (tmp_path / "out").exists() and not (tmp_path / "out2").exists()
+
+
+def test_file_that_fails_to_decode_names_file_and_partition(client: Client, tmp_path: Path) -> None:
+    """A PNG cut short decodes in its task: the error names the partition and the file, and no index is written."""
+    root = _tiles(tmp_path / "photos")
+    cut = root / "train" / "flower" / "2.png"
+    cut.write_bytes(cut.read_bytes()[:200])
+    with pytest.raises(IngestError) as e:
+        h5ml.dask.convert_on_dask(
+            "images", root, tmp_path / "shards", client=client, samples_per_shard=3, size=(64, 64)
+        )
+    message = str(e.value)
+    assert "2.png" in message and "No index was written" in message
+    assert not (tmp_path / "shards" / "index.json").exists()
+    code, _, err = run_cli(
+        "convert", str(root), str(tmp_path / "cli"), "--dask", client.scheduler.address, "--size", "64x64"
+    )
+    assert code == 2 and "partition 0 of split 'train' (shard train/train-00000.h5) failed" in err
+    assert "2.png: a PNG file that does not decode" in err and "run again with --overwrite" in err
+    assert "--on-error skip" not in err and "Traceback" not in err  # refused on Dask: not offered
+    assert not (tmp_path / "cli" / "index.json").exists()

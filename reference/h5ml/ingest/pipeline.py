@@ -215,6 +215,8 @@ def write_split(
     report: IngestReport,
     bars: ProgressBars,
     task: Any,
+    *,
+    skippable: bool = True,
 ) -> int:
     """Decode and append one split's items in order (``options.workers`` at a time); return the samples written.
 
@@ -234,6 +236,9 @@ def write_split(
         Skipped files are appended to its ``skipped``.
     bars, task
         The progress bars and the bar of this split, advanced once per item.
+    skippable
+        Whether the error of a file that fails may suggest ``on_error="skip"`` (False where skipping is refused,
+        on Dask).
 
     Returns
     -------
@@ -252,10 +257,10 @@ def write_split(
         if isinstance(result, BaseException):
             problem = _describe(item, result)
             if options.on_error == "stop":
+                skip = ", or skip bad files with on_error='skip' (--on-error skip)" if skippable else ""
                 raise IngestError(
                     f"{problem.path}: {problem.reason} (sample {item.sample_id!r} of split {split!r}); nothing was "
-                    f"written to {writer.path}. Fix or remove that file, or skip bad files with on_error='skip' "
-                    "(--on-error skip)",
+                    f"written to {writer.path}. Fix or remove that file{skip}",
                     path=problem.path,
                 ) from result
             report.skipped.append(problem)

@@ -249,5 +249,6 @@ def write_items_partition(
     report = IngestReport(job.target(number))
     with job.writer(number) as writer, ProgressBars(False, len(items)) as bars:
         writer.add_split(job.split, expected_samples=len(items))
-        write_split(writer, job.split, items, decode, options, report, bars, bars.add(job.split, len(items)))
+        task = bars.add(job.split, len(items))
+        write_split(writer, job.split, items, decode, options, report, bars, task, skippable=False)
     return describe_shard(job.target(number))
