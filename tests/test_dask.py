@@ -437,3 +437,13 @@ def test_file_that_fails_to_decode_names_file_and_partition(client: Client, tmp_
     assert "2.png: a PNG file that does not decode" in err and "run again with --overwrite" in err
     assert "--on-error skip" not in err and "Traceback" not in err  # refused on Dask: not offered
     assert not (tmp_path / "cli" / "index.json").exists()
+
+
+def test_without_dask_the_facade_says_which_extra_to_install() -> None:
+    """``import h5ml.dask`` where dask is not installed (hidden from this child process) names the extra."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['distributed'] = None\ntry:\n    import h5ml.dask\nexcept ImportError as e:\n    print(e)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "h5ml.dask needs the package 'distributed', which is not installed: pip install 'h5ml[dask]'" in done.stdout
