@@ -35,7 +35,6 @@ from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.dask.clusters import local_cluster
 from h5ml.ingest.images import convert_image_folder
 from h5ml.model.shard_index import load_index, shard_location
-from h5ml.writer.temporaries import temporary_name
 from test_ingest_audio import PAIR_SPLITS, _pairs, needs_tools
 
 #: The module's real-speech fixture (espeak-ng, sox), shared with test_ingest_audio.
@@ -289,12 +288,12 @@ def test_task_failing_once_is_retried_and_the_result_is_whole(client: Client, tm
 
 
 def test_partition_failing_for_good_writes_no_index(client: Client, tmp_path: Path) -> None:
-    """Without retries the same failure, and a shape the writer refuses half-way: named, no index, no shard 1."""
+    """Without retries the same failure, and a shape the writer refuses half-way: named; nothing is left."""
     flag = tmp_path / "attempted"
     bag = db.from_sequence(range(40), npartitions=4).map(_flaky(str(flag)))
     with pytest.raises(IngestError, match=r"partition 1 of split 'train' \(shard train/train-00001.h5\) failed: "):
         h5ml.dask.to_h5ml(bag, tmp_path / "failed", client=client)
-    assert not (tmp_path / "failed" / "index.json").exists()
+    assert not (tmp_path / "failed").exists()
 
     def late_change(i: int) -> dict[str, Any]:  # row 90 of partition 1 (after a batch was appended) has 3 values
         return {"x": np.zeros(3 if i == 290 else 2, np.float32)}
@@ -302,32 +301,37 @@ def test_partition_failing_for_good_writes_no_index(client: Client, tmp_path: Pa
     bag = db.from_sequence(range(400), npartitions=2).map(late_change)
     with pytest.raises(IngestError, match=r"partition 1 of split 'train' \(shard train/train-00001.h5\) failed") as e:
         h5ml.dask.to_h5ml(bag, tmp_path / "late", client=client)
-    assert "No index was written" in str(e.value) and "overwrite=True (--overwrite)" in str(e.value)
-    assert not (tmp_path / "late" / "index.json").exists()
-    # partition 0 is whole, partition 1 is not at its final name, and its writer's temporary file was removed
-    assert _shard_names(tmp_path / "late") == ["train/train-00000.h5"]
+    assert "Nothing was written to" in str(e.value)
+    assert not (tmp_path / "late").exists()  # the folder it made, its staging folder and shard 0 are removed
 
 
 def test_output_folder_rules(client: Client, tmp_path: Path) -> None:
-    """A non-empty folder needs overwrite=True, which replaces only a sharded dataset (nothing else is deleted)."""
+    """A dataset is replaced only with overwrite=True, and stays as it was when the job fails; other folders refused."""
     out = tmp_path / "ds"
-    h5ml.dask.to_h5ml({"a": da.arange(30, chunks=10)}, out, client=client)
-    with pytest.raises(FileExistsError, match=r"not empty .* pass overwrite=True \(--overwrite\)"):
+    first = h5ml.dask.to_h5ml({"a": da.arange(30, chunks=10)}, out, client=client)
+    with pytest.raises(FileExistsError, match=r"holds a sharded dataset \(index.json\).* pass overwrite=True"):
         h5ml.dask.to_h5ml({"a": da.arange(30, chunks=10)}, out, client=client)
-    index = h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, out, client=client, overwrite=True)
-    assert _shard_names(out) == ["index.json", "train/train-00000.h5"] and index.splits["train"].num_samples == 10
-    live = temporary_name(out / "train" / "train-00000.h5")  # this process's name: a writer that still runs
-    live.write_bytes(b"half a shard")
-    with pytest.raises(FileExistsError, match=r"a writer may still be writing .*h5ml-tmp-.* \(nothing was deleted\)"):
-        h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, out, client=client, overwrite=True)
-    assert live.exists() and (out / "index.json").exists()
-    live.unlink()
+    flag = tmp_path / "attempted"
+    failing = db.from_sequence(range(40), npartitions=4).map(_flaky(str(flag)))
+    with pytest.raises(IngestError, match=r"partition 1 .* Nothing was written to .* \(a dataset it held is unchanged"):
+        h5ml.dask.to_h5ml(failing, out, client=client, overwrite=True)
+    assert load_index(out)[0] == first and _shard_names(out) == [
+        "index.json",
+        *(s.path for s in first.splits["train"].shards),
+    ]
     (out / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match=r"also holds 'notes.txt'; move those away .* \(nothing was deleted\)"):
-        h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, out, client=client, overwrite=True)
-    assert (out / "notes.txt").read_text() == "mine" and (out / "index.json").exists()
+    index = h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, out, client=client, overwrite=True)
+    assert index.splits["train"].num_samples == 10
+    assert _shard_names(out) == ["index.json", "notes.txt", "train/train-00000.h5"]  # old shards 1, 2 removed
+    assert (out / "notes.txt").read_text() == "mine"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "photo.jpg").write_bytes(b"x")
+    with pytest.raises(FileExistsError, match=r"holds no index.json, so it is not a sharded h5ml dataset"):
+        h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, other, client=client, overwrite=True)
+    assert sorted(p.name for p in other.iterdir()) == ["photo.jpg"]
     (tmp_path / "file").write_text("x")
-    with pytest.raises(NotADirectoryError, match="a sharded dataset is a folder"):
+    with pytest.raises(NotADirectoryError, match="the output of a sharded dataset is a folder"):
         h5ml.dask.to_h5ml({"a": da.arange(10, chunks=10)}, tmp_path / "file", client=client)
 
 
@@ -356,12 +360,18 @@ def test_audio_folder_on_dask_equals_the_single_process_conversion(
         card = {k: v for k, v in json.loads(json.dumps(ds.attrs, default=str)).items() if k in index.metadata}
     assert index.metadata["source"] == card["source"] == str(root)
 
-    code, out, err = run_cli("convert", str(root), str(tmp_path / "cli"), "--dask", "local:2")
+    code, out, err = run_cli(
+        "convert", str(root), str(tmp_path / "cli"), "--dask", "local:2", "--samples-per-shard", "2"
+    )
     assert code == 0, err
     assert "index.json" in out
     cli_index, _ = load_index(tmp_path / "cli")
-    assert [s.num_samples for s in cli_index.splits["train"].shards] == [3]  # default samples_per_shard
     _assert_same(_read_sharded(tmp_path / "cli"), want)
+    # the one-process sharded writer (--samples-per-shard without --dask) writes the same shards: same fingerprints
+    assert run_cli("convert", str(root), str(tmp_path / "one"), "--samples-per-shard", "2", "--quiet")[0] == 0
+    one, _ = load_index(tmp_path / "one")
+    assert cli_index.fingerprint == one.fingerprint == index.fingerprint
+    assert cli_index.splits == one.splits and cli_index.metadata == {**one.metadata, "name": "cli"}
 
 
 def _tiles(root: Path) -> Path:
@@ -428,13 +438,13 @@ def test_file_that_fails_to_decode_names_file_and_partition(client: Client, tmp_
             "images", root, tmp_path / "shards", client=client, samples_per_shard=3, size=(64, 64)
         )
     message = str(e.value)
-    assert "2.png" in message and "No index was written" in message
+    assert "2.png" in message and "Nothing was written to" in message
     assert not (tmp_path / "shards" / "index.json").exists()
     code, _, err = run_cli(
         "convert", str(root), str(tmp_path / "cli"), "--dask", client.scheduler.address, "--size", "64x64"
     )
     assert code == 2 and "partition 0 of split 'train' (shard train/train-00000.h5) failed" in err
-    assert "2.png: a PNG file that does not decode" in err and "run again with --overwrite" in err
+    assert "2.png: a PNG file that does not decode" in err and "fix the cause and run again" in err
     assert "--on-error skip" not in err and "Traceback" not in err  # refused on Dask: not offered
     assert not (tmp_path / "cli" / "index.json").exists()
 

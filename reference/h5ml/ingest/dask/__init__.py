@@ -11,7 +11,7 @@ module             holds
 ``partitions``     a collection's partitions as shard-writing tasks
 ``tasks``          what one task does on a worker: write one shard, describe it
 ``run``            the driver: run the tasks, check the shards agree, the index
-``outdir``         the output folder: its checks, shard names, leftovers
+``outdir``         the output folder: its checks, where a task writes its shard
 ``clusters``       the client: current, ``tcp://...`` or ``local:N``
 =================  ===========================================================
 

@@ -11,7 +11,9 @@ partition is decoded and written by one task as the shard
 ``<split>/<split>-NNNNN.h5``, and the index comes last
 (:mod:`h5ml.ingest.dask.run`). Sample ``i`` of a split in the shards is sample
 ``i`` of that split in the file ``h5ml convert`` writes without ``--dask``,
-and the values are the same, decoded by the same function.
+and the values are the same, decoded by the same function; the shards are
+those ``h5ml convert --samples-per-shard N`` writes in one process (the same
+index fingerprint).
 
 There is no progress bar on Dask (the report comes at the end); ``workers``
 decodes with that many threads inside each task, and ``processes`` is
@@ -26,6 +28,7 @@ arrays, Hugging Face datasets).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -35,8 +38,8 @@ from typing import Any, Final
 
 from h5ml.errors import IngestError
 from h5ml.ingest.dask.clusters import dask_client, parse_address
-from h5ml.ingest.dask.outdir import prepare_folder
-from h5ml.ingest.dask.run import finish, index_of, run_shards
+from h5ml.ingest.dask.outdir import check_target
+from h5ml.ingest.dask.run import write_on_dask
 from h5ml.ingest.dask.tasks import ShardJob, write_items_partition
 from h5ml.ingest.dask.writing import dataset_card
 from h5ml.ingest.features import with_user_features
@@ -44,6 +47,8 @@ from h5ml.ingest.options import ConvertOptions, parameter_error
 from h5ml.ingest.pipeline import PLAN_RUNNER
 from h5ml.ingest.report import SKIPPED_ATTR, IngestReport, Skipped, SourceItem
 from h5ml.model.values import FeatureSpec
+from h5ml.writer.shard_folder import check_outdir
+from h5ml.writer.shard_naming import parse_samples_per_shard
 
 __all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "convert_on_dask"]
 
@@ -88,15 +93,11 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
         )
     if samples_per_shard is None:
         return SAMPLES_PER_SHARD
-    if not isinstance(samples_per_shard, int) or isinstance(samples_per_shard, bool) or samples_per_shard < 1:
-        raise parameter_error(
-            "samples_per_shard", f"samples_per_shard must be an integer >= 1, got {samples_per_shard!r}"
-        )
-    return samples_per_shard
+    return parse_samples_per_shard(samples_per_shard)
 
 
 def _plan_runner(
-    client: Any, outdir: Path, samples_per_shard: int, retries: int, reports: list[IngestReport]
+    client: Any, outdir: Path, overwrite: bool, samples_per_shard: int, retries: int, reports: list[IngestReport]
 ) -> Callable[..., IngestReport]:
     """The runner :func:`h5ml.ingest.pipeline.ingest` hands the converter's plan to (its arguments, as they are)."""
 
@@ -115,23 +116,24 @@ def _plan_runner(
         if skipped:  # left out while scanning: the same list in every shard, as the one file records it (§4.7)
             card[SKIPPED_ATTR] = json.dumps([s.to_json() for s in skipped])
         table = with_user_features(features or {}, options.features)
-        tasks, labels = [], []
         for split, items in splits.items():
             if not items:
                 raise IngestError(
                     f"split {split!r} has no samples; a sharded dataset written on Dask holds no empty split: "
                     "convert without dask=... (--dask ...) to write it empty",
                 )
-            job = ShardJob(str(outdir.resolve()), split, card, table, options.compression, options.level)
-            for number, first in enumerate(range(0, len(items), samples_per_shard)):
-                part = list(items[first : first + samples_per_shard])
-                tasks.append(_delayed(write_items_partition)(part, number, job, decode, options))
-                labels.append((split, number))
-        descriptions = run_shards(client, tasks, labels, outdir, retries=retries)
-        by_split: dict[str, list[Any]] = {}
-        for (split, _number), description in zip(labels, descriptions, strict=True):
-            by_split.setdefault(split, []).append(description)
-        path = finish(outdir, index_of(by_split))
+
+        def make_tasks(staging: str) -> tuple[list[Any], list[tuple[str, int]]]:
+            tasks, labels = [], []
+            for split, items in splits.items():
+                job = ShardJob(staging, split, card, table, options.compression, options.level)
+                for number, first in enumerate(range(0, len(items), samples_per_shard)):
+                    part = list(items[first : first + samples_per_shard])
+                    tasks.append(_delayed(write_items_partition)(part, number, job, decode, options))
+                    labels.append((split, number))
+            return tasks, labels
+
+        path, by_split = write_on_dask(outdir, overwrite, client, make_tasks, retries)
         report = IngestReport(path, skipped=list(skipped))
         for split, shards in by_split.items():
             report.samples[split] = sum(d.num_samples for d in shards if d is not None)
@@ -168,7 +170,8 @@ def convert_on_dask(
     source
         The folder to convert.
     outdir
-        The dataset's folder (see :func:`h5ml.ingest.dask.outdir.prepare_folder`).
+        The dataset's folder: new, empty, or holding a sharded dataset to replace with ``overwrite``
+        (:class:`h5ml.writer.shard_folder.ShardFolder`); named like an HDF5 file or inside ``source``: refused.
     dask
         ``"tcp://host:port"`` of a running scheduler, or ``"local:N"`` for N local worker processes started and
         closed here (``--dask``); ignored when ``client`` is given.
@@ -195,7 +198,8 @@ def convert_on_dask(
     h5ml.IngestError
         As the converter (nothing is written then), or if a partition fails (named, no index is written).
     FileExistsError, NotADirectoryError, FileNotFoundError
-        As :func:`~h5ml.ingest.dask.outdir.prepare_folder`.
+        As :class:`~h5ml.writer.shard_folder.ShardFolder` and :func:`~h5ml.ingest.dask.outdir.check_target`,
+        before the source is scanned.
     OSError
         If the scheduler cannot be reached.
     """
@@ -207,29 +211,33 @@ def convert_on_dask(
         raise parameter_error("dask", "give dask='tcp://host:port' or dask='local:N' (--dask), or client=")
     if client is None:
         parse_address(dask)  # before anything is created
-    out = prepare_folder(outdir, bool(options.get("overwrite")), (Path(source),))
+    out = check_target(outdir, (Path(source),))
+    overwrite = bool(options.get("overwrite"))
+    check_outdir(out, overwrite)  # before the source is scanned; the runner opens the folder itself
     options["metadata"] = dataset_card(out, options.get("metadata"))
-    placeholder = out / ".h5ml-dask-plan.h5"  # the converter checks an output file; the runner writes none
+    run = functools.partial(_convert, dispatch.convert, kind, source, options, out, overwrite, per_shard, retries)
     if client is not None:
-        return _convert(dispatch.convert, kind, source, placeholder, options, client, out, per_shard, retries)
+        return run(client)
     assert dask is not None
     with dask_client(dask) as own:
-        return _convert(dispatch.convert, kind, source, placeholder, options, own, out, per_shard, retries)
+        return run(own)
 
 
 def _convert(
     convert: Callable[..., IngestReport],
     kind: str,
     source: Any,
-    placeholder: Path,
     options: dict[str, Any],
-    client: Any,
     out: Path,
+    overwrite: bool,
     per_shard: int,
     retries: int,
+    client: Any,
 ) -> IngestReport:
+    """Run the converter with :data:`~h5ml.ingest.pipeline.PLAN_RUNNER` set: its plan is written on ``client``."""
+    placeholder = out.parent / f".{out.name}.h5ml-dask-plan.h5"  # the converter checks an output file; none is made
     reports: list[IngestReport] = []
-    token = PLAN_RUNNER.set(_plan_runner(client, out, per_shard, retries, reports))
+    token = PLAN_RUNNER.set(_plan_runner(client, out, overwrite, per_shard, retries, reports))
     try:
         convert(kind, source, placeholder, **options)
     finally:

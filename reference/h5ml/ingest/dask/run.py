@@ -1,47 +1,47 @@
 """The driver of a sharded write on Dask: run one task per partition, check the shards agree, write the index (§12.2-§12.4).
 
-:func:`run_shards` submits the tasks (one per partition, each writing one
-shard: :mod:`h5ml.ingest.dask.tasks`) to a ``dask.distributed`` client with
-the given ``retries``, and waits for all of them. If a partition fails for
-good (after its retries), an :class:`h5ml.IngestError` names it and its
-shard once every other task has ended too (a task cannot be stopped
-half-way, and none may still write into the folder when the error is
-raised); no index is written, so no reader takes the
-folder for a dataset (the shards already written stay, without an index;
-``overwrite=True`` replaces them). When every task succeeded, the shards are
-ordered by partition number (shard order = partition order, whatever the
-number of workers or the order they finished in, so the index fingerprint is
-the same for every cluster), the partitions without rows are left out, each
-shard's features and dataset card are compared with the first's (a partition
-whose inferred dtype, shape or encoding differs is refused, never cast), and
-the index is written atomically (:func:`h5ml.model.shard_index.write_index`),
-last.
+:func:`write_on_dask` opens the dataset's folder as the sharded writer does
+(:class:`h5ml.writer.shard_folder.ShardFolder`: refused if it holds files
+that are not a sharded dataset, or a dataset without ``overwrite``), submits
+the tasks (one per partition, each writing one shard into the folder's
+staging folder: :mod:`h5ml.ingest.dask.tasks`) to a ``dask.distributed``
+client with the given ``retries``, and waits for all of them
+(:func:`run_shards`). If a partition fails for good (after its retries), an
+:class:`h5ml.IngestError` names it and its shard once every other task has
+ended too (a task cannot be stopped half-way, and none may still write into
+the folder when the error is raised); the staging folder is removed, so the
+folder is as it was. When every task succeeded, the shards are ordered by
+partition number (shard order = partition order, whatever the number of
+workers or the order they finished in, so the index fingerprint is the same
+for every cluster), the partitions without rows are left out, each shard's
+features and dataset card are compared with the first's (a partition whose
+inferred dtype, shape or encoding differs is refused, naming it, never
+cast: :func:`listed_shards`), and the folder's ``finish`` moves the shards
+into place and writes the index atomically, last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from h5ml.errors import IngestError
-from h5ml.ingest.dask.outdir import remove_leftovers, shard_name
 from h5ml.model.shard_files import ShardDescription
-from h5ml.model.shard_index import ShardIndex, SplitEntry, index_fingerprint, write_index
+from h5ml.writer.shard_folder import ShardFolder
+from h5ml.writer.shard_naming import shard_path
 
-__all__ = ["INDEX_VERSION", "finish", "index_of", "run_shards"]
-
-#: The SPEC version an index written here follows: §12 (sharded datasets) is new in 1.2.
-INDEX_VERSION: Final = "1.2"
+__all__ = ["listed_shards", "run_shards", "write_on_dask"]
 
 
 def _failure(outdir: Path, split: str, number: int, exc: BaseException, others: int) -> IngestError:
     reason = str(exc).strip() or type(exc).__name__
     more = f" ({others} other partition(s) failed too)" if others else ""
     return IngestError(
-        f"partition {number} of split {split!r} (shard {shard_name(split, number)}) failed{more}: "
-        f"{type(exc).__name__}: {reason}. No index was written to {outdir}, so it is not a dataset; fix the cause and "
-        "run again with overwrite=True (--overwrite), which replaces the shards written so far",
+        f"partition {number} of split {split!r} (shard {shard_path(split, number, check=False)}) failed{more}: "
+        f"{type(exc).__name__}: {reason}. Nothing was written to {outdir} (a dataset it held is unchanged); fix the "
+        "cause and run again",
         path=str(outdir),
     )
 
@@ -74,13 +74,13 @@ def run_shards(
     ------
     IngestError
         If a partition failed after its retries: the message names the first that failed (in the order of
-        ``tasks``), its shard and the reason, and how many others failed; no index is written. It is raised
-        once every task has ended, so no task still writes into the folder then.
+        ``tasks``), its shard and the reason, and how many others failed. It is raised once every task has
+        ended, so no task still writes into the folder then.
     """
     from distributed import wait
 
     futures = client.compute(list(tasks), retries=retries)
-    wait(futures)  # type: ignore[no-untyped-call]  # every task ends (written, or failed after its retries) before this returns or raises
+    wait(futures)  # type: ignore[no-untyped-call]  # every task ends (written, or failed after its retries)
     failed = [i for i, future in enumerate(futures) if future.status == "error"]
     if failed:
         exc = futures[failed[0]].exception()
@@ -117,13 +117,19 @@ def _check_agree(split: str, shards: Sequence[tuple[int, ShardDescription]]) -> 
             )
 
 
-def index_of(splits: Mapping[str, Sequence[ShardDescription | None]]) -> ShardIndex:
-    """The index of each split's shards in partition order, partitions without rows left out (§12.1-§12.3).
+def listed_shards(splits: Mapping[str, Sequence[ShardDescription | None]]) -> dict[str, list[str]]:
+    """The shards each split's index entry lists, in partition order, partitions without rows left out (§12.1).
 
     Parameters
     ----------
     splits
         Split name -> partition number -> the description of its shard (None: no rows, no shard).
+
+    Returns
+    -------
+    dict
+        Split name -> the shards' paths relative to the folder (``<split>/<split>-NNNNN.h5``, NNNNN the
+        partition number: a partition without rows leaves its number out).
 
     Raises
     ------
@@ -131,8 +137,8 @@ def index_of(splits: Mapping[str, Sequence[ShardDescription | None]]) -> ShardIn
         If every partition of a split is empty (there is no sample to write, no feature to describe), or the
         shards disagree: other features within a split, another dataset card anywhere (§12.2).
     """
-    entries: dict[str, SplitEntry] = {}
-    first: tuple[str, int, ShardDescription] | None = None
+    listed: dict[str, list[str]] = {}
+    first: tuple[str, ShardDescription] | None = None
     for split, descriptions in splits.items():
         shards = [(number, d) for number, d in enumerate(descriptions) if d is not None]
         if not shards:
@@ -142,24 +148,59 @@ def index_of(splits: Mapping[str, Sequence[ShardDescription | None]]) -> ShardIn
             )
         _check_agree(split, shards)
         if first is None:
-            first = (split, *shards[0])
-        elif dict(shards[0][1].card) != dict(first[2].card):
+            first = (split, shards[0][1])
+        elif dict(shards[0][1].card) != dict(first[1].card):
             raise IngestError(
                 f"the shards of split {split!r} have another dataset card than those of split {first[0]!r}: every "
                 "shard must share the card (§12.2)"
             )
-        listed = tuple(d.entry(shard_name(split, number)) for number, d in shards)
-        entries[split] = shards[0][1].split_entry(listed)
-    assert first is not None, "index_of needs at least one split"
-    return ShardIndex(
-        format_version=INDEX_VERSION,
-        metadata=dict(first[2].card),
-        splits=entries,
-        fingerprint=index_fingerprint(entries),
-    )
+        listed[split] = [shard_path(split, number) for number, _ in shards]
+    return listed
 
 
-def finish(outdir: Path, index: ShardIndex) -> Path:
-    """Remove a killed worker's temporaries, then write the index atomically, last (§12.4); return its path."""
-    remove_leftovers(outdir)
-    return write_index(index, outdir)
+def write_on_dask(
+    outdir: str | os.PathLike[str],
+    overwrite: bool,
+    client: Any,
+    make_tasks: Callable[[str], tuple[list[Any], list[tuple[str, int]]]],
+    retries: int,
+) -> tuple[Path, dict[str, list[ShardDescription | None]]]:
+    """Write a sharded dataset on Dask: the folder opened, the tasks run, the shards checked, moved, the index last.
+
+    Parameters
+    ----------
+    outdir, overwrite
+        The dataset's folder, and whether the dataset it holds may be replaced
+        (:class:`~h5ml.writer.shard_folder.ShardFolder`).
+    client
+        A ``distributed.Client``.
+    make_tasks
+        ``staging folder -> (tasks, labels)``: one task per partition writing its shard there, and the
+        ``(split, partition number)`` of each, in partition order within each split.
+    retries
+        How many times a failed task is run again.
+
+    Returns
+    -------
+    (pathlib.Path, dict)
+        The index written, and split -> the descriptions of its partitions' shards (None: no rows).
+
+    Raises
+    ------
+    IngestError
+        As :func:`run_shards` and :func:`listed_shards`; the folder is then as it was.
+    FileExistsError, NotADirectoryError, FileNotFoundError
+        As :class:`~h5ml.writer.shard_folder.ShardFolder`; nothing is written then.
+    """
+    folder = ShardFolder(outdir, overwrite)
+    try:
+        tasks, labels = make_tasks(str(folder.staging.resolve()))
+        descriptions = run_shards(client, tasks, labels, folder.outdir, retries=retries)
+        by_split: dict[str, list[ShardDescription | None]] = {}
+        for (split, _number), description in zip(labels, descriptions, strict=True):
+            by_split.setdefault(split, []).append(description)
+        index = folder.finish(listed_shards(by_split), overwrite)
+    except BaseException:
+        folder.abort()
+        raise
+    return index, by_split

@@ -1,11 +1,11 @@
 """What one Dask task does: write one partition as one shard with h5ml's writer, and describe it (§12.1, §12.4).
 
 Every function here runs on a worker. Each writes its partition with the
-ordinary :class:`h5ml.Writer` to ``OUTDIR/<split>/<split>-NNNNN.h5``: the
+ordinary :class:`h5ml.Writer` to ``<split>/<split>-NNNNN.h5`` in the staging
+folder of ``OUTDIR`` (:class:`h5ml.writer.shard_folder.ShardFolder`): the
 writer builds the file under a hidden temporary name beside it and renames it
 onto that name only once it is complete and fsynced (§4.4), so a failed task
-leaves no file at the final name, and a retried task replaces its own final
-name. It then returns the shard's
+leaves no file at its name, and a retried task replaces its own. It then returns the shard's
 :class:`~h5ml.model.shard_files.ShardDescription` (read back from the file)
 for the driver, which writes the index once every shard is there. A partition
 without rows writes nothing and returns None (see
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from h5ml.errors import IngestError
-from h5ml.ingest.dask.outdir import shard_name
+from h5ml.ingest.dask.outdir import staged_path
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.pipeline import BATCH_SAMPLES, stack_columns, write_split
 from h5ml.ingest.progress import ProgressBars
@@ -51,8 +51,9 @@ class ShardJob:
 
     Attributes
     ----------
-    outdir
-        The dataset's folder (absolute, as the workers see it).
+    staging
+        The staging folder of the dataset's folder (absolute, as the workers see it:
+        :class:`h5ml.writer.shard_folder.ShardFolder`); the driver moves the shards into place.
     split
         The one split of every shard.
     metadata
@@ -63,7 +64,7 @@ class ShardJob:
         As :class:`h5ml.Writer` takes them.
     """
 
-    outdir: str
+    staging: str
     split: str
     metadata: Mapping[str, Any]
     features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None
@@ -71,10 +72,8 @@ class ShardJob:
     level: int | None
 
     def target(self, number: int) -> Path:
-        """The final path of partition ``number``'s shard (its folder created)."""
-        path = Path(self.outdir, *shard_name(self.split, number).split("/"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
+        """Where partition ``number``'s shard is written: its final name, in the staging folder."""
+        return staged_path(self.staging, self.split, number)
 
     def writer(self, number: int) -> Writer:
         """An h5ml writer of partition ``number``'s shard, at its final name (built under a temporary one)."""

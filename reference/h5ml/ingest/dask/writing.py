@@ -26,11 +26,11 @@ from typing import Any
 
 from h5ml.errors import ParameterError
 from h5ml.ingest.dask.clusters import current_client
-from h5ml.ingest.dask.outdir import prepare_folder
+from h5ml.ingest.dask.outdir import check_target
 from h5ml.ingest.dask.partitions import partition_tasks
-from h5ml.ingest.dask.run import finish, index_of, run_shards
+from h5ml.ingest.dask.run import write_on_dask
 from h5ml.ingest.dask.tasks import ShardJob
-from h5ml.model.shard_index import ShardIndex
+from h5ml.model.shard_index import ShardIndex, load_index
 from h5ml.model.values import FeatureSpec
 from h5ml.writer.arguments import check_name
 
@@ -66,10 +66,11 @@ def to_h5ml(
     """Write a Dask collection as a sharded h5ml dataset: one shard per partition, in parallel, then the index (§12.4).
 
     Each partition is written by one task on the cluster with h5ml's writer
-    (built under a temporary name, renamed onto ``<split>/<split>-NNNNN.h5``
-    when complete), and the index ``OUTDIR/index.json`` is written last,
-    atomically, once every task has succeeded: a failed or retried task never
-    leaves an index that lists an incomplete shard.
+    into the folder's staging folder (built under a temporary name, renamed
+    onto ``<split>/<split>-NNNNN.h5`` when complete); once every task has
+    succeeded the shards are moved into place and the index
+    ``OUTDIR/index.json`` is written last, atomically: a failed or retried task
+    never leaves an index that lists an incomplete shard.
 
     Parameters
     ----------
@@ -81,8 +82,9 @@ def to_h5ml(
         ``{feature: dask.array.Array}`` whose arrays have the same length N along
         axis 0 (one sample per row; rechunked to the first array's row chunks).
     outdir
-        The dataset's folder: created if missing; if it exists it must be empty, or with ``overwrite`` hold only
-        an earlier sharded dataset.
+        The dataset's folder: created if missing; if it exists it must be empty, or hold a sharded dataset (its
+        ``index.json``), replaced with ``overwrite`` (its shards that the new index does not list are removed;
+        other files are left alone).
     split
         The split the samples go to (§5.1.1).
     metadata
@@ -92,7 +94,7 @@ def to_h5ml(
     compression, level
         As :class:`h5ml.Writer`: ``"gzip"`` (level 0-9), ``"zstd"`` (needs hdf5plugin) or None.
     overwrite
-        Replace the sharded dataset already in ``outdir``.
+        Replace the sharded dataset already in ``outdir``; if the job fails, it is left as it was.
     client
         The ``distributed.Client`` to run on; None uses the current one.
     retries
@@ -110,11 +112,12 @@ def to_h5ml(
         For another kind of collection, arrays that are not aligned, a wrong ``split`` or ``metadata``, or no
         client to run on.
     h5ml.IngestError
-        If a partition fails after its retries (named, with its shard; no index is written), its samples give
+        If a partition fails after its retries (named, with its shard; nothing is written), its samples give
         other features than a sample before, its features differ from the first non-empty partition's, or every
         partition is empty.
     FileExistsError, NotADirectoryError, FileNotFoundError
-        As :func:`h5ml.ingest.dask.outdir.prepare_folder`; nothing is written then.
+        As :class:`h5ml.writer.shard_folder.ShardFolder` (a folder of other files, a dataset without
+        ``overwrite``, a file); nothing is written then.
     h5ml.WriterError, h5ml.EncodingError, h5ml.MetadataError
         Raised in a task by the writer, inside the IngestError that names the partition.
 
@@ -136,11 +139,12 @@ def to_h5ml(
         raise ParameterError(f"overwrite must be True or False, got {overwrite!r} (parameter overwrite)")
     check_name(split, "split", os.fspath(outdir), "/")
     client = current_client(client)
-    card = dataset_card(Path(outdir), metadata)
-    job = ShardJob(str(Path(outdir).resolve()), split, card, features, compression, level)
-    tasks = partition_tasks(collection, job)
-    out = prepare_folder(outdir, overwrite)
-    descriptions = run_shards(client, tasks, [(split, number) for number in range(len(tasks))], out, retries=retries)
-    index = index_of({split: descriptions})
-    finish(out, index)
-    return index
+    out = check_target(outdir)
+    card = dataset_card(out, metadata)
+
+    def make_tasks(staging: str) -> tuple[list[Any], list[tuple[str, int]]]:
+        tasks = partition_tasks(collection, ShardJob(staging, split, card, features, compression, level))
+        return tasks, [(split, number) for number in range(len(tasks))]
+
+    path, _ = write_on_dask(out, overwrite, client, make_tasks, retries)
+    return load_index(path)[0]
