@@ -412,6 +412,10 @@ def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
         (("--dask", "local:2", "--shuffle"), "shuffle on write (--shuffle, --seed) is not done on Dask"),
         (("--dask", "local:2", "--on-error", "skip"), "--on-error skip is not done on Dask"),
         (("--dask", "local:2", "--workers", "2", "--processes"), "--processes does not apply with --dask ..."),
+        (
+            ("--dask", "local:2", "--shard-size", "1MiB"),
+            "--shard-size ... does not apply with --dask ...: each task writes one shard of --samples-per-shard N",
+        ),
         (("--dask", "scheduler"), "got 'scheduler' (option --dask)"),
         (("--dask", "local:0"), "'local:N' for N >= 1"),
     ]

@@ -60,6 +60,7 @@ PlanRunner = Callable[..., IngestReport]
 #: :func:`h5ml.ingest.dask.convert.convert_on_dask` sets it to write the plan as shards on a Dask cluster (§12.4),
 #: so that the folder converters' scan, checks and per-sample decoders serve both paths.
 PLAN_RUNNER: ContextVar[PlanRunner | None] = ContextVar("h5ml_plan_runner", default=None)
+
 #: Skipped files whose reasons the message of an empty split quotes.
 _QUOTED: Final = 3
 

@@ -88,8 +88,8 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
     if options.get("shard_size") is not None:
         raise parameter_error(
             "shard_size",
-            "shard_size (--shard-size) does not apply with dask=... (--dask ...): each task writes one shard of "
-            "samples_per_shard (--samples-per-shard) samples",
+            "shard_size=... (--shard-size ...) does not apply with dask=... (--dask ...): each task writes one "
+            "shard of samples_per_shard=N (--samples-per-shard N) samples",
         )
     if samples_per_shard is None:
         return SAMPLES_PER_SHARD
