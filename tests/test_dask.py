@@ -137,8 +137,8 @@ def test_array_dict_one_shard_per_row_block_in_order(client: Client, tmp_path: P
     assert index.metadata["name"] == "arrays" and index.metadata["license"] == "CC0-1.0"
     with h5ml.open(out / shards[3].path) as ds:
         assert ds.attrs["name"] == "arrays" and ds["train"]["x"].compression == "gzip"
-    report = h5ml.validate(out / shards[0].path, deep=True)
-    assert [i.code for i in report.issues if i.severity.value != "info"] == []
+    code, text, err = run_cli("validate", "--strict", "--deep", str(out))  # SPEC §12.1-§12.3 on the index and shards
+    assert code == 0, text + err
 
 
 def test_same_dataset_and_fingerprints_with_one_and_two_workers(client: Client, tmp_path: Path) -> None:
@@ -372,6 +372,8 @@ def test_audio_folder_on_dask_equals_the_single_process_conversion(
     one, _ = load_index(tmp_path / "one")
     assert cli_index.fingerprint == one.fingerprint == index.fingerprint
     assert cli_index.splits == one.splits and cli_index.metadata == {**one.metadata, "name": "cli"}
+    code, out, err = run_cli("validate", "--strict", "--deep", str(tmp_path / "cli"))  # index, shards, agreement
+    assert code == 0, out + err
 
 
 def _tiles(root: Path) -> Path:
