@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Final
 
 import numpy as np
@@ -48,10 +49,18 @@ from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
 
-__all__ = ["BATCH_SAMPLES", "ingest", "stack_columns"]
+__all__ = ["BATCH_SAMPLES", "PLAN_RUNNER", "PlanRunner", "ingest", "stack_columns", "write_split"]
 
 #: Samples handed to the writer at once.
 BATCH_SAMPLES: Final = 64
+
+#: ``ingest``'s own signature: what a converter hands it once its plan is made (the items, the decoder, ...).
+PlanRunner = Callable[..., IngestReport]
+#: When set, :func:`ingest` hands the converter's plan (its arguments) to this runner instead of writing one file:
+#: :func:`h5ml.ingest.dask.convert.convert_on_dask` sets it to write the plan as shards on a Dask cluster (§12.4),
+#: so that the folder converters' scan, checks and per-sample decoders serve both paths.
+PLAN_RUNNER: ContextVar[PlanRunner | None] = ContextVar("h5ml_plan_runner", default=None)
+
 #: Skipped files whose reasons the message of an empty split quotes.
 _QUOTED: Final = 3
 
@@ -147,6 +156,9 @@ def ingest(
         If the decoded values cannot be written (for example features that
         differ between samples); the output is unchanged.
     """
+    runner = PLAN_RUNNER.get()
+    if runner is not None:
+        return runner(output, splits, decode, options, metadata=metadata, features=features, skipped=skipped)
     out = check_output(output, options.overwrite, sharded=options.sharded)
     start = time.perf_counter()
     options = options.seeded()
@@ -165,7 +177,7 @@ def ingest(
                 _check_not_empty(name, report, options)
             writer.add_split(name, shuffle_seed=options.shuffle_seed, expected_samples=len(ordered))
             task = bars.add(f"{out.name}: {name}", len(ordered))
-            report.samples[name] = _write_split(writer, name, ordered, decode, options, report, bars, task)
+            report.samples[name] = write_split(writer, name, ordered, decode, options, report, bars, task)
             if not report.samples[name]:
                 _check_not_empty(name, report, options)
             if options.shuffle_seed is not None and report.samples[name] < len(ordered):
@@ -195,7 +207,7 @@ def _check_not_empty(split: str, report: IngestReport, options: ConvertOptions) 
     )
 
 
-def _write_split(
+def write_split(
     writer: Writer,
     split: str,
     items: Sequence[SourceItem],
@@ -204,8 +216,41 @@ def _write_split(
     report: IngestReport,
     bars: ProgressBars,
     task: Any,
+    *,
+    skippable: bool = True,
 ) -> int:
-    """Decode and append one split's items in order; return the samples written."""
+    """Decode and append one split's items in order (``options.workers`` at a time); return the samples written.
+
+    Parameters
+    ----------
+    writer
+        The open writer, with the split ``split`` added.
+    split
+        The split the samples go to.
+    items
+        Its items, in the order to store them.
+    decode
+        ``item -> {feature: value}`` (see :func:`ingest`).
+    options
+        ``workers``, ``processes`` and ``on_error`` are used.
+    report
+        Skipped files are appended to its ``skipped``.
+    bars, task
+        The progress bars and the bar of this split, advanced once per item.
+    skippable
+        Whether the error of a file that fails may suggest ``on_error="skip"`` (False where skipping is refused,
+        on Dask).
+
+    Returns
+    -------
+    int
+        The samples written.
+
+    Raises
+    ------
+    IngestError
+        With ``on_error="stop"``, for the first item that failed to decode (naming its file and sample).
+    """
     batch: dict[str, list[Any]] = {}
     count = 0
     for item, result in ordered_map(decode, items, options.workers, processes=options.processes):
@@ -213,10 +258,10 @@ def _write_split(
         if isinstance(result, BaseException):
             problem = _describe(item, result)
             if options.on_error == "stop":
+                skip = ", or skip bad files with on_error='skip' (--on-error skip)" if skippable else ""
                 raise IngestError(
                     f"{problem.path}: {problem.reason} (sample {item.sample_id!r} of split {split!r}); nothing was "
-                    f"written to {writer.path}. Fix or remove that file, or skip bad files with on_error='skip' "
-                    "(--on-error skip)",
+                    f"written to {writer.path}. Fix or remove that file{skip}",
                     path=problem.path,
                 ) from result
             report.skipped.append(problem)

@@ -377,7 +377,7 @@ class ShardedDataset:
                 raise ShardIndexError(f"{where}: {exc.message}", path=location) from exc
             problems = disagreements(split, entry, shard, found, index.metadata)
             if problems:
-                # SPEC §12.5: a shard that disagrees with its index entry is refused before any sample is read
+                # SPEC §12.5-R1: a shard that disagrees with its index entry is refused before any sample is read
                 raise ShardIndexError(
                     f"{where} disagrees with the index: " + "; ".join(problems) + ". The shard was changed "
                     "or replaced after the index was written: restore it, or write the index again from the shards "

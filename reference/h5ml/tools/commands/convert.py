@@ -11,6 +11,7 @@ message names the option.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import click
@@ -86,6 +87,15 @@ __all__ = ["convert_command"]
     type=click.Choice(["stop", "skip"]),
     default=None,
     help="A source file that fails: stop with an error (default; OUTPUT is not written) or skip it and record why.",
+)
+@click.option(
+    "--dask",
+    "dask",
+    default=None,
+    metavar="ADDRESS",
+    help="Audio and image folders: write OUTPUT as a sharded dataset (a folder: index.json and shards of 1000 "
+    "samples, --samples-per-shard) in parallel on Dask: tcp://HOST:PORT of a running scheduler, or local:N for "
+    "N worker processes on this machine (needs h5ml[dask]).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
@@ -272,7 +282,14 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
     if opts["size"] is not None:
         opts["size"] = parse_size(opts["size"])
     seed, shuffle, compression = opts["seed"], opts.pop("shuffle"), opts.pop("compression")
-    report = dispatch.convert(
+    dask = opts.pop("dask")
+    if dask is None:
+        run = dispatch.convert
+    else:  # a sharded dataset, one shard per partition, on Dask (h5ml.ingest.dask)
+        from h5ml.ingest.dask import convert_on_dask
+
+        run = functools.partial(convert_on_dask, dask=dask)
+    report = run(
         chosen,  # type: ignore[arg-type]
         source,
         output,
