@@ -181,7 +181,10 @@ def unshard(
         As :func:`h5ml.ingest.check_output`.
     """
     start = time.perf_counter()
-    parsed, index_file = load_index(index)
+    parsed, found = load_index(index)
+    if not isinstance(found, Path):  # an index at a URL: its shards are not local files
+        raise ShardIndexError(f"{found}: unshard reads a local index and its shards; copy the dataset's folder first")
+    index_file = found
     problems = check_shards(parsed, index_file)
     if problems:
         raise ShardIndexError(

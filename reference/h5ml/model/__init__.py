@@ -15,7 +15,8 @@ What the reader and the writer's append mode decide alike about a file they did 
 - :mod:`h5ml.model.header`: the root header, each split's sample count and each feature's encoding (§1.2-§1.5, §4.4, §5.3, §6.1);
 - :mod:`h5ml.model.storage`: no external link, external storage or virtual dataset (§3.6, §10.1);
 - :mod:`h5ml.model.hdf5`: attributes and members of any file, and the error for a file HDF5 cannot open;
-- :mod:`h5ml.model.failures`: the HDF5 library failing on a file, one contract (§10.3).
+- :mod:`h5ml.model.failures`: the HDF5 library failing on a file, one contract (§10.3);
+- :mod:`h5ml.model.remote`: a file at a URL, read through fsspec (block cache, coalesced range requests).
 
 It imports :mod:`h5ml.spec` and :mod:`h5ml.errors` only.
 """

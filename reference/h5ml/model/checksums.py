@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.model.allocation import unallocated_storage
+from h5ml.model.remote import remote_of
 
 __all__ = [
     "BLOCK_BYTES",
@@ -329,7 +330,8 @@ def verify_checksums(
     Parameters
     ----------
     h5file
-        The open file (read-only, ``sec2`` driver, unless ``read`` is given).
+        The open file (read-only, ``sec2`` driver or a file at a URL, :mod:`h5ml.model.remote`, unless ``read``
+        is given).
     read
         Reads stored bytes (:data:`ByteReader`); default: ``os.pread`` on HDF5's own descriptor of the file.
     datasets
@@ -350,6 +352,9 @@ def verify_checksums(
     OSError
         If the stored bytes cannot be read (a chunk beyond the end of the file).
     """
+    remote = remote_of(h5file) if read is None else None
+    if remote is not None:  # a file at a URL (h5ml.model.remote): one range request per chunk
+        read = remote.read_at
     if read is None:
         handle = h5file.id.get_vfd_handle()
         if not isinstance(handle, int):

@@ -14,7 +14,7 @@ mode both read files this way (through :mod:`h5ml.model.header` too).
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, BinaryIO
 
 import h5py
 
@@ -224,7 +224,7 @@ def group_links(gid: Any, filename: str, where: str) -> list[tuple[bytes, int]]:
     return links
 
 
-def unopenable_file(path: str, exc: BaseException) -> NotH5MLError:
+def unopenable_file(path: str, exc: BaseException, stream: BinaryIO | None = None) -> NotH5MLError:
     """The error for a file HDF5 cannot open at all: not HDF5, or HDF5 but damaged (§3.1, §4.1).
 
     One message for every program that opens a file it did not write (the
@@ -236,6 +236,8 @@ def unopenable_file(path: str, exc: BaseException) -> NotH5MLError:
         The file.
     exc
         What h5py raised when opening it.
+    stream
+        The file's bytes when it is not a local path (a file at a URL, :mod:`h5ml.model.remote`); None opens ``path``.
 
     Returns
     -------
@@ -243,8 +245,11 @@ def unopenable_file(path: str, exc: BaseException) -> NotH5MLError:
         Raise it ``from exc``.
     """
     try:
-        with builtins.open(path, "rb") as stream:
+        if stream is not None:
             signed = spec.superblock_version(stream) is not None
+        else:
+            with builtins.open(path, "rb") as local:
+                signed = spec.superblock_version(local) is not None
     except OSError:
         signed = True  # unreadable here too: say what HDF5 said
     if not signed:

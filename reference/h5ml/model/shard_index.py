@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from h5ml.errors import ShardIndexError
+from h5ml.model.remote import is_url, read_remote_text
 from h5ml.spec.schemas import validator_for
 
 __all__ = [
@@ -252,38 +253,64 @@ def parse_index(document: Any, where: str) -> ShardIndex:
 
 
 def is_index_path(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` names a shard index: a ``.json`` file, or a local folder holding ``index.json`` (§12.1)."""
+    """Whether ``path`` names a shard index (§12.1): a ``.json`` file or URL, a local folder holding ``index.json``,
+    or a URL ending in ``/`` (a prefix: its ``index.json``; no request is made to find out).
+    """
     text = os.fspath(path)
     if text.lower().endswith(".json"):
         return True
-    return "://" not in text and os.path.isdir(text) and os.path.isfile(os.path.join(text, INDEX_FILE_NAME))
+    if is_url(text):
+        return text.endswith("/")
+    return os.path.isdir(text) and os.path.isfile(os.path.join(text, INDEX_FILE_NAME))
 
 
-def load_index(path: str | os.PathLike[str]) -> tuple[ShardIndex, Path]:
-    """Read and check a local index (:func:`parse_index`); a folder means its ``index.json``.
+def load_index(
+    path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> tuple[ShardIndex, Path | str]:
+    """Read and check an index (:func:`parse_index`), local or at a URL; a folder (or ``prefix/``) means its ``index.json``.
 
     Parameters
     ----------
     path
-        The index file, or the dataset's folder.
+        The index file, or the dataset's folder; or their URL (``s3://bucket/ds/index.json``, ``s3://bucket/ds/``),
+        read through fsspec (:func:`h5ml.model.remote.read_remote_text`).
+    storage_options
+        For a URL: the fsspec file system's options (credentials, endpoint); None: its defaults.
 
     Returns
     -------
-    (ShardIndex, pathlib.Path)
-        The index and the path of the index file (shard paths are relative to its folder).
+    (ShardIndex, pathlib.Path or str)
+        The index and where the index file is: a path, or the URL as a str (shard paths are relative to its
+        folder: :func:`shard_location`).
 
     Raises
     ------
     FileNotFoundError
         If there is no index at ``path``.
+    PermissionError
+        If the store refused the credentials (URLs).
     ShardIndexError
-        If the file is not JSON, or not a valid index.
+        If the file is not JSON (UTF-8), or not a valid index.
+    ValueError
+        If ``storage_options`` are given with a local path.
     """
+    text = os.fspath(path)
+    if is_url(text):
+        url = text + INDEX_FILE_NAME if text.endswith("/") else text
+        try:
+            body = read_remote_text(url, storage_options)
+        except UnicodeDecodeError as exc:
+            raise ShardIndexError(
+                f"{url} is not UTF-8 text ({exc}); give the index.json of a sharded h5ml dataset"
+            ) from exc
+        return parse_index(_json(body, url), url), url
+    if storage_options:
+        raise ValueError(f"{text}: storage_options are for URLs, and this is a local path; drop storage_options")
     where = Path(path)
     if where.is_dir():
         where = where / INDEX_FILE_NAME
-    text = where.read_text(encoding="utf-8")
-    return parse_index(_json(text, str(where)), str(where)), where
+    local = where.read_text(encoding="utf-8")
+    return parse_index(_json(local, str(where)), str(where)), where
 
 
 def _json(text: str, where: str) -> Any:
@@ -293,15 +320,16 @@ def _json(text: str, where: str) -> Any:
         raise ShardIndexError(f"{where} is not JSON ({exc}); give the index.json of a sharded h5ml dataset") from exc
 
 
-def shard_location(index_file: str, shard_path: str) -> str:
+def shard_location(index_file: str | os.PathLike[str], shard_path: str) -> str:
     """The location of a shard: its relative path joined to the folder of the index (a path or URL, §12.1).
 
     The schema already refused absolute paths, schemes, ``..`` and backslashes, so the result stays inside the
     dataset's folder or URL prefix.
     """
-    if "://" in index_file:
-        return index_file.rsplit("/", 1)[0] + "/" + shard_path
-    return os.path.join(os.path.dirname(os.path.abspath(index_file)), *shard_path.split("/"))
+    text = os.fspath(index_file)
+    if is_url(text):
+        return text.rsplit("/", 1)[0] + "/" + shard_path
+    return os.path.join(os.path.dirname(os.path.abspath(text)), *shard_path.split("/"))
 
 
 def dump_index(index: ShardIndex) -> str:

@@ -31,6 +31,9 @@ Reading never imports the writer or the validator. The modules of this package:
   :mod:`~h5ml.reader.decode_pool`, kept in the byte-budgeted cache of
   :mod:`~h5ml.reader.decoded_cache`; one stored chunk is decoded by
   :mod:`~h5ml.reader.codecs` (zstd frames by :mod:`~h5ml.reader.zstd_codec`);
+- :mod:`~h5ml.reader.remote`: a file at a URL (:class:`~h5ml.reader.remote.RemoteDataset`, through
+  fsspec, :mod:`h5ml.model.remote`) and :func:`~h5ml.reader.remote.open_location`, the one opener of a
+  path or URL; its chunks fetched by coalesced range requests, :mod:`~h5ml.reader.remote_rows`;
 - :mod:`~h5ml.reader.verification`: :func:`verify`, every fingerprint recomputed
   (§8) from the rows of :mod:`~h5ml.reader.chunk_stream`, reported as a
   :class:`VerifyReport` (:mod:`~h5ml.reader.verify_report`);

@@ -15,6 +15,9 @@ such dataset, by the cheapest path its storage allows:
   decoded chunks (:mod:`h5ml.reader.compressed`), also unless ``direct=False``.
   These reads are counted as ``hdf5`` reads, one per span of the read plan,
   as when HDF5 decodes them: they read the HDF5 dataset's stored chunks;
+- a file opened from a URL (no memory map): chunked numeric data, compressed
+  or not, fetched by chunk, neighbouring chunks in one range request, and
+  decoded as above (:mod:`h5ml.reader.remote_rows`), counted as the decoded path is;
 - anything else: one HDF5 hyperslab read per run of rows (h5py's low-level
   API), following a read plan (:mod:`h5ml.reader.plan`) for requests that are
   not one run; for one sample of a native number type, h5py's compiled
@@ -49,6 +52,7 @@ from h5ml.reader.direct import DirectRows, FileMap, direct_rows
 from h5ml.reader.numeric_types import has_filters, native, numeric_dtype
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.remote_rows import RemoteMap, remote_rows
 
 __all__ = [
     "TRUSTED_READ_BYTES",
@@ -242,7 +246,11 @@ class Column(ColumnChecks):
         """This dataset's chunks decoded by h5ml (:mod:`h5ml.reader.compressed`, built once), or None: via h5py."""
         if not self._decoded_built:
             maps, self._decoded_built = self.maps, True
-            self._decoded = compressed_rows(self.node, self.dtype, maps()) if self.compressed and maps else None
+            file_map = maps() if maps else None
+            if isinstance(file_map, RemoteMap):  # a file at a URL: chunks fetched by range (h5ml.reader.remote_rows)
+                self._decoded = remote_rows(self.node, self.dtype, file_map)
+            else:
+                self._decoded = compressed_rows(self.node, self.dtype, file_map) if self.compressed else None
         return self._decoded
 
     def prefetch(self, indices: Indices) -> int:

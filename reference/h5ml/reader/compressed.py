@@ -36,7 +36,7 @@ one chunk raise it too, naming the file, the dataset, the chunk and its rows.
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import h5py
 import numpy as np
@@ -49,7 +49,7 @@ from h5ml.reader.decode_pool import DECODE_THREADS, decode_pool
 from h5ml.reader.decoded_cache import DecodedChunks
 from h5ml.reader.direct import CHUNK_ITER, FileMap, chunk_index, plain_number
 
-__all__ = ["READ_AHEAD", "CompressedRows", "compressed_rows"]
+__all__ = ["READ_AHEAD", "ChunkLayout", "CompressedRows", "chunk_layout", "compressed_rows"]
 
 #: Chunks decoded ahead of a sequential reader (one that asks for the rows after its last read), in the pool.
 READ_AHEAD: Final = 2 * DECODE_THREADS
@@ -150,9 +150,20 @@ class CompressedRows:
             If its stored bytes do not decode to one chunk, or the file was truncated while open.
         """
         data = self._check_file()
-        offset, size, mask = self.stored[index]
+        offset, size, _ = self.stored[index]
+        return self.values(index, data[offset : offset + size])
+
+    def values(self, index: int, stored: Any) -> npt.NDArray[Any]:
+        """Decode ``stored``, the stored bytes of chunk ``index``, into an array (chunk_rows, *inner), native order.
+
+        Raises
+        ------
+        InvalidFileError
+            If the bytes do not decode to one chunk.
+        """
+        mask = self.stored[index][2]
         try:
-            raw = decode_chunk(data[offset : offset + size], self.filters, mask, self.nbytes, self.file_dtype.itemsize)
+            raw = decode_chunk(stored, self.filters, mask, self.nbytes, self.file_dtype.itemsize)
         except ChunkDecodeError as exc:
             first = index * self.chunk_rows
             last = min(self.rows, first + self.chunk_rows)
@@ -231,11 +242,15 @@ class CompressedRows:
         chunk = self.cache.peek((self.hdf5_path, k))
         if chunk is None:
             chunk = self.chunks([k])[k]
-        if row == self._next and row % per == 0:
-            self.prefetch_chunks(list(range(k + 1, k + 1 + READ_AHEAD)))
-        self._next = row + 1
+        self._sample_ahead(row, k)
         value = chunk[row - k * per]
         return value.copy() if isinstance(value, np.ndarray) else value
+
+    def _sample_ahead(self, row: int, k: int) -> None:
+        """After :meth:`sample` of ``row`` (in chunk ``k``): at the first row of a chunk, read sequentially, decode ahead."""
+        if row == self._next and row % self.chunk_rows == 0:
+            self.prefetch_chunks(list(range(k + 1, k + 1 + READ_AHEAD)))
+        self._next = row + 1
 
     def _read_ahead(self, start: int, stop: int) -> None:
         """After a read of rows ``[start, stop)``: when it began where the last one ended, decode ahead."""
@@ -300,6 +315,36 @@ def compressed_rows(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap 
 
 
 def _build(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap) -> CompressedRows | None:
+    layout = chunk_layout(node, dtype)
+    if layout is None or not layout.filters:
+        return None
+    if not layout.within(file_map.size()):
+        return None
+    return CompressedRows(file_map, str(node.name), *layout)
+
+
+class ChunkLayout(NamedTuple):
+    """The stored chunks of a dataset h5ml can read chunk by chunk itself (the arguments of :class:`CompressedRows`)."""
+
+    chunks: list[tuple[int, int, int]]
+    filters: tuple[int, ...]
+    chunk_rows: int
+    rows: int
+    inner: tuple[int, ...]
+    file_dtype: np.dtype[Any]
+
+    def within(self, size: int) -> bool:
+        """Whether every chunk lies inside a file of ``size`` bytes (and none is empty)."""
+        return all(offset >= 0 and n > 0 and offset + n <= size for offset, n, _ in self.chunks)
+
+
+def chunk_layout(node: h5py.Dataset, dtype: np.dtype[Any]) -> ChunkLayout | None:
+    """The chunk layout of ``node`` when h5ml can decode its chunks itself, else None (see the module docstring).
+
+    Plain integers or floats chunked by whole rows (at most :data:`~h5ml.reader.codecs.MAX_CHUNK_BYTES` a
+    chunk), every chunk written, and a filter pipeline that :mod:`h5ml.reader.codecs` decodes or none at all
+    (:func:`compressed_rows` wants filters; the remote chunk path, :mod:`h5ml.reader.remote_rows`, takes both).
+    """
     shape, chunks = node.shape, node.chunks
     if shape is None or len(shape) < 1 or int(shape[0]) <= 0 or chunks is None:
         return None
@@ -311,7 +356,7 @@ def _build(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap) -> Compr
     if plist.get_layout() != h5py.h5d.CHUNKED or plist.get_external_count() > 0:
         return None
     filters = tuple(int(plist.get_filter(i)[0]) for i in range(plist.get_nfilters()))
-    if not decodable(filters) or not plain_number(dsid, file_dtype):
+    if (filters and not decodable(filters)) or not plain_number(dsid, file_dtype):
         return None
     rows = int(shape[0])
     inner = tuple(int(d) for d in shape[1:])
@@ -321,7 +366,6 @@ def _build(node: h5py.Dataset, dtype: np.dtype[Any], file_map: FileMap) -> Compr
     if file_dtype.itemsize * chunk_rows * math.prod(inner) > MAX_CHUNK_BYTES or math.prod(inner) == 0:
         return None
     stored_chunks = chunk_index(dsid, rows, chunk_rows)
-    size = file_map.size()
-    if stored_chunks is None or any(offset < 0 or n <= 0 or offset + n > size for offset, n, _ in stored_chunks):
+    if stored_chunks is None:
         return None
-    return CompressedRows(file_map, str(node.name), stored_chunks, filters, chunk_rows, rows, inner, file_dtype)
+    return ChunkLayout(stored_chunks, filters, chunk_rows, rows, inner, file_dtype)

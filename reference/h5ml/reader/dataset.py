@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -123,6 +124,7 @@ class Dataset:
         self._map_made = False  # open_file_map was asked in this process (it may have said None)
         self._watch: SizeWatch | None = None  # the size of the file at open, in this process
         self._read_stats = ReadStats()
+        self._opener: Callable[[], h5py.File] | None = None  # how a subclass opens its file (a URL: reader.remote)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -215,7 +217,8 @@ class Dataset:
         with self._lock:
             if self._file is None or self._pid != pid:
                 self._forget_inherited()
-                handle = open_h5file(self._path, self._locking, self.file_cache_bytes)
+                opener = self._opener or partial(open_h5file, self._path, self._locking, self.file_cache_bytes)
+                handle = opener()
                 try:
                     self._check(handle)
                 except BaseException:

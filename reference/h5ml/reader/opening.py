@@ -5,16 +5,20 @@ the file as it opens it and returns a :class:`~h5ml.reader.dataset.Dataset`;
 given the index of a sharded dataset (a ``.json`` file, or a folder holding
 ``index.json``, :func:`h5ml.model.shard_index.is_index_path`), it checks the
 index and returns a :class:`~h5ml.reader.sharded.ShardedDataset`, whose
-shards open when first read.
+shards open when first read. A URL (``s3://bucket/ds.h5``, any fsspec URL) opens
+through fsspec, with the same checks (:mod:`h5ml.reader.remote`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
+from h5ml.model.remote import is_url
 from h5ml.model.shard_index import is_index_path
 from h5ml.reader.dataset import Dataset
+from h5ml.reader.remote import open_location
 from h5ml.reader.sharded import DEFAULT_MAX_OPEN_SHARDS, ShardedDataset
 
 __all__ = ["open", "open_file"]
@@ -31,6 +35,7 @@ def open(
     chunk_cache_bytes: int | None = None,
     zero_copy: bool = False,
     max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Dataset | ShardedDataset:
     """Open an h5ml file, or a sharded dataset by its index, for reading (§1.3-§1.5, §3.5, §3.6, §4.4, §12.5).
 
@@ -39,7 +44,9 @@ def open(
     path
         The file; or the index of a sharded dataset (a ``.json`` file, or the
         dataset's folder holding ``index.json``, §12.1). Every other option
-        then applies to each shard as it opens.
+        then applies to each shard as it opens. A file may be a URL that fsspec opens
+        (``s3://bucket/ds.h5``, ``gs://``, ``az://``, ``https://``, ``memory://``, ``file://``;
+        :mod:`h5ml.reader.remote`), checked as a local file is.
     locking
         HDF5 file locking. None keeps HDF5's default (and the
         ``HDF5_USE_FILE_LOCKING`` environment variable); False turns locking
@@ -90,6 +97,9 @@ def open(
         Sharded datasets only: shards held open at once in each process,
         least recently read closed first (default 8; see
         :class:`~h5ml.reader.sharded.ShardedDataset`). Ignored for one file.
+    storage_options
+        For a URL: the fsspec file system's options, such as s3fs's ``{"key": ..., "secret": ...,
+        "endpoint_url": ...}``; None uses its defaults (credentials from the environment). Not for a local path.
 
     Returns
     -------
@@ -101,7 +111,9 @@ def open(
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist (for an index: if there is no index there).
+        If ``path`` does not exist (for an index: if there is no index there; for a URL: no such object).
+    PermissionError
+        For a URL whose store refused the credentials (the message says how to give them).
     ShardIndexError
         For an index: if it is not JSON, breaks its schema, or its sample
         counts or fingerprint do not add up (§12.1-§12.3). A shard that is
@@ -129,7 +141,8 @@ def open(
         locking) and another process holds the file's lock (§10.4.1).
     ValueError
         If ``max_open_shards`` is below 1 (for an index), ``cache_bytes`` is
-        negative, or ``zero_copy=True`` is given with ``direct=False``.
+        negative, or ``zero_copy=True`` is given with ``direct=False``; for ``storage_options`` with a
+        local path, or ``verify=True`` / ``zero_copy=True`` with a URL.
     """
     options: dict[str, Any] = {
         "locking": locking,
@@ -141,7 +154,11 @@ def open(
         "zero_copy": zero_copy,
     }
     if is_index_path(path):
+        if storage_options is not None:
+            options["storage_options"] = dict(storage_options)
         return ShardedDataset(path, max_open_shards=max_open_shards, **options)
+    if storage_options is not None or is_url(path):  # SPEC §10.1: the same checks, through fsspec
+        return open_location(path, storage_options, **options)
     return open_file(path, **options)
 
 

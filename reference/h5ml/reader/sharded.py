@@ -46,10 +46,12 @@ from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from h5ml.errors import H5MLError, ShardIndexError, SplitNotFoundError
+from h5ml.model.remote import is_url
 from h5ml.model.shard_files import describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, load_index, shard_location
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.handle import check_open_options
+from h5ml.reader.remote import open_location
 from h5ml.reader.sharded_cache import ShardCache
 from h5ml.reader.sharded_split import ShardedSplit
 
@@ -63,7 +65,13 @@ DEFAULT_MAX_OPEN_SHARDS: Final = 8
 
 
 def index_file_of(path: str | os.PathLike[str]) -> str:
-    """The absolute path of the index file named by ``path``: the path itself, or ``index.json`` in a folder (§12.1)."""
+    """The absolute path of the index file named by ``path``: the path itself, or ``index.json`` in a folder (§12.1).
+
+    A URL is kept as it is; one ending in ``/`` (a prefix) means its ``index.json``.
+    """
+    if is_url(os.fspath(path)):
+        text = os.fspath(path)
+        return text + INDEX_FILE_NAME if text.endswith("/") else text
     where = os.path.abspath(os.fspath(path))
     return os.path.join(where, INDEX_FILE_NAME) if os.path.isdir(where) else where
 
@@ -78,7 +86,8 @@ class ShardedDataset:
     Parameters
     ----------
     path
-        The index file, or the dataset's folder.
+        The index file, or the dataset's folder; or their URL (``s3://bucket/ds/index.json``, ``s3://bucket/ds/``),
+        whose shards are then read through fsspec (:func:`h5ml.reader.remote.open_location`).
     max_open_shards
         Shards held open at once in each process, >= 1; the least recently
         read is closed when another must open. Each open shard holds an HDF5
@@ -91,7 +100,7 @@ class ShardedDataset:
         shuffle with ``"chunk"``.
     **options
         ``locking``, ``allow_external``, ``cache_bytes``, ``direct``,
-        ``verify``, ``chunk_cache_bytes``, ``zero_copy``, as :func:`h5ml.open`.
+        ``verify``, ``chunk_cache_bytes``, ``zero_copy``, ``storage_options`` (for a URL), as :func:`h5ml.open`.
 
     Raises
     ------
@@ -140,7 +149,7 @@ class ShardedDataset:
 
     # -- the index ----------------------------------------------------------
     def _load(self) -> ShardIndex:
-        index, _ = load_index(self._path)
+        index, _ = load_index(self._path, self._options.get("storage_options"))
         if self._expected is not None and index.fingerprint != self._expected:
             raise ShardIndexError(
                 f"{self._path}: the index changed since the dataset was opened (index fingerprint "
@@ -350,12 +359,17 @@ class ShardedDataset:
         shard = entry.shards[position]
         location = shard_location(self._path, shard.path)
         where = f"{self._path}: shard {position} of split {split!r} ({shard.path})"
-        if not os.path.exists(location):
-            raise ShardIndexError(
-                f"{where} is missing: {location} does not exist; restore the shard, or write the index again",
-                path=location,
-            )
-        opened = Dataset(location, **self._options)
+        missing = ShardIndexError(
+            f"{where} is missing: {location} does not exist; restore the shard, or write the index again",
+            path=location,
+        )
+        if not is_url(location) and not os.path.exists(location):
+            raise missing
+        options = dict(self._options)
+        try:
+            opened = open_location(location, options.pop("storage_options", None), **options)
+        except FileNotFoundError as exc:  # a URL: the store said so
+            raise missing from exc
         try:
             try:
                 found = describe_shard(location, opened.h5file)

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import H5MLError
+from h5ml.model.remote import absolute_location
 from h5ml.reader import Dataset, Feature, Split, open
 from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
@@ -70,7 +71,7 @@ class SplitSource:
     ----------
     path
         The h5ml file, or the index of a sharded dataset (a ``.json`` file or
-        its folder, §12.1). Only the absolute path is stored.
+        its folder, §12.1), or its URL (:mod:`h5ml.reader.remote`). Only the absolute path (or URL) is stored.
     split
         The split name (§5.1), e.g. ``"train"``.
     features
@@ -115,7 +116,7 @@ class SplitSource:
         verify: bool = False,
         zero_copy: bool = False,
     ) -> None:
-        self.path = os.path.abspath(os.fspath(path))
+        self.path = absolute_location(path)  # a URL as it is: opened through fsspec, credentials from the environment
         self.verify = bool(verify)
         self.zero_copy = bool(zero_copy)
         self.split = split

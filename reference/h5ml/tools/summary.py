@@ -29,6 +29,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -343,14 +344,23 @@ def _optional_int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
 
 
-def summarize(path: str | os.PathLike[str]) -> FileSummary:
+def _file_bytes(ds: Any) -> int:
+    """The size of the dataset's file: from the store for a URL, from the file system otherwise."""
+    from h5ml.reader.remote import RemoteDataset
+
+    return ds.size_bytes if isinstance(ds, RemoteDataset) else Path(ds.path).stat().st_size
+
+
+def summarize(path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> FileSummary:
     """Summarize an h5ml file for ``h5ml inspect`` (§4-§7).
 
     Parameters
     ----------
     path
-        The file; opened with :func:`h5ml.open`, so a file the reader refuses
+        The file, or its URL; opened with :func:`h5ml.open`, so a file the reader refuses
         is refused here too.
+    storage_options
+        For a URL: the fsspec file system's options (:func:`h5ml.open`).
 
     Returns
     -------
@@ -366,9 +376,12 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
         Whatever :func:`h5ml.open` raises (not h5ml, incomplete, newer MAJOR,
         forbidden storage, ...), or a feature the reader cannot open.
     """
-    from h5ml.reader.opening import open_file as open_dataset
+    from h5ml.model.remote import is_url
+    from h5ml.reader.opening import open_file
+    from h5ml.reader.remote import open_location
 
-    with open_dataset(path) as ds:
+    local = storage_options is None and not is_url(os.fspath(path))
+    with open_file(path) if local else open_location(path, storage_options) as ds:
         splits = []
         for split_name, split in ds.splits.items():
             split_attrs = split.attrs
@@ -386,7 +399,7 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
         major, minor = ds.format_version
         return FileSummary(
             path=os.fspath(path),
-            file_bytes=Path(path).stat().st_size,
+            file_bytes=_file_bytes(ds),
             format_version=f"{major}.{minor}",
             metadata={key: attribute_json(value) for key, value in ds.attrs.items()},
             splits=splits,

@@ -67,14 +67,18 @@ import queue
 import stat
 import time
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from h5ml.errors import ChildDiedError, ValidationTimeoutError
+from h5ml.model.remote import is_url
 from h5ml.validator.checks import Issue
 from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, Report, check_cap
 from h5ml.validator.sandbox import WarmChild, stream_with_timeout
+
+if TYPE_CHECKING:  # pragma: no cover - the checks import h5py: only where they run
+    from h5ml.validator.checks import FileState
 
 __all__ = [
     "AUTO",
@@ -98,6 +102,8 @@ __all__ = [
 AUTO: Final = "auto"
 #: What a time limit may be: seconds, :data:`AUTO`, or None (no child process, no limit).
 Timeout = float | Literal["auto"] | None
+#: The fsspec options of the files at URLs (:mod:`h5ml.validator.checks.url`), or None.
+Remote = dict[str, Any] | None
 #: Seconds every file gets, whatever its size (starting the child interpreter and opening the file included).
 BASE_TIMEOUT_S: Final = 60.0
 #: Bytes of file per added second of a metadata validation (1 GB/s: the metadata grows slowly with the data).
@@ -150,7 +156,7 @@ _COUNT_EVERY_S: Final = 0.1
 
 
 def _check_stream(
-    path: str, deep: bool, cap: int = DEFAULT_MAX_ISSUES_PER_CODE
+    path: str, deep: bool, cap: int = DEFAULT_MAX_ISSUES_PER_CODE, remote: Remote = None
 ) -> Generator[tuple[Issue | dict[str, int] | None, str | None], None, str | None]:
     """Run every check of one file, yielding ``(item, format_version)`` as found (§9.3, §10.3).
 
@@ -159,11 +165,11 @@ def _check_stream(
     ``code -> number`` of issues found past the cap ``cap`` (0: none), which
     are counted here and never sent: their counts come at most every
     :data:`_COUNT_EVERY_S` seconds, before the end of the metadata checks and
-    at the end. Returns the file's version.
+    at the end. ``remote``: the fsspec options of a URL. Returns the file's version.
     """
     from h5ml.validator.checks import FileState, check_events  # the checks import h5py: only where they run
 
-    state = FileState(path, deep)
+    state = _state(FileState, path, deep, remote)
     collector = IssueCollector(cap)
     pending: Counter[str] = Counter()
     sent = time.monotonic()
@@ -224,6 +230,11 @@ def default_timeout(path: str | os.PathLike[str], deep: bool = False) -> float:
     return BASE_TIMEOUT_S + size / (DEEP_BYTES_PER_S if deep else METADATA_BYTES_PER_S)
 
 
+def _remote(storage_options: Mapping[str, Any] | None) -> Remote:
+    """The fsspec options as the child process gets them (a plain dict), or None."""
+    return None if storage_options is None else dict(storage_options)
+
+
 def _check_timeout(timeout: Timeout) -> None:
     if timeout == AUTO:
         return
@@ -231,8 +242,19 @@ def _check_timeout(timeout: Timeout) -> None:
         raise ValueError(f"timeout must be >= 0 seconds, {AUTO!r} or None, got {timeout!r}")
 
 
+def _state(kind: type[FileState], path: str, deep: bool, remote: Remote) -> FileState:
+    """A fresh :class:`~h5ml.validator.checks.FileState` (``kind``) of ``path``, with a URL's options."""
+    return kind(path, deep, storage_options=remote)
+
+
 def _validate(
-    path: str, deep: bool, timeout: Timeout, isolated: bool, cap: int, child: WarmChild | None = None
+    path: str,
+    deep: bool,
+    timeout: Timeout,
+    isolated: bool,
+    cap: int,
+    child: WarmChild | None = None,
+    remote: Remote = None,
 ) -> FileReport:
     if timeout == AUTO:
         timeout = default_timeout(path, deep)
@@ -240,16 +262,16 @@ def _validate(
     if not isolated:
         from h5ml.validator.checks import FileState, check_path
 
-        state = FileState(path, deep)
+        state = _state(FileState, path, deep, remote)
         for issue in check_path(state):
             collector.add(issue)
         return FileReport(path, tuple(collector.issues), state.format_version, deep, False, collector.omitted, cap)
     version: str | None = None
     metadata_done = timed_out = False
     if child is None:
-        stream = stream_with_timeout(_check_stream, (path, deep, cap), timeout)
+        stream = stream_with_timeout(_check_stream, (path, deep, cap, remote), timeout)
     else:
-        stream = child.stream(_check_stream, (path, deep, cap), timeout)
+        stream = child.stream(_check_stream, (path, deep, cap, remote), timeout)
     try:
         while True:
             item, version = next(stream)
@@ -309,6 +331,7 @@ def validate(
     max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
     jobs: int = 1,
     shallow_shards: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> FileReport:
     """Validate one file, or a sharded dataset, and collect its issues (§9, §10.3, §12).
 
@@ -337,6 +360,9 @@ def validate(
     shallow_shards
         For an index: check only the index and each shard's metadata (no shard validated as a file,
         no sample data read, no fingerprint recomputed).
+    storage_options
+        For a file at a URL (``s3://bucket/ds.h5``, any fsspec URL): the fsspec file system's options
+        (credentials, endpoint), passed to the child process as they are; None: its defaults (the environment).
 
     Returns
     -------
@@ -356,6 +382,11 @@ def validate(
     check_cap(max_issues_per_code)
     text = os.fspath(path)
     if is_index(text):
+        if is_url(text):
+            raise ValueError(
+                f"{text}: validating a sharded dataset at a URL is not implemented; validate each shard's URL, "
+                "or a local copy of the dataset's folder"
+            )
         from h5ml.validator.shards import validate_index  # it builds on this module
 
         return validate_index(
@@ -371,7 +402,7 @@ def validate(
             f"jobs={jobs} and shallow_shards={shallow_shards} apply to the index of a sharded dataset (a .json file "
             f"or a folder holding index.json), and {text} is not one: leave them out for a file"
         )
-    return _validate(text, deep, timeout, timeout is not None, max_issues_per_code)
+    return _validate(text, deep, timeout, timeout is not None, max_issues_per_code, None, _remote(storage_options))
 
 
 def validate_many(
@@ -381,6 +412,7 @@ def validate_many(
     timeout: Timeout = None,
     jobs: int = 1,
     max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Report:
     """Validate several files (§9.3).
 
@@ -398,6 +430,8 @@ def validate_many(
         as each file's limit, possibly None; see :func:`validate_each`).
     max_issues_per_code
         Issues of one code listed per file; the others are counted (see :func:`validate`). 0 lists every issue.
+    storage_options
+        For files at URLs (see :func:`validate`).
 
     Returns
     -------
@@ -410,7 +444,14 @@ def validate_many(
         If ``jobs < 1``, or ``timeout`` is negative or a string other than :data:`AUTO`, or
         ``max_issues_per_code`` is not an integer >= 0.
     """
-    each = validate_each(paths, deep=deep, timeout=timeout, jobs=jobs, max_issues_per_code=max_issues_per_code)
+    each = validate_each(
+        paths,
+        deep=deep,
+        timeout=timeout,
+        jobs=jobs,
+        max_issues_per_code=max_issues_per_code,
+        storage_options=storage_options,
+    )
     return Report(tuple(report for report, _ in each))
 
 
@@ -421,6 +462,7 @@ def validate_each(
     timeout: Timeout = None,
     jobs: int = 1,
     max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[tuple[FileReport, float]]:
     """Validate several files, yielding each report, in the order given, as soon as it and those before it are done.
 
@@ -434,7 +476,7 @@ def validate_each(
 
     Parameters
     ----------
-    paths, deep, timeout, jobs, max_issues_per_code
+    paths, deep, timeout, jobs, max_issues_per_code, storage_options
         As :func:`validate_many`.
 
     Yields
@@ -454,10 +496,11 @@ def validate_each(
     check_cap(max_issues_per_code)
     items: Sequence[str] = [os.fspath(p) for p in paths]
     cap = max_issues_per_code
+    remote = _remote(storage_options)
     if jobs == 1 and timeout is None:
         for path in items:
             start = time.monotonic()
-            yield _validate(path, deep, None, False, cap), start
+            yield _validate(path, deep, None, False, cap, None, remote), start
         return
     children: queue.SimpleQueue[WarmChild] = queue.SimpleQueue()
     made: list[WarmChild] = []
@@ -469,7 +512,7 @@ def validate_each(
         child = children.get()  # one is free: as many children as threads
         try:
             start = time.monotonic()
-            return _validate(path, deep, timeout, True, cap, child), start
+            return _validate(path, deep, timeout, True, cap, child, remote), start
         finally:
             children.put(child)
 

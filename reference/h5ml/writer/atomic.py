@@ -31,7 +31,8 @@ import stat
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Self
 
 import h5py
 
@@ -41,7 +42,7 @@ from h5ml.model.hdf5 import unopenable_file
 from h5ml.spec.chunks import SPLIT_SAMPLE_BYTES
 from h5ml.writer.temporaries import remove_stale, temporary_name
 
-__all__ = ["AtomicFile", "discard", "file_kind", "fsync_path", "resolve_target"]
+__all__ = ["AtomicFile", "ClosedOnExit", "discard", "file_kind", "fsync_path", "resolve_target"]
 
 #: The chunk cache of the file being written holds the largest chunk the
 #: writer creates (§7.1), so partly filled chunks are not re-read.
@@ -213,7 +214,7 @@ class AtomicFile:
         self._failure: BaseException | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
-    def open(self, owner: object, append: bool, stop: Callable[[], None]) -> h5py.File:
+    def open(self, owner: object, append: bool, stop: Callable[[], None], page_size: int | None = None) -> h5py.File:
         """Create the temporary file and open it for writing with h5py (§3.1).
 
         Parameters
@@ -227,6 +228,9 @@ class AtomicFile:
         stop
             Stops the threads that write to the file, without storing what
             they hold (see :func:`discard`).
+        page_size
+            A new file's HDF5 paged file-space aggregation (``fs_strategy="page"``) with pages of this many
+            bytes, or None for HDF5's default strategy (``page_size=`` of :class:`h5ml.Writer`).
 
         Returns
         -------
@@ -251,7 +255,8 @@ class AtomicFile:
                 shutil.copyfile(self.target_path, self.temp_path)
             mode = "r+" if append else "w-"
             # SPEC §3.1-R3: libver bounds (earliest, v110) keep every object format readable by HDF5 1.10
-            h5file = h5py.File(self.temp_path, mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES)
+            paged = {} if append or page_size is None else {"fs_strategy": "page", "fs_page_size": page_size}
+            h5file = h5py.File(self.temp_path, mode, libver=spec.LIBVER_BOUNDS, rdcc_nbytes=_WRITE_CACHE_BYTES, **paged)
         except OSError as exc:
             self.temp_path.unlink(missing_ok=True)
             if not append or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
@@ -383,3 +388,21 @@ class AtomicFile:
         os.replace(self.temp_path, self.target_path)
         if os.name == "posix":
             fsync_path(self.target_path.parent)
+
+
+class ClosedOnExit:
+    """A writer as a context manager: leaving the ``with`` block closes it, or aborts it on an exception (§4.4).
+
+    The subclass defines ``close(abort=False)``: an abort discards the temporary file, the target untouched.
+    """
+
+    def close(self, abort: bool = False) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close(abort=exc_type is not None)

@@ -40,6 +40,7 @@ def write(
     seed: int | None = None,
     features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
     checksums: bool = True,
+    page_size: int | None = None,
 ) -> Path:
     """Write in-memory data as an h5ml file, atomically (§4, §5, §6, §7, §8).
 
@@ -78,6 +79,9 @@ def write(
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4),
         checked by ``h5ml.open(..., verify=True)``; ``False`` writes none.
         See :class:`Writer`.
+    page_size
+        HDF5 paged file-space aggregation with pages of this many bytes (1 << 20 for object stores), or None;
+        see :class:`Writer`.
 
     Returns
     -------
@@ -137,6 +141,7 @@ def write(
         compression_opts=compression_opts,
         features=features,
         checksums=checksums,
+        page_size=page_size,
     ) as w:
         for split, columns in columns_by_split.items():
             n = counts[split]

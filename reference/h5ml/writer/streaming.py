@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
@@ -32,7 +31,7 @@ import numpy.typing as npt
 
 from h5ml.model.values import FeatureSpec, SpecTable
 from h5ml.writer.arguments import check_options
-from h5ml.writer.atomic import AtomicFile
+from h5ml.writer.atomic import AtomicFile, ClosedOnExit
 from h5ml.writer.existing import start_file
 from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
@@ -54,7 +53,7 @@ def one_sample_batch(sample: Mapping[str, Any]) -> dict[str, Any]:
     return batch
 
 
-class Writer(WriterFactory):
+class Writer(WriterFactory, ClosedOnExit):
     """Write an h5ml file batch by batch, atomically (§4.4, §5, §6, §7, §8).
 
     Parameters
@@ -95,6 +94,9 @@ class Writer(WriterFactory):
     checksums
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
+    page_size
+        HDF5 paged file-space aggregation with pages of this many bytes, for files read from object stores
+        (:func:`h5ml.writer.arguments.check_page_size` says what it costs); None (default): HDF5's default.
     shard_size, samples_per_shard
         Write a sharded dataset instead (SPEC §12.4): ``Writer(OUTDIR, ..., shard_size="1GiB")`` returns a
         :class:`~h5ml.writer.sharded.ShardedWriter` (:class:`~h5ml.writer.writer_factory.WriterFactory`).
@@ -146,19 +148,20 @@ class Writer(WriterFactory):
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
+        page_size: int | None = None,
         shard_size: int | str | None = None,
         samples_per_shard: int | None = None,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
-        compression = check_options(mode, compression, compression_opts, where)
+        compression = check_options(mode, compression, compression_opts, where, page_size)
         specs = SpecTable(features)
         check_metadata(metadata, where)
         self._atomic = atomic = AtomicFile(self.path)
         self.target_path, self.temp_path = atomic.target_path, atomic.temp_path
         self._feeder = Feeder(compression_opts)
         append = mode == "a" and self.target_path.exists()
-        self._file = atomic.open(self, append, self._feeder.abort)
+        self._file = atomic.open(self, append, self._feeder.abort, page_size)
         try:
             existing = start_file(self._file, append, metadata, self.path.stem, where)
             self._splits = SplitRegistry(self._file, where, compression, specs, existing, checksums)
@@ -445,11 +448,3 @@ class Writer(WriterFactory):
             was discarded.
         """
         self._atomic.close(self._finish, abort)
-
-    def __enter__(self) -> Writer:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close(abort=exc_type is not None)

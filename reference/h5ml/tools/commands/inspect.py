@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from h5ml.model.remote import is_url
 from h5ml.tools.console import (
     EXIT_OK,
     Streams,
@@ -32,6 +33,7 @@ from h5ml.tools.console import (
     size_text,
     tuple_text,
 )
+from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.tree import TreeWalk
@@ -180,17 +182,25 @@ def render_summary(console: Console, summary: FileSummary) -> None:
     default=None,
     help="An HDF5 file that is not an h5ml file: the most paths of its tree shown, the others counted (default 200).",
 )
+@storage_option_flag
 @click.pass_obj
-def inspect_command(streams: Streams, file: str, fmt: str, max_objects: int | None) -> int:
-    """Show the splits, features, storage and metadata of FILE; for another HDF5 file, its tree."""
+def inspect_command(
+    streams: Streams, file: str, fmt: str, max_objects: int | None, storage_options: tuple[str, ...] = ()
+) -> int:
+    """Show the splits, features, storage and metadata of FILE (a path or a URL); for another HDF5 file, its tree."""
     from h5ml.errors import NotH5MLError
     from h5ml.model.tree import DEFAULT_MAX_OBJECTS, foreign_reason, walk_tree
     from h5ml.tools.summary import summarize
 
-    require_file(file)
+    options = parse_storage_options(storage_options, [file])
+    remote = is_url(file)
+    if not remote:
+        require_file(file)
     try:
-        summary = summarize(file)
+        summary = summarize(file) if options is None else summarize(file, options)
     except NotH5MLError:
+        if remote:  # the tree of a foreign HDF5 file is walked locally only
+            raise
         reason = foreign_reason(file)
         if reason is None:
             raise

@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from h5ml.model.remote import is_url
 from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, safe_text
+from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator.runner import FileReport, Issue, Timeout
@@ -182,7 +184,13 @@ def render_file_report(
 
 
 def _checked(
-    files: Sequence[str], deep: bool, timeout: float | None, jobs: int, cap: int, shallow_shards: bool = False
+    files: Sequence[str],
+    deep: bool,
+    timeout: float | None,
+    jobs: int,
+    cap: int,
+    shallow_shards: bool = False,
+    storage_options: dict[str, Any] | None = None,
 ) -> Iterator[tuple[FileReport, float | None]]:
     """Each file's report, in the order given, with the end of its time limit (None without one).
 
@@ -218,7 +226,12 @@ def _checked(
         while end < len(files) and not is_index(files[end]):
             end += 1
         for report, began in validate_each(
-            files[start:end], deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap
+            files[start:end],
+            deep=deep,
+            timeout=limit,
+            jobs=jobs,
+            max_issues_per_code=cap,
+            storage_options=storage_options,
         ):
             seconds = default_timeout(report.path, deep) if timeout is None else timeout
             yield report, began + seconds
@@ -270,6 +283,7 @@ def _checked(
     help="Issues of one code listed per file, in the text and the JSON report; the others are counted "
     "('... and 99,900 more E110 issues'), and the verdict counts them. 0 lists every issue.",
 )
+@storage_option_flag
 @click.pass_obj
 def validate_command(
     streams: Streams,
@@ -283,8 +297,9 @@ def validate_command(
     quiet: bool,
     shallow_shards: bool,
     max_issues_per_code: int,
+    storage_options: tuple[str, ...] = (),
 ) -> int:
-    """Check FILE... against the h5ml specification.
+    """Check FILE... against the h5ml specification; a FILE may be a URL (s3://bucket/ds.h5).
 
     A FILE may be the index of a sharded dataset (index.json, or the folder
     holding it): the index, every shard (--jobs at a time) and their agreement
@@ -303,8 +318,15 @@ def validate_command(
             "--shallow-shards applies to the index of a sharded dataset (a .json file, or a folder holding "
             "index.json), and no FILE given is one: leave it out, or give the index"
         )
+    options = parse_storage_options(storage_options, files)
+    remote_index = next((f for f in files if is_url(f) and is_index(f)), None)
+    if remote_index is not None:
+        raise click.UsageError(
+            f"{remote_index}: validating a sharded dataset at a URL is not implemented; validate its shards' URLs, "
+            "or a local copy of the dataset's folder"
+        )
     if fmt == "json":
-        checks = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards)
+        checks = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
         reports = [report for report, _ in checks]
         report = Report(tuple(reports))
         print_json(streams, report.to_json(strict=strict))
@@ -312,7 +334,7 @@ def validate_command(
     console = streams.console()
     checked: list[FileReport] = []
     complete = True
-    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards):
+    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options):
         checked.append(file_report)
         for shown in file_report.shards:  # SPEC §12: each shard's own report, then the index's verdict
             complete = render_file_report(console, shown, strict, min_severity, quiet) and complete

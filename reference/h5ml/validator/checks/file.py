@@ -17,7 +17,7 @@ sound feature (:mod:`~h5ml.validator.checks.deep`). Between the metadata checks 
 data checks it yields :data:`METADATA_DONE`, so that a caller that streams the
 issues (the validator's child process) can tell how far the checks went. A
 library failure on the way becomes E101. :func:`check_path` yields the issues
-alone.
+alone. A URL is opened through fsspec instead (:mod:`~h5ml.validator.checks.url`).
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ from h5ml import spec
 from h5ml.errors import FileLockedError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.locking import open_read_only
+from h5ml.model.remote import is_url
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
 from h5ml.validator.checks.splits import check_splits
 from h5ml.validator.checks.state import FileState
 from h5ml.validator.checks.storage import check_links, check_storage
+from h5ml.validator.checks.url import open_url
 
 __all__ = ["METADATA_DONE", "check_events", "check_path"]
 
@@ -165,7 +167,11 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
         (and no :data:`METADATA_DONE`); nothing is raised on purpose.
     """
     # SPEC §3.1-R1: a single HDF5 file that HDF5 1.10 opens, else E100
-    version, problem = _read_head(state)
+    f: h5py.File | None = None
+    if is_url(state.path):  # through fsspec, as h5ml.open opens it
+        version, f, problem = open_url(state)
+    else:
+        version, problem = _read_head(state)
     if problem is not None:
         yield Issue.of("E100", "/", problem)
         return
@@ -179,10 +185,11 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
             f"{path} has superblock version {version}; HDF5 1.10 reads versions up to "
             f"{spec.MAX_SUPERBLOCK_VERSION}: rewrite the file with libver bounds {spec.LIBVER_BOUNDS}",
         )
-    f, problem = _open(path)
     if f is None:
-        yield Issue.of("E100", "/", problem)
-        return
+        f, refused = _open(path)
+        if f is None:
+            yield Issue.of("E100", "/", refused)
+            return
     with f:
         try:
             failed: set[str] = set()  # the paths already reported as E101: another check meets the same failure

@@ -138,6 +138,8 @@ class FileState:
     all_fingerprints_computed
         False once a feature's fingerprint could not be recomputed: the file
         fingerprint is then not checked (§8.3).
+    storage_options
+        For a file at a URL: the fsspec options it is opened with (:mod:`h5ml.validator.checks.url`).
     """
 
     path: str
@@ -151,6 +153,7 @@ class FileState:
     data_checks: list[CheckedFeature] = field(default_factory=list)
     computed: dict[tuple[str, str], str] = field(default_factory=dict)
     all_fingerprints_computed: bool = True
+    storage_options: dict[str, Any] | None = None
 
     def member(self, group: Any, parent: str, name: str | bytes) -> tuple[str, Any]:
         """Return the path and object of a hard-linked member, or ``(path, None)`` for another link kind (§3.6).
