@@ -29,7 +29,7 @@ real object stores add tens of ms per request, which the request counts show.
 
 Run::
 
-    python benchmarks/bench_remote.py            # 8000 tiles, JSON to stdout, Markdown in benchmarks/results/remote.md
+    python benchmarks/bench_remote.py            # 8000 tiles, JSON to stdout, Markdown in benchmarks/results/latest/remote.md
     python benchmarks/bench_remote.py --smoke    # tiny, for CI
 """
 
@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from s3_server import S3Server
 
 BATCH = 64
-RESULTS = Path(__file__).resolve().parent / "results" / "remote.md"
+RESULTS = Path(__file__).resolve().parent / "results" / "latest" / "remote.md"
 
 
 def _orders(n: int, chunk_rows: int, seed: int) -> dict[str, list[np.ndarray]]:
