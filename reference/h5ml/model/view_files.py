@@ -1,0 +1,305 @@
+"""View files of a sharded dataset (SPEC §12.6): their marker, and the one check of a virtual dataset's mapping.
+
+A view file presents the shards of a sharded dataset (§12.1) as one HDF5
+file for tools that know no index (h5dump, HDFView): each feature dataset
+is an HDF5 virtual dataset (VDS) that concatenates the same dataset of every
+shard of its split along axis 0. It is the only file in which §3.6 allows
+virtual datasets, and only under the rules checked here, so that following
+its mapping reads the listed shards and nothing else (§10.1):
+
+- the root attributes :data:`VIEW_OF` (the file name of the index, which lies
+  in the view's folder) and :data:`VIEW_INDEX_FINGERPRINT` (the index
+  fingerprint, §12.3, of the index the view was made from) mark the file;
+- every source file name is relative, inside the view's folder (no
+  absolute path, no ``..``, no scheme, no ``%`` pattern), a shard the index
+  lists for the dataset's split, and present;
+- the mapping is exactly the concatenation: the shards in index order (those
+  whose dataset has no rows left out), each selected whole, placed one after
+  the other from row 0 to the last row of the virtual dataset; each source
+  dataset has the virtual dataset's datatype and row shape, and is itself
+  stored in its shard (not virtual, not external).
+
+:func:`view_context` reads the marker and the index once per file;
+:func:`mapping_problems` checks one virtual dataset. The reader
+(:func:`h5ml.model.storage.check_storage`) and the validator
+(:mod:`h5ml.validator.checks.storage`) both call them: E118 for a source
+outside the dataset, E119 for a marker or a mapping that is not the view's.
+
+Measured on this machine (HDF5 2.0.0 in h5py 3.16, h5dump 1.10.8): a
+relative source name is looked up in the folder of the view file, whatever
+the working directory; but a source missing there is then looked up in the
+current working directory, and the environment variable ``HDF5_VDS_PREFIX``
+is tried first. That is why every source must be present, and why the
+reference reader refuses a view while ``HDF5_VDS_PREFIX`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import h5py
+
+from h5ml.errors import H5MLError
+from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.model.shard_index import ShardIndex, SplitEntry, load_index
+from h5ml.spec.attrs import read_attr
+
+__all__ = [
+    "COMPONENTS",
+    "VDS_PREFIX_ENV",
+    "VIEW_INDEX_FINGERPRINT",
+    "VIEW_OF",
+    "ViewContext",
+    "escape_source",
+    "mapping_problems",
+    "source_name_problem",
+    "view_context",
+]
+
+#: Root attribute of a view file: the file name of its index, in the view's folder (§12.6).
+VIEW_OF: Final = "view_of"
+#: Root attribute of a view file: the index fingerprint (§12.3) of the index the view presents (§12.6).
+VIEW_INDEX_FINGERPRINT: Final = "view_index_fingerprint"
+#: The environment variable HDF5 reads to look for virtual-dataset sources elsewhere first.
+VDS_PREFIX_ENV: Final = "HDF5_VDS_PREFIX"
+
+#: The datasets of a feature, by encoding, that a view stores as virtual datasets ("" the feature's own dataset).
+COMPONENTS: Final = {
+    "dense": ("",),
+    "string": ("",),
+    "categorical": ("codes",),
+    "ragged": ("values", "shapes"),
+    "bytes": ("values",),
+}
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass
+class ViewContext:
+    """What the checks of a view file's virtual datasets need, read once per file (§12.6).
+
+    Attributes
+    ----------
+    path
+        The view file, for messages.
+    folder
+        The view's folder: the dataset's folder, where the index and the shards lie.
+    index
+        The index the view names, or None when it could not be read.
+    problem
+        Why the file is not a valid view as a whole (the marker, the index, a stale fingerprint), or None.
+    """
+
+    path: str
+    folder: Path
+    index: ShardIndex | None
+    problem: str | None
+    #: (shard file, dataset path) -> (shape, datatype, (code, problem) or None), each source opened once.
+    sources: dict[tuple[str, str], tuple[tuple[int, ...], Any, tuple[str, str] | None]] = field(default_factory=dict)
+
+
+def view_context(f: h5py.File, path: str) -> ViewContext | None:
+    """Read a file's view marker and its index (§12.6); None when the file is not marked as a view.
+
+    Parameters
+    ----------
+    f
+        The file, open read-only.
+    path
+        Its path (its folder is the dataset's folder).
+
+    Returns
+    -------
+    ViewContext or None
+        None when the root has no :data:`VIEW_OF` attribute (an ordinary file:
+        a virtual dataset there is E112). Otherwise the context, whose
+        ``problem`` says what makes the marker invalid.
+    """
+    if VIEW_OF not in f.attrs:
+        return None
+    folder = Path(os.path.abspath(path)).parent
+    name = read_attr(f, VIEW_OF, None)
+    recorded = read_attr(f, VIEW_INDEX_FINGERPRINT, None)
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
+        problem = f"root attribute {VIEW_OF!r} is {name!r}: it must be the file name of the index in the view's folder"
+        return ViewContext(path, folder, None, problem + " (§12.6); write the view again with h5ml view INDEX OUT.h5")
+    try:
+        index, _ = load_index(folder / name)
+    except (OSError, H5MLError) as exc:
+        problem = f"its index {name!r} (root attribute {VIEW_OF!r}) cannot be read: {exc}"
+        return ViewContext(path, folder, None, problem)
+    if recorded != index.fingerprint:
+        problem = (
+            f"root attribute {VIEW_INDEX_FINGERPRINT!r} is {recorded!r} but the index {name!r} has fingerprint "
+            f"{index.fingerprint}: the view was made from other shards (§12.6); write it again with h5ml view"
+        )
+        return ViewContext(path, folder, index, problem)
+    return ViewContext(path, folder, index, None)
+
+
+def escape_source(shard_path: str) -> str:
+    """A shard's path as an HDF5 virtual-dataset source name: ``%`` doubled, as HDF5 reads ``%%`` as ``%``."""
+    return shard_path.replace("%", "%%")
+
+
+def source_name_problem(name: str) -> str | None:
+    """Why a virtual dataset's source file name may lead outside the dataset's folder (§12.6); None if it stays.
+
+    The name must be relative, '/'-separated, without ``.``, ``..`` or empty
+    components, without a scheme (``s3:``, ``C:``) or a backslash, and
+    without a ``%`` pattern other than ``%%`` (HDF5 replaces ``%b`` by the
+    view's own name).
+    """
+    if not name:
+        return "is empty"
+    if name.startswith("/"):
+        return "is an absolute path"
+    if "\\" in name:
+        return "contains a backslash"
+    if _SCHEME.match(name):
+        return "starts with a scheme or drive"
+    if re.search(r"%(?!%)", name.replace("%%", "")):
+        return "contains a % pattern, which HDF5 expands"
+    parts = name.split("/")
+    if ".." in parts:
+        return "goes up with '..'"
+    if any(part in ("", ".") for part in parts):
+        return "has an empty or '.' component"
+    return None
+
+
+def _component_of(where: str, index: ShardIndex) -> tuple[str, SplitEntry, str] | str:
+    """The split, its entry and the component name of a virtual dataset at ``where``, or why it has none."""
+    parts = where.strip("/").split("/")
+    if len(parts) not in (2, 3) or parts[0] not in index.splits:
+        return f"{where} is not a feature dataset of a split that the index lists"
+    split = index.splits[parts[0]]
+    feature = split.features.get(parts[1])
+    component = parts[2] if len(parts) == 3 else ""
+    if feature is None or component not in COMPONENTS[feature.encoding]:
+        return f"{where} is not a dataset that a view stores virtually (§12.6: the index lists no such component)"
+    return parts[0], split, component
+
+
+def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ...], Any, tuple[str, str] | None]:
+    """The shape and datatype of dataset ``where`` in a shard file, or the code and reason it cannot be a source."""
+    key = (shard, where)
+    if key not in context.sources:
+        # imported here: h5ml.model.storage imports this module for check_storage
+        from h5ml.model.storage import check_path
+
+        file = context.folder / shard
+        found: tuple[tuple[int, ...], Any, tuple[str, str] | None] = ((), None, None)
+        if not file.is_file():
+            found = ((), None, ("E118", f"is missing: no file {str(file)!r}"))
+        else:
+            try:
+                with h5py.File(file, "r") as g:
+                    check_path(g, str(file), where)
+                    dset = g[where]
+                    found = (tuple(dset.shape), dset.id.get_type(), None)
+            except KeyError:
+                found = ((), None, ("E119", f"has no dataset {where}"))
+            except H5MLError as exc:
+                found = ((), None, ("E118", f"cannot be a source: {exc}"))
+            except (OSError, *LIBRARY_ERRORS) as exc:
+                found = ((), None, ("E119", f"cannot be opened: {exc}"))
+        context.sources[key] = found
+    return context.sources[key]
+
+
+def mapping_problems(dcpl: Any, tid: Any, shape: tuple[int, ...], where: str, context: ViewContext) -> list[tuple[str, str]]:
+    """Check the mapping of one virtual dataset of a view file (§12.6); an empty list when it is the view's.
+
+    Parameters
+    ----------
+    dcpl
+        The dataset's creation property list (``dataset.id.get_create_plist()``), of virtual layout.
+    tid
+        The dataset's datatype (``dataset.id.get_type()``).
+    shape
+        The dataset's shape.
+    where
+        Its HDF5 path (``/train/x``, ``/train/audio/values``).
+    context
+        The file's :func:`view_context`, without ``problem`` (the caller reports that one first).
+
+    Returns
+    -------
+    list of (code, message)
+        ``"E118"`` for a source file outside the dataset (absolute, ``..``,
+        a scheme, a pattern, not listed for the split, missing, or a source
+        dataset stored outside its shard); ``"E119"`` for a mapping that is
+        not the concatenation. Each message names the dataset and the source.
+        The mapping is not checked further once a source is outside.
+    """
+    assert context.index is not None
+    count = dcpl.get_virtual_count()
+    names = [dcpl.get_virtual_filename(j) for j in range(count)]
+    outside = []
+    for j, name in enumerate(names):
+        problem = source_name_problem(name)
+        if problem is not None:
+            outside.append(("E118", f"dataset {where} maps rows to source {j} in file {name!r}, which {problem}"))
+    if outside:
+        return outside
+    found = _component_of(where, context.index)
+    if isinstance(found, str):
+        return [("E119", found)]
+    split_name, split, component = found
+    listed = [shard.path for shard in split.shards]
+    for j, name in enumerate(names):
+        if name.replace("%%", "%") not in listed:
+            outside.append(
+                ("E118", f"dataset {where} maps rows to file {name!r}, which the index lists for no shard of split {split_name!r}")
+            )
+    if outside:
+        return outside
+    # the expected sources: every listed shard's dataset, in order, those without rows left out
+    expected: list[tuple[str, tuple[int, ...]]] = []
+    for position, shard in enumerate(split.shards):
+        src_shape, src_type, problem = _source(context, shard.path, where)
+        if problem is not None:
+            code, why = problem
+            return [(code, f"dataset {where}: its source, shard {position} {shard.path!r} of split {split_name!r}, {why}")]
+        if component != "values" and (not src_shape or src_shape[0] != shard.num_samples):
+            return [("E119", f"dataset {where}: shard {shard.path!r} holds {src_shape} rows where the index says {shard.num_samples} samples")]
+        if src_shape[1:] != shape[1:] or src_type != tid:
+            return [("E119", f"dataset {where}: the dataset in shard {shard.path!r} has shape {src_shape} and another datatype or row shape than the view's {shape}")]
+        if src_shape[0] > 0:
+            expected.append((shard.path, src_shape))
+    return _order_problems(dcpl, names, expected, shape, where)
+
+
+def _order_problems(
+    dcpl: Any, names: list[str], expected: list[tuple[str, tuple[int, ...]]], shape: tuple[int, ...], where: str
+) -> list[tuple[str, str]]:
+    """E119 unless mapping ``j`` places all of ``expected[j]`` right after mapping ``j - 1`` (§12.6)."""
+    got = [name.replace("%%", "%") for name in names]
+    if got != [path for path, _ in expected]:
+        return [("E119", f"dataset {where} maps the files {got}, but the concatenation of its split is {[p for p, _ in expected]} (the index's order, shards without rows left out)")]
+    start = 0
+    for j, (path, src_shape) in enumerate(expected):
+        if dcpl.get_virtual_dsetname(j) != where:
+            return [("E119", f"dataset {where} maps rows to dataset {dcpl.get_virtual_dsetname(j)!r} of {path!r}; a view maps the same path")]
+        if dcpl.get_virtual_srcspace(j).get_select_type() != h5py.h5s.SEL_ALL:
+            return [("E119", f"dataset {where} selects part of {path}:{where}; a view maps each source whole")]
+        vspace = dcpl.get_virtual_vspace(j)
+        block = (src_shape[0], *shape[1:])
+        if (
+            vspace.get_select_type() != h5py.h5s.SEL_HYPERSLABS
+            or not vspace.is_regular_hyperslab()
+            or vspace.get_regular_hyperslab()[0] != (start, *(0,) * (len(shape) - 1))
+            or tuple(vspace.get_regular_hyperslab()[2]) != (1,) * len(shape)
+            or tuple(vspace.get_regular_hyperslab()[3]) != block
+        ):
+            return [("E119", f"dataset {where} places the rows of {path!r} elsewhere than rows [{start}, {start + src_shape[0]}) of the concatenation")]
+        start += src_shape[0]
+    if start != (shape[0] if shape else 0):
+        return [("E119", f"dataset {where} has {shape[0] if shape else 0} rows but its sources hold {start}")]
+    return []
