@@ -115,8 +115,11 @@ def check_storage(f: h5py.File, path: str, *, views: bool = False) -> None:
 def _check_view_dataset(oid: Any, path: str, where: str, view: ViewContext) -> None:
     """Refuse a virtual dataset of a view file unless its mapping is the view's (§12.6, §10.1)."""
     # SPEC §10.1-R4: a reader follows the mapping of a view file only once every source passed the checks of §12.6
-    if view.problem is not None:
-        raise forbidden_storage(path, where, f"is a virtual dataset of a view file that is not valid: {view.problem}")
+    problems = mapping_problems(oid.get_create_plist(), oid.get_type(), tuple(oid.shape), where, view)
+    if problems:
+        raise forbidden_storage(
+            path, where, "is a virtual dataset whose mapping is not a view's (§12.6): " + "; ".join(m for *_, m in problems)
+        )
     prefix = os.environ.get(VDS_PREFIX_ENV)
     if prefix:
         raise forbidden_storage(
@@ -125,9 +128,6 @@ def _check_view_dataset(oid: Any, path: str, where: str, view: ViewContext) -> N
             f"is a virtual dataset of a view file, and the environment variable {VDS_PREFIX_ENV} is set to "
             f"{prefix!r}: HDF5 would look for its sources there before the view's folder; unset it to read the view",
         )
-    problems = mapping_problems(oid.get_create_plist(), oid.get_type(), tuple(oid.shape), where, view)
-    if problems:
-        raise forbidden_storage(path, where, "is a virtual dataset whose mapping is not a view's (§12.6): " + "; ".join(m for _, m in problems))
 
 
 def check_path(f: h5py.File, path: str, hdf5_path: str) -> None:

@@ -213,8 +213,19 @@ def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ..
     return context.sources[key]
 
 
-def mapping_problems(dcpl: Any, tid: Any, shape: tuple[int, ...], where: str, context: ViewContext) -> list[tuple[str, str]]:
+def mapping_problems(
+    dcpl: Any, tid: Any, shape: tuple[int, ...], where: str, context: ViewContext
+) -> list[tuple[str, str, str]]:
     """Check the mapping of one virtual dataset of a view file (§12.6); an empty list when it is the view's.
+
+    Checked in this order, each step only when the steps before found nothing:
+    the source file names (:func:`source_name_problem`, E118); the layout,
+    which needs no index (each source selected whole at the dataset's own
+    path, placed one after the other from row 0 over every row, E119); the
+    view's marker and index (``context.problem``, E119 at ``/``); then the
+    sources against the index (each a listed, present shard, stored in it,
+    in the index's order with shards without rows left out, of the dataset's
+    datatype and row shape: E118 for a source outside, E119 otherwise).
 
     Parameters
     ----------
@@ -227,79 +238,87 @@ def mapping_problems(dcpl: Any, tid: Any, shape: tuple[int, ...], where: str, co
     where
         Its HDF5 path (``/train/x``, ``/train/audio/values``).
     context
-        The file's :func:`view_context`, without ``problem`` (the caller reports that one first).
+        The file's :func:`view_context`.
 
     Returns
     -------
-    list of (code, message)
-        ``"E118"`` for a source file outside the dataset (absolute, ``..``,
-        a scheme, a pattern, not listed for the split, missing, or a source
-        dataset stored outside its shard); ``"E119"`` for a mapping that is
-        not the concatenation. Each message names the dataset and the source.
-        The mapping is not checked further once a source is outside.
+    list of (code, HDF5 path, message)
+        ``"E118"`` or ``"E119"``, the path the issue is at (``where``, or
+        ``/`` for the marker), and a message naming the dataset and the source.
     """
-    assert context.index is not None
     count = dcpl.get_virtual_count()
     names = [dcpl.get_virtual_filename(j) for j in range(count)]
-    outside = []
+    found: list[tuple[str, str, str]] = []
     for j, name in enumerate(names):
         problem = source_name_problem(name)
         if problem is not None:
-            outside.append(("E118", f"dataset {where} maps rows to source {j} in file {name!r}, which {problem}"))
-    if outside:
-        return outside
+            found.append(("E118", where, f"dataset {where} maps rows to source {j} in file {name!r}, which {problem}"))
+    if found:
+        return found
+    layout = _layout_problem(dcpl, names, shape, where)
+    if layout is not None:
+        return [("E119", where, layout)]
+    if context.problem is not None or context.index is None:
+        return [("E119", "/", f"{context.path} is marked as a view file but {context.problem}")]
+    return [(code, where, message) for code, message in _index_problems(dcpl, tid, names, shape, where, context)]
+
+
+def _layout_problem(dcpl: Any, names: list[str], shape: tuple[int, ...], where: str) -> str | None:
+    """Why the mapping does not place whole sources one after the other over every row (§12.6), or None."""
+    rows = shape[0] if shape else 0
+    start = 0
+    for j, name in enumerate(names):
+        if dcpl.get_virtual_dsetname(j) != where:
+            return f"dataset {where} maps rows to dataset {dcpl.get_virtual_dsetname(j)!r} of {name!r}; a view maps the same path"
+        if dcpl.get_virtual_srcspace(j).get_select_type() != h5py.h5s.SEL_ALL:
+            return f"dataset {where} selects part of {name}:{where}; a view maps each source whole"
+        vspace = dcpl.get_virtual_vspace(j)
+        if vspace.get_select_type() != h5py.h5s.SEL_HYPERSLABS or not vspace.is_regular_hyperslab():
+            return f"dataset {where} places the rows of {name!r} in an irregular selection; a view places whole row ranges"
+        first, _stride, count, block = vspace.get_regular_hyperslab()
+        if tuple(first) != (start, *(0,) * (len(shape) - 1)) or tuple(count) != (1,) * len(shape) or tuple(block[1:]) != shape[1:]:
+            return f"dataset {where} places the rows of {name!r} elsewhere than right after row {start} of the concatenation"
+        start += int(block[0])
+    if start != rows:
+        return f"dataset {where} has {rows} rows but its mapping covers {start}: rows without a source read as zeros"
+    return None
+
+
+def _index_problems(
+    dcpl: Any,
+    tid: Any, names: list[str], shape: tuple[int, ...], where: str, context: ViewContext
+) -> list[tuple[str, str]]:
+    """E118/E119 for sources that are not the split's shards in the index's order, stored as the view says."""
+    assert context.index is not None
     found = _component_of(where, context.index)
     if isinstance(found, str):
         return [("E119", found)]
     split_name, split, component = found
     listed = [shard.path for shard in split.shards]
-    for j, name in enumerate(names):
-        if name.replace("%%", "%") not in listed:
-            outside.append(
-                ("E118", f"dataset {where} maps rows to file {name!r}, which the index lists for no shard of split {split_name!r}")
-            )
+    got = [name.replace("%%", "%") for name in names]
+    outside = [
+        ("E118", f"dataset {where} maps rows to file {name!r}, which the index lists for no shard of split {split_name!r}")
+        for name in got
+        if name not in listed
+    ]
     if outside:
         return outside
-    # the expected sources: every listed shard's dataset, in order, those without rows left out
-    expected: list[tuple[str, tuple[int, ...]]] = []
+    expected = []
     for position, shard in enumerate(split.shards):
         src_shape, src_type, problem = _source(context, shard.path, where)
         if problem is not None:
             code, why = problem
             return [(code, f"dataset {where}: its source, shard {position} {shard.path!r} of split {split_name!r}, {why}")]
-        if component != "values" and (not src_shape or src_shape[0] != shard.num_samples):
-            return [("E119", f"dataset {where}: shard {shard.path!r} holds {src_shape} rows where the index says {shard.num_samples} samples")]
+        if component != "values" and src_shape[:1] != (shard.num_samples,):
+            return [("E119", f"dataset {where}: shard {shard.path!r} holds {src_shape} where the index says {shard.num_samples} samples")]
         if src_shape[1:] != shape[1:] or src_type != tid:
-            return [("E119", f"dataset {where}: the dataset in shard {shard.path!r} has shape {src_shape} and another datatype or row shape than the view's {shape}")]
+            return [("E119", f"dataset {where}: the dataset in shard {shard.path!r} (shape {src_shape}) has another datatype or row shape than the view's {shape}")]
         if src_shape[0] > 0:
-            expected.append((shard.path, src_shape))
-    return _order_problems(dcpl, names, expected, shape, where)
-
-
-def _order_problems(
-    dcpl: Any, names: list[str], expected: list[tuple[str, tuple[int, ...]]], shape: tuple[int, ...], where: str
-) -> list[tuple[str, str]]:
-    """E119 unless mapping ``j`` places all of ``expected[j]`` right after mapping ``j - 1`` (§12.6)."""
-    got = [name.replace("%%", "%") for name in names]
-    if got != [path for path, _ in expected]:
-        return [("E119", f"dataset {where} maps the files {got}, but the concatenation of its split is {[p for p, _ in expected]} (the index's order, shards without rows left out)")]
-    start = 0
-    for j, (path, src_shape) in enumerate(expected):
-        if dcpl.get_virtual_dsetname(j) != where:
-            return [("E119", f"dataset {where} maps rows to dataset {dcpl.get_virtual_dsetname(j)!r} of {path!r}; a view maps the same path")]
-        if dcpl.get_virtual_srcspace(j).get_select_type() != h5py.h5s.SEL_ALL:
-            return [("E119", f"dataset {where} selects part of {path}:{where}; a view maps each source whole")]
-        vspace = dcpl.get_virtual_vspace(j)
-        block = (src_shape[0], *shape[1:])
-        if (
-            vspace.get_select_type() != h5py.h5s.SEL_HYPERSLABS
-            or not vspace.is_regular_hyperslab()
-            or vspace.get_regular_hyperslab()[0] != (start, *(0,) * (len(shape) - 1))
-            or tuple(vspace.get_regular_hyperslab()[2]) != (1,) * len(shape)
-            or tuple(vspace.get_regular_hyperslab()[3]) != block
-        ):
-            return [("E119", f"dataset {where} places the rows of {path!r} elsewhere than rows [{start}, {start + src_shape[0]}) of the concatenation")]
-        start += src_shape[0]
-    if start != (shape[0] if shape else 0):
-        return [("E119", f"dataset {where} has {shape[0] if shape else 0} rows but its sources hold {start}")]
+            expected.append(shard.path)
+    if got != expected:
+        return [("E119", f"dataset {where} maps the files {got}, but the concatenation of its split is {expected} (the index's order, shards without rows left out)")]
+    for j, path in enumerate(expected):
+        rows = _source(context, path, where)[0][0]
+        if int(dcpl.get_virtual_vspace(j).get_regular_hyperslab()[3][0]) != rows:
+            return [("E119", f"dataset {where} maps {path!r} onto another number of rows than its {rows}")]
     return []

@@ -60,6 +60,7 @@ _COMMANDS: Final = {
     "merge": ("h5ml.tools.commands.edit", "merge_command"),
     "temporaries": ("h5ml.tools.commands.temporaries", "temporaries_command"),
     "demo": ("h5ml.tools.commands.demo", "demo_command"),
+    "view": ("h5ml.tools.commands.view", "view_command"),
 }
 
 
