@@ -128,6 +128,12 @@ def view_context(f: h5py.File, path: str) -> ViewContext | None:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
         problem = f"root attribute {VIEW_OF!r} is {name!r}: it must be the file name of the index in the view's folder"
         return ViewContext(path, folder, None, problem + " (§12.6); write the view again with h5ml view INDEX OUT.h5")
+    if not (folder / name).is_file():
+        problem = (
+            f"its index {name!r} (root attribute {VIEW_OF!r}) is not in the view's folder {str(folder)!r}: a view "
+            "lies beside the index and shards it presents"
+        )
+        return ViewContext(path, folder, None, problem)
     try:
         index, _ = load_index(folder / name)
     except (OSError, H5MLError) as exc:
@@ -263,6 +269,18 @@ def mapping_problems(
     return [(code, where, message) for code, message in _index_problems(dcpl, tid, names, shape, where, context)]
 
 
+def _placement(dcpl: Any, j: int, shape: tuple[int, ...]) -> tuple[Any, Any, Any] | None:
+    """Mapping ``j``'s (start, count, block) in the virtual dataset; the whole dataset for ``H5S_ALL``; None if irregular."""
+    vspace = dcpl.get_virtual_vspace(j)
+    kind = vspace.get_select_type()
+    if kind == h5py.h5s.SEL_ALL:
+        return (0,) * len(shape), (1,) * len(shape), shape
+    if kind != h5py.h5s.SEL_HYPERSLABS or not vspace.is_regular_hyperslab():
+        return None
+    first, _stride, count, block = vspace.get_regular_hyperslab()
+    return first, count, block
+
+
 def _layout_problem(dcpl: Any, names: list[str], shape: tuple[int, ...], where: str) -> str | None:
     """Why the mapping does not place whole sources one after the other over every row (§12.6), or None."""
     rows = shape[0] if shape else 0
@@ -272,10 +290,10 @@ def _layout_problem(dcpl: Any, names: list[str], shape: tuple[int, ...], where: 
             return f"dataset {where} maps rows to dataset {dcpl.get_virtual_dsetname(j)!r} of {name!r}; a view maps the same path"
         if dcpl.get_virtual_srcspace(j).get_select_type() != h5py.h5s.SEL_ALL:
             return f"dataset {where} selects part of {name}:{where}; a view maps each source whole"
-        vspace = dcpl.get_virtual_vspace(j)
-        if vspace.get_select_type() != h5py.h5s.SEL_HYPERSLABS or not vspace.is_regular_hyperslab():
+        placed = _placement(dcpl, j, shape)
+        if placed is None:
             return f"dataset {where} places the rows of {name!r} in an irregular selection; a view places whole row ranges"
-        first, _stride, count, block = vspace.get_regular_hyperslab()
+        first, count, block = placed
         if tuple(first) != (start, *(0,) * (len(shape) - 1)) or tuple(count) != (1,) * len(shape) or tuple(block[1:]) != shape[1:]:
             return f"dataset {where} places the rows of {name!r} elsewhere than right after row {start} of the concatenation"
         start += int(block[0])
@@ -319,6 +337,7 @@ def _index_problems(
         return [("E119", f"dataset {where} maps the files {got}, but the concatenation of its split is {expected} (the index's order, shards without rows left out)")]
     for j, path in enumerate(expected):
         rows = _source(context, path, where)[0][0]
-        if int(dcpl.get_virtual_vspace(j).get_regular_hyperslab()[3][0]) != rows:
+        placed = _placement(dcpl, j, shape)
+        if placed is None or int(placed[2][0]) != rows:
             return [("E119", f"dataset {where} maps {path!r} onto another number of rows than its {rows}")]
     return []
