@@ -64,7 +64,10 @@ def make_sharded(folder: Path) -> tuple[Path, dict[str, dict[str, Any]]]:
             rel = f"{split}/{split}-{position:05d}.h5"
             values = _split(split, position, n)
             h5ml.write(
-                folder / rel, {split: values}, {"name": "demo", "license": "CC0-1.0", "description": "d"}, features=SPECS
+                folder / rel,
+                {split: values},
+                {"name": "demo", "license": "CC0-1.0", "description": "d"},
+                features=SPECS,
             )
             description = describe_shard(folder / rel)
             shards.append(description.entry(rel))
@@ -148,7 +151,12 @@ def test_h5dump_reads_the_view_from_another_folder(
         check=True,
         timeout=60,
     ).stdout
-    values = [float(v) for line in out.split("DATA {")[1].split("}")[0].splitlines() for v in line.split(":")[-1].split(",") if v.strip()]
+    values = [
+        float(v)
+        for line in out.split("DATA {")[1].split("}")[0].splitlines()
+        for v in line.split(":")[-1].split(",")
+        if v.strip()
+    ]
     assert values == [float(v) for v in np.asarray(whole["test"]["x"]).ravel()]
     for caption in whole["train"]["caption"]:  # h5dump prints the ü as octal escapes of its UTF-8 bytes
         assert f'"{caption[:-1]}' in out
@@ -163,7 +171,9 @@ def test_valid_view_has_no_error(sharded: tuple[Path, dict[str, dict[str, Any]]]
     assert report.valid
 
 
-def test_cli_writes_the_view_and_refuses_without_traceback(sharded: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path) -> None:
+def test_cli_writes_the_view_and_refuses_without_traceback(
+    sharded: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path
+) -> None:
     """The command writes the view; an output outside the folder, an existing output and a missing index are one line."""
     index, _ = sharded
     code, out, err = run_cli("view", str(index), str(index.parent / "view.h5"))
@@ -191,7 +201,7 @@ def test_view_refused_for_a_changed_shard(sharded: tuple[Path, dict[str, dict[st
     """A shard that disagrees with the index gives no view (SPEC §12.2): the view would present other data."""
     index, _ = sharded
     h5ml.write(index.parent / "test/test-00000.h5", {"test": _split("test", 7, 2)}, {"name": "demo"})
-    with pytest.raises(h5ml.ShardIndexError, match="test-00000.h5"):
+    with pytest.raises(h5ml.ShardIndexError, match=r"test-00000\.h5"):
         write_view(index, index.parent / "view.h5")
     assert not (index.parent / "view.h5").exists()
 
@@ -236,7 +246,7 @@ def test_sources_outside_the_dataset_are_e118(
     issues = [i for i in h5ml.validate(view, deep=True).issues if i.code[0] == "E"]
     assert [(i.code, i.path) for i in issues] == [("E118", "/test/x")]
     assert words in issues[0].message and source in issues[0].message
-    with pytest.raises(h5ml.ForbiddenStorageError, match="E118|outside|mapping"):
+    with pytest.raises(h5ml.ForbiddenStorageError, match="mapping is not a view"):
         h5ml.open(view)
 
 
@@ -291,7 +301,9 @@ def test_virtual_dataset_in_an_ordinary_file_stays_e112(sharded: tuple[Path, dic
         h5ml.open(view)
 
 
-def test_vds_prefix_environment_refused(sharded: tuple[Path, dict[str, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vds_prefix_environment_refused(
+    sharded: tuple[Path, dict[str, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """HDF5_VDS_PREFIX would make HDF5 look for the sources elsewhere first: the reader refuses the view (SPEC §10.1-R4)."""
     index, _ = sharded
     view = write_view(index, index.parent / "view.h5")

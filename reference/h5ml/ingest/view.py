@@ -94,7 +94,8 @@ def _check_shards(index: ShardIndex, folder: Path) -> None:
             problems.extend(f"shard {shard.path!r} of split {name!r} {problem}" for problem in found)
     if problems:
         raise ShardIndexError(
-            f"{folder}: cannot make a view of this sharded dataset (SPEC §12.2): " + "; ".join(problems)
+            f"{folder}: cannot make a view of this sharded dataset (SPEC §12.2): "
+            + "; ".join(problems)
             + ". Validate it with h5ml validate INDEX and write the missing or changed shards again"
         )
 
@@ -153,7 +154,9 @@ def _offsets(h5: h5py.File, where: str, shards: Sequence[tuple[str, h5py.File]])
     h5.create_dataset(where, data=total, chunks=chunks, compression="gzip", compression_opts=4)
 
 
-def _feature(h5: h5py.File, split: str, name: str, encoding: str, shards: Sequence[tuple[str, h5py.File]], path: str) -> None:
+def _feature(
+    h5: h5py.File, split: str, name: str, encoding: str, shards: Sequence[tuple[str, h5py.File]], path: str
+) -> None:
     """Write one feature of a view: its virtual datasets, real offsets or class names, shared attributes."""
     where = f"/{split}/{name}"
     nodes = [g[where] for _, g in shards]

@@ -118,7 +118,9 @@ def _check_view_dataset(oid: Any, path: str, where: str, view: ViewContext) -> N
     problems = mapping_problems(oid.get_create_plist(), oid.get_type(), tuple(oid.shape), where, view)
     if problems:
         raise forbidden_storage(
-            path, where, "is a virtual dataset whose mapping is not a view's (§12.6): " + "; ".join(m for *_, m in problems)
+            path,
+            where,
+            "is a virtual dataset whose mapping is not a view's (§12.6): " + "; ".join(m for *_, m in problems),
         )
     prefix = os.environ.get(VDS_PREFIX_ENV)
     if prefix:

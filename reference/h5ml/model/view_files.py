@@ -292,9 +292,15 @@ def _layout_problem(dcpl: Any, names: list[str], shape: tuple[int, ...], where: 
             return f"dataset {where} selects part of {name}:{where}; a view maps each source whole"
         placed = _placement(dcpl, j, shape)
         if placed is None:
-            return f"dataset {where} places the rows of {name!r} in an irregular selection; a view places whole row ranges"
+            return (
+                f"dataset {where} places the rows of {name!r} in an irregular selection; a view places whole row ranges"
+            )
         first, count, block = placed
-        if tuple(first) != (start, *(0,) * (len(shape) - 1)) or tuple(count) != (1,) * len(shape) or tuple(block[1:]) != shape[1:]:
+        if (
+            tuple(first) != (start, *(0,) * (len(shape) - 1))
+            or tuple(count) != (1,) * len(shape)
+            or tuple(block[1:]) != shape[1:]
+        ):
             return f"dataset {where} places the rows of {name!r} elsewhere than right after row {start} of the concatenation"
         start += int(block[0])
     if start != rows:
@@ -303,8 +309,7 @@ def _layout_problem(dcpl: Any, names: list[str], shape: tuple[int, ...], where: 
 
 
 def _index_problems(
-    dcpl: Any,
-    tid: Any, names: list[str], shape: tuple[int, ...], where: str, context: ViewContext
+    dcpl: Any, tid: Any, names: list[str], shape: tuple[int, ...], where: str, context: ViewContext
 ) -> list[tuple[str, str]]:
     """E118/E119 for sources that are not the split's shards in the index's order, stored as the view says."""
     assert context.index is not None
@@ -315,7 +320,10 @@ def _index_problems(
     listed = [shard.path for shard in split.shards]
     got = [name.replace("%%", "%") for name in names]
     outside = [
-        ("E118", f"dataset {where} maps rows to file {name!r}, which the index lists for no shard of split {split_name!r}")
+        (
+            "E118",
+            f"dataset {where} maps rows to file {name!r}, which the index lists for no shard of split {split_name!r}",
+        )
         for name in got
         if name not in listed
     ]
@@ -326,15 +334,32 @@ def _index_problems(
         src_shape, src_type, problem = _source(context, shard.path, where)
         if problem is not None:
             code, why = problem
-            return [(code, f"dataset {where}: its source, shard {position} {shard.path!r} of split {split_name!r}, {why}")]
+            return [
+                (code, f"dataset {where}: its source, shard {position} {shard.path!r} of split {split_name!r}, {why}")
+            ]
         if component != "values" and src_shape[:1] != (shard.num_samples,):
-            return [("E119", f"dataset {where}: shard {shard.path!r} holds {src_shape} where the index says {shard.num_samples} samples")]
+            return [
+                (
+                    "E119",
+                    f"dataset {where}: shard {shard.path!r} holds {src_shape} where the index says {shard.num_samples} samples",
+                )
+            ]
         if src_shape[1:] != shape[1:] or src_type != tid:
-            return [("E119", f"dataset {where}: the dataset in shard {shard.path!r} (shape {src_shape}) has another datatype or row shape than the view's {shape}")]
+            return [
+                (
+                    "E119",
+                    f"dataset {where}: the dataset in shard {shard.path!r} (shape {src_shape}) has another datatype or row shape than the view's {shape}",
+                )
+            ]
         if src_shape[0] > 0:
             expected.append(shard.path)
     if got != expected:
-        return [("E119", f"dataset {where} maps the files {got}, but the concatenation of its split is {expected} (the index's order, shards without rows left out)")]
+        return [
+            (
+                "E119",
+                f"dataset {where} maps the files {got}, but the concatenation of its split is {expected} (the index's order, shards without rows left out)",
+            )
+        ]
     for j, path in enumerate(expected):
         rows = _source(context, path, where)[0][0]
         placed = _placement(dcpl, j, shape)
