@@ -246,7 +246,7 @@ def test_sources_outside_the_dataset_are_e118(
     issues = [i for i in h5ml.validate(view, deep=True).issues if i.code[0] == "E"]
     assert [(i.code, i.path) for i in issues] == [("E118", "/test/x")]
     assert words in issues[0].message and source in issues[0].message
-    with pytest.raises(h5ml.ForbiddenStorageError, match="mapping is not a view"):
+    with pytest.raises(h5ml.ForbiddenStorageError, match="this view file is not read"):
         h5ml.open(view)
 
 
@@ -259,6 +259,35 @@ def test_missing_shard_is_e118(sharded: tuple[Path, dict[str, dict[str, Any]]], 
     assert ("E118", "/test/x") in found and all(code == "E118" for code, _ in found)
     with pytest.raises(h5ml.ForbiddenStorageError, match="missing"):
         h5ml.open(view)
+
+
+def test_shard_linked_from_outside_is_e118(sharded: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path) -> None:
+    """A listed shard that is a symbolic link to a file outside the folder is E118, never read (SPEC §12.6-R2)."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    shard = index.parent / "test/test-00000.h5"
+    outside = tmp_path / "outside.h5"
+    shard.rename(outside)
+    shard.symlink_to(outside)
+    assert codes(view) == {
+        ("E118", "/test/x"),
+        ("E118", "/test/label/codes"),
+        ("E118", "/test/clip/values"),
+        ("E118", "/test/mask/values"),
+        ("E118", "/test/mask/shapes"),
+        ("E118", "/test/caption"),
+        ("E118", "/test/blob/values"),
+    }
+    with pytest.raises(h5ml.ForbiddenStorageError, match="symbolic link"):
+        h5ml.open(view)
+
+
+def test_view_is_never_appended_to(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """Writer(mode="a") refuses a view: it extends only files whose data it holds (SPEC §3.6-R4, §12.6)."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with pytest.raises(h5ml.ForbiddenStorageError, match="virtual dataset"):
+        h5ml.Writer(view, mode="a")
 
 
 def test_stale_view_is_e119(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:

@@ -117,19 +117,26 @@ def _check_view_dataset(oid: Any, path: str, where: str, view: ViewContext) -> N
     # SPEC §10.1-R4: a reader follows the mapping of a view file only once every source passed the checks of §12.6
     problems = mapping_problems(oid.get_create_plist(), oid.get_type(), tuple(oid.shape), where, view)
     if problems:
-        raise forbidden_storage(
-            path,
-            where,
-            "is a virtual dataset whose mapping is not a view's (§12.6): " + "; ".join(m for *_, m in problems),
-        )
+        raise _view_refusal(path, where, "; ".join(message for *_, message in problems))
     prefix = os.environ.get(VDS_PREFIX_ENV)
     if prefix:
-        raise forbidden_storage(
+        raise _view_refusal(
             path,
             where,
-            f"is a virtual dataset of a view file, and the environment variable {VDS_PREFIX_ENV} is set to "
-            f"{prefix!r}: HDF5 would look for its sources there before the view's folder; unset it to read the view",
+            f"the environment variable {VDS_PREFIX_ENV} is set to {prefix!r}: HDF5 would look for the sources of "
+            f"{where} there before the view's folder; unset it to read the view",
         )
+
+
+def _view_refusal(path: str, where: str, what: str) -> ForbiddenStorageError:
+    """The refusal of a view file whose virtual dataset ``where`` h5ml does not follow (§12.6, §10.1)."""
+    return ForbiddenStorageError(
+        f"{path}: this view file is not read (§12.6, §10.1): {what}. h5ml follows the virtual datasets of a view "
+        "only when they map, in order, the shards its index lists inside its folder: write the view again "
+        "(h5ml view INDEX OUT.h5 on the command line, h5ml.ingest.view.write_view in Python), or open the index",
+        path=path,
+        hdf5_path=where,
+    )
 
 
 def check_path(f: h5py.File, path: str, hdf5_path: str) -> None:

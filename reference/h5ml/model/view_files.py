@@ -203,6 +203,12 @@ def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ..
         found: tuple[tuple[int, ...], Any, tuple[str, str] | None] = ((), None, None)
         if not file.is_file():
             found = ((), None, ("E118", f"is missing: no file {str(file)!r}"))
+        elif not file.resolve().is_relative_to(context.folder.resolve()):
+            found = (
+                (),
+                None,
+                ("E118", f"leads outside the dataset's folder, to {str(file.resolve())!r} (a symbolic link)"),
+            )
         else:
             try:
                 with h5py.File(file, "r") as g:
