@@ -206,23 +206,29 @@ def test_view_refused_for_a_changed_shard(sharded: tuple[Path, dict[str, dict[st
     assert not (index.parent / "view.h5").exists()
 
 
-def _retarget(view: Path, where: str, name: str) -> None:
-    """Rewrite the virtual dataset ``where`` of ``view`` so that its first source file is ``name``."""
+def _replace_virtual(view: Path, where: str, sources: list[tuple[str, int]]) -> None:
+    """Make ``where`` of ``view`` a virtual dataset over ``(file, rows)`` sources in that order, its attributes kept."""
     with h5py.File(view, "r+") as f:
         old = f[where]
-        plist = old.id.get_create_plist()
         layout = h5py.VirtualLayout(old.shape, old.dtype)
         start = 0
-        for j in range(plist.get_virtual_count()):
-            rows = int(plist.get_virtual_vspace(j).get_regular_hyperslab()[3][0])
-            source = name if j == 0 else plist.get_virtual_filename(j)
-            layout[start : start + rows] = h5py.VirtualSource(source, where, shape=(rows, *old.shape[1:]))
+        for name, rows in sources:
+            layout[start : start + rows] = h5py.VirtualSource(name, where, shape=(rows, *old.shape[1:]))
             start += rows
         attrs = dict(old.attrs)
         del f[where]
-        new = f.create_virtual_dataset(where, layout)
-        for key, value in attrs.items():
-            new.attrs[key] = value
+        f.create_virtual_dataset(where, layout).attrs.update(attrs)
+
+
+def _retarget(view: Path, where: str, name: str) -> None:
+    """Rewrite the virtual dataset ``where`` of ``view`` so that its first source file is ``name``."""
+    with h5py.File(view, "r") as f:
+        plist = f[where].id.get_create_plist()
+        sources = [
+            (plist.get_virtual_filename(j), int(plist.get_virtual_vspace(j).get_regular_hyperslab()[3][0]))
+            for j in range(plist.get_virtual_count())
+        ]
+    _replace_virtual(view, where, [(name, sources[0][1]), *sources[1:]])
 
 
 @pytest.mark.parametrize(
@@ -305,15 +311,7 @@ def test_reordered_mapping_is_e119(sharded: tuple[Path, dict[str, dict[str, Any]
     """Sources listed but in another order than the index's are E119: the rows would be wrong (SPEC §12.6-R3)."""
     index, _ = sharded
     view = write_view(index, index.parent / "view.h5")
-    with h5py.File(view, "r+") as f:
-        old = f["/train/x"]
-        layout = h5py.VirtualLayout(old.shape, old.dtype)
-        layout[0:4] = h5py.VirtualSource("train/train-00002.h5", "/train/x", shape=(4, 2, 3))
-        layout[4:7] = h5py.VirtualSource("train/train-00000.h5", "/train/x", shape=(3, 2, 3))
-        attrs = dict(old.attrs)
-        del f["/train/x"]
-        new = f.create_virtual_dataset("/train/x", layout)
-        new.attrs.update(attrs)
+    _replace_virtual(view, "/train/x", [("train/train-00002.h5", 4), ("train/train-00000.h5", 3)])
     assert codes(view) == {("E119", "/train/x")}
     with pytest.raises(h5ml.ForbiddenStorageError, match="concatenation"):
         h5ml.open(view)
