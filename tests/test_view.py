@@ -171,6 +171,31 @@ def test_valid_view_has_no_error(sharded: tuple[Path, dict[str, dict[str, Any]]]
     assert report.valid
 
 
+def test_view_of_zstd_shards_declares_their_filter(tmp_path: Path) -> None:
+    """A view of zstd shards lists zstd in required_filters (§3.5) and reads as the shards do (SPEC §12.6-R3)."""
+    folder = tmp_path / "z"
+    (folder / "train").mkdir(parents=True)
+    rows = [np.tile(np.arange(64, dtype=np.uint8), (n, 4)) for n in (5, 3)]
+    entries = []
+    for position, x in enumerate(rows):
+        rel = f"train/train-{position:05d}.h5"
+        h5ml.write(folder / rel, {"train": {"x": x}}, {"name": "z"}, compression="zstd")
+        entries.append(describe_shard(folder / rel).entry(rel))
+    split = describe_shard(folder / "train/train-00000.h5").split_entry(tuple(entries))
+    index = ShardIndex(
+        format_version="1.1",
+        metadata={"name": "z"},
+        splits={"train": split},
+        fingerprint=index_fingerprint({"train": split}),
+    )
+    view = write_view(write_index(index, folder), folder / "view.h5")
+    with h5py.File(view, "r") as f:
+        assert list(f.attrs["required_filters"]) == [32015]
+    with h5ml.open(view) as ds:
+        assert np.array_equal(ds["train"].read(np.arange(8))["x"], np.concatenate(rows))
+    assert codes(view) == set()
+
+
 def test_cli_writes_the_view_and_refuses_without_traceback(
     sharded: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path
 ) -> None:
@@ -189,12 +214,16 @@ def test_cli_writes_the_view_and_refuses_without_traceback(
 
 
 def test_view_refused_outside_folder_in_python(sharded: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path) -> None:
-    """write_view refuses an output outside the index's folder, and one in a subfolder (SPEC §12.6)."""
+    """write_view refuses an output outside the index's folder, in a subfolder, or linked to elsewhere (SPEC §12.6)."""
     index, _ = sharded
     with pytest.raises(h5ml.ParameterError, match="relative"):
         write_view(index, tmp_path / "v.h5")
     with pytest.raises(h5ml.ParameterError, match="dataset's folder"):
         write_view(index, index.parent / "train" / "v.h5")
+    (index.parent / "link.h5").symlink_to(tmp_path / "elsewhere.h5")
+    with pytest.raises(h5ml.ParameterError, match="dataset's folder"):
+        write_view(index, index.parent / "link.h5")
+    assert not (tmp_path / "elsewhere.h5").exists()
 
 
 def test_view_refused_for_a_changed_shard(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:

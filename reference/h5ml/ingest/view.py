@@ -71,7 +71,7 @@ def _index_file(index: str | os.PathLike[str]) -> tuple[ShardIndex, Path]:
 
 def _check_place(out: Path, folder: Path) -> None:
     """Refuse a view outside the index's folder: its relative sources would not lead to the shards (§12.6)."""
-    if out.parent.resolve() != folder:
+    if out.resolve().parent != folder:  # resolved: a symbolic link at OUT to a file elsewhere is outside too
         raise ParameterError(
             f"{out}: a view file must be written in the dataset's folder {str(folder)!r}, next to its index: its "
             "virtual datasets name the shards by paths relative to the view's own folder, and readers refuse "
