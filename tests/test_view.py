@@ -346,6 +346,29 @@ def test_reordered_mapping_is_e119(sharded: tuple[Path, dict[str, dict[str, Any]
         h5ml.open(view)
 
 
+def test_stored_copies_that_differ_are_e119(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """Offsets, class names and a stored component that are not the view's are E119 (SPEC §12.6-R3)."""
+    index, whole = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with h5py.File(view, "r+") as f:
+        offsets = f["train/clip/offsets"][:]
+        offsets[2] += 1  # still non-decreasing and ending at the values' length: only the view's rule sees it
+        f["train/clip/offsets"][:] = offsets
+        names = f["train/label/class_names"]
+        names[0] = "lion"
+        del f["test/x"]
+        f["test/x"] = np.asarray(whole["test"]["x"])
+        for key, value in {"encoding": "dense", "encoding_version": "1.0"}.items():
+            f["test/x"].attrs[key] = value
+    found = [i for i in h5ml.validate(view, deep=True).issues if i.code[0] == "E"]
+    assert {(i.code, i.path) for i in found} == {
+        ("E119", "/train/clip/offsets"),
+        ("E119", "/train/label/class_names"),
+        ("E119", "/test/x"),
+    }
+    assert any("train/train-00000.h5" in i.message for i in found if i.path == "/train/clip/offsets")
+
+
 def test_virtual_dataset_in_an_ordinary_file_stays_e112(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     """Without the view marker a virtual dataset is E112, even one that maps a shard (SPEC §3.6-R4)."""
     index, _ = sharded

@@ -20,7 +20,8 @@ its mapping reads the listed shards and nothing else (§10.1):
   stored in its shard (not virtual, not external).
 
 :func:`view_context` reads the marker and the index once per file;
-:func:`mapping_problems` checks one virtual dataset. The reader
+:func:`mapping_problems` checks one virtual dataset, :func:`stored_problem`
+one dataset the view stores (its copied offsets and class names). The reader
 (:func:`h5ml.model.storage.check_storage`) and the validator
 (:mod:`h5ml.validator.checks.storage`) both call them: E118 for a source
 outside the dataset, E119 for a marker or a mapping that is not the view's.
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import h5py
+import numpy as np
 
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS
@@ -57,6 +59,7 @@ __all__ = [
     "escape_source",
     "mapping_problems",
     "source_name_problem",
+    "stored_problem",
     "view_context",
 ]
 
@@ -192,6 +195,15 @@ def _component_of(where: str, index: ShardIndex) -> tuple[str, SplitEntry, str] 
     return parts[0], split, component
 
 
+def _outside(context: ViewContext, file: Path) -> str | None:
+    """Why a listed shard file cannot be opened as a source: missing, or a symbolic link out of the folder."""
+    if not file.is_file():
+        return f"is missing: no file {str(file)!r}"
+    if not file.resolve().is_relative_to(context.folder.resolve()):
+        return f"leads outside the dataset's folder, to {str(file.resolve())!r} (a symbolic link)"
+    return None
+
+
 def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ...], Any, tuple[str, str] | None]:
     """The shape and datatype of dataset ``where`` in a shard file, or the code and reason it cannot be a source."""
     key = (shard, where)
@@ -201,14 +213,9 @@ def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ..
 
         file = context.folder / shard
         found: tuple[tuple[int, ...], Any, tuple[str, str] | None] = ((), None, None)
-        if not file.is_file():
-            found = ((), None, ("E118", f"is missing: no file {str(file)!r}"))
-        elif not file.resolve().is_relative_to(context.folder.resolve()):
-            found = (
-                (),
-                None,
-                ("E118", f"leads outside the dataset's folder, to {str(file.resolve())!r} (a symbolic link)"),
-            )
+        outside = _outside(context, file)
+        if outside is not None:
+            found = ((), None, ("E118", outside))
         else:
             try:
                 with h5py.File(file, "r") as g:
@@ -372,3 +379,67 @@ def _index_problems(
         if placed is None or int(placed[2][0]) != rows:
             return [("E119", f"dataset {where} maps {path!r} onto another number of rows than its {rows}")]
     return []
+
+
+def stored_problem(dset: h5py.Dataset, where: str, context: ViewContext) -> str | None:
+    """Why a dataset stored in a view file (not virtual) is not what the view must hold there (§12.6), or None.
+
+    A view stores only copies: a feature's ``class_names`` (the index's) and
+    ``offsets`` (every shard's offsets shifted by the values before it). A
+    component that a view maps virtually (:data:`COMPONENTS`) must not be
+    stored. Reads the shards' offsets (8 bytes per sample): the validator
+    runs it; the reader does not, at open.
+
+    Parameters
+    ----------
+    dset
+        A dataset of the view file that is not virtual.
+    where
+        Its HDF5 path.
+    context
+        The file's :func:`view_context`, without ``problem``.
+
+    Returns
+    -------
+    str or None
+        The problem (E119), naming the dataset and the shard it differs from.
+    """
+    assert context.index is not None
+    parts = where.strip("/").split("/")
+    split = context.index.splits.get(parts[0]) if len(parts) in (2, 3) else None
+    feature = split.features.get(parts[1]) if split is not None else None
+    if split is None or feature is None:
+        return None  # not a feature of the index: checked as in any file
+    component = parts[2] if len(parts) == 3 else ""
+    if component in COMPONENTS[feature.encoding]:
+        return f"dataset {where} is stored in the view; a view maps it from the shards as a virtual dataset"
+    if component == "class_names" and feature.encoding == "categorical":
+        if dset.shape != (len(feature.class_names or ()),) or dset.dtype.kind != "O":
+            return f"dataset {where} has shape {dset.shape}; a view holds the index's {len(feature.class_names or ())} class names"
+        names = [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value) for value in dset[()]]
+        if tuple(names) != tuple(feature.class_names or ()):
+            return f"dataset {where} holds the class names {names}, the index {list(feature.class_names or ())}"
+    if component == "offsets" and feature.encoding in ("ragged", "bytes"):
+        return _offsets_problem(dset, where, split, context)
+    return None
+
+
+def _offsets_problem(dset: h5py.Dataset, where: str, split: SplitEntry, context: ViewContext) -> str | None:
+    """Why a view's offsets are not the shards' offsets shifted by the values before each shard, or None."""
+    if dset.shape != (split.num_samples + 1,) or dset.dtype.kind not in "iu":
+        return f"dataset {where} has shape {dset.shape} and dtype {dset.dtype}; a view's offsets are int64, one per sample and one more"
+    offsets = np.asarray(dset[()], dtype=np.int64)
+    base = 0
+    for shard, start in zip(split.shards, split.starts(), strict=False):
+        file = context.folder / shard.path
+        if _outside(context, file) is not None:
+            return None  # E118 at the feature's virtual datasets; nothing outside the folder is opened
+        try:
+            with h5py.File(file, "r") as g:
+                own = np.asarray(g[where][()], dtype=np.int64)
+        except (KeyError, OSError, *LIBRARY_ERRORS) as exc:
+            return f"dataset {where}: the offsets of shard {shard.path!r} cannot be read ({exc})"
+        if own.shape != (shard.num_samples + 1,) or not np.array_equal(offsets[start : start + len(own)], own + base):
+            return f"dataset {where} holds other offsets than those of shard {shard.path!r} shifted by {base} values"
+        base += int(own[-1])
+    return None

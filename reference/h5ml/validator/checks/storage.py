@@ -35,7 +35,7 @@ from h5ml.model.allocation import unallocated_storage
 from h5ml.model.booleans import bool_enum_base
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.model.filters import filter_available
-from h5ml.model.view_files import ViewContext, mapping_problems, view_context
+from h5ml.model.view_files import ViewContext, mapping_problems, stored_problem, view_context
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, Member, address, hdf5_path, text
 
@@ -348,7 +348,12 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str, view
         if found:
             state.external.add(address(dset))  # SPEC §10.1-R3: a mapping that failed is never followed
         virtual = False  # a view's virtual dataset is not E112
-    elif plist.get_external_count() > 0 or virtual:
+    elif views.context is not None and views.context.problem is None and plist.get_external_count() == 0:
+        stored = stored_problem(dset, path, views.context)
+        if stored is not None:
+            # SPEC §12.6-R3: a view stores only copies of the shards' class names and shifted offsets (E119)
+            yield Issue.of("E119", path, stored + "; write the view again with h5ml view INDEX OUT.h5 (§12.6)")
+    if plist.get_external_count() > 0 or virtual:
         # SPEC §10.1-R3: reported from the creation properties; its data is never read (state.external)
         state.external.add(address(dset))
     # SPEC §3.6-R3: no external raw storage (E111)
