@@ -19,7 +19,9 @@ This file is the command line; the work is done by the package
 ``conformance_tests.generator`` beside it (one module per step, listed in
 README.md, "Recipes and the generator").
 
-Building writes ``fixtures/<id>.h5`` (a foreign file must already be there),
+Building writes ``fixtures/<id>.h5`` (a foreign file must already be there;
+a sharded recipe, SPEC §12, writes the folder ``fixtures/<id>/`` of its index
+and shards),
 ``expected/<case>.json`` (the decoded content a reader must produce for each
 valid fixture), ``manifest.json`` (what a validator must report for each case)
 and ``SHA256SUMS``.

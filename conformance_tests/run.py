@@ -174,6 +174,20 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def tree_digest(folder: Path) -> str:
+    """The SHA-256 of a fixture folder (CONTRACT.md §2.6): of '<sha256>  <relative path>\\n' per file, paths sorted."""
+    files = sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file())
+    return hashlib.sha256("".join(f"{sha256(p)}  {rel}\n" for rel, p in files).encode("utf-8")).hexdigest()
+
+
+def fixture_digest(case: dict[str, Any], copy: Path) -> str:
+    """The digest of a case's copy as the manifest's ``sha256`` gives it: of the file, or of its dataset's folder."""
+    if "dataset" not in case:
+        return sha256(copy)
+    depth = len(Path(case["file"]).relative_to(case["dataset"]).parts)
+    return tree_digest(copy.parents[depth - 1])
+
+
 # --------------------------------------------------------------------------- reader cases
 
 
@@ -258,14 +272,22 @@ class Suite:
         return chosen, skipped
 
     def _prepare(self, case: dict[str, Any], workdir: Path) -> tuple[Path | None, str]:
-        """Copy the case's fixture into its own folder; returns the copy, or None and why it cannot run."""
+        """Copy the case's fixture into its own folder; returns the copy, or None and why it cannot run.
+
+        A case with ``dataset`` (a sharded dataset, SPEC §12) copies the whole fixture folder and returns the
+        copy of its index (CONTRACT.md §2.6).
+        """
         source = self.root / case["file"]
         if not source.is_file():
             return None, f"fixture {case['file']} is missing"
-        if sha256(source) != case["sha256"]:
+        dataset = self.root / case["dataset"] if "dataset" in case else None
+        if (tree_digest(dataset) if dataset is not None else sha256(source)) != case["sha256"]:
             return None, f"fixture {case['file']} does not match the manifest's SHA-256 (run generate.py --check)"
         folder = workdir / case["id"]
         folder.mkdir()
+        if dataset is not None:
+            shutil.copytree(dataset, folder / dataset.name, symlinks=True)
+            return folder / dataset.name / source.relative_to(dataset), ""
         target = folder / source.name
         shutil.copyfile(source, target)
         return target, ""
@@ -308,7 +330,7 @@ class Suite:
         for i, (case, copy) in enumerate(zip(cases, copies, strict=True)):
             levels: dict[str, list[str]] = {}
             general = list(common)  # checks that are not about one issue code belong to the level errors
-            if sha256(copy) != case["sha256"]:
+            if fixture_digest(case, copy) != case["sha256"]:
                 general.append("the validator modified the file it checked (SPEC §9.1.1)")
             if files is not None:
                 entry = files[i]

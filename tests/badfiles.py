@@ -719,7 +719,7 @@ def _cases() -> Iterable[Case]:
     yield Case("W209", "/train/image", _edit(_big_contiguous), also=e({"E146"}))  # never written: E146 (§3.5.1)
     yield Case("I300", "/", _edit(_set("/", "my_note", "made by hand")))
     yield Case("I301", "/_h5ml", _edit(_reserved_group))
-    yield Case("I302", "/", _edit(_set("/", "format_version", "1.2")))
+    yield Case("I302", "/", _edit(_set("/", "format_version", "1.3")))
     yield Case("I303", "/train", _edit(_delete("/train", "shuffle_seed")))
     yield Case("I304", "/train/image", _edit(_set("/train/image", "encoding_version", "1.4")))
 

@@ -69,13 +69,17 @@ ERRORS_ONLY_REFERENCE = (
 )
 
 #: Prints, for each fixture, the errors the manifest expects of its deep case (first accepted path), nothing else.
+#: A sharded dataset's case (SPEC §12) is known by its folder and index, ``<folder>/index.json``.
 ERRORS_ORACLE = (
     "import os\n"
-    "cases = {os.path.basename(c['file']): c for c in json.load(open(%r, encoding='utf-8'))['cases']\n"
+    "def key(file, case=None):\n"
+    "    parts = file.replace(os.sep, '/').split('/')\n"
+    "    return '/'.join(parts[-2:]) if case is None or 'dataset' in case else parts[-1]\n"
+    "cases = {key(c['file'], c): c for c in json.load(open(%r, encoding='utf-8'))['cases']\n"
     "         if c['mode'] in ('any', 'deep')}\n"
     "files = []\n"
     "for path in sys.argv[1:]:\n"
-    "    case = cases[os.path.basename(path)]\n"
+    "    case = cases.get(key(path)) or cases[os.path.basename(path)]\n"
     "    found = [issue(e['code'], e['path'] if isinstance(e['path'], str) else (e['path'] or ['/'])[0])\n"
     "             for e in case['issues'] if e['level'] == 'errors']\n"
     "    files.append({'path': path, 'readable': case['readable'], 'valid': case['valid'],\n"

@@ -64,7 +64,7 @@ def every_kind(tmp_path: Path) -> Path:
 def test_document_maps_every_kind(every_kind: Path) -> None:
     """Appendix B: each value kind has its exact JSON form."""
     doc = strict_roundtrip(to_json_document(every_kind))
-    assert doc["format_version"] == "1.1"
+    assert doc["format_version"] == "1.2"
     assert doc["metadata"]["name"] == "test" and doc["metadata"]["complete"] == 1
     assert list(doc["splits"]) == ["test", "train"]  # ascending code points
     train = doc["splits"]["train"]

@@ -1072,3 +1072,25 @@ def test_worker_processes_hand_batches_over_in_shared_memory(tmp_path: Path) -> 
     assert result["base"] == "mmap"
     for key in ("after_fit", "RuntimeError", "KeyboardInterrupt", "closed"):
         assert result[key] == [], key
+
+
+def test_fit_on_a_shard_index(tmp_path: Path) -> None:
+    """Issue 16: H5MLPyDataset takes a shard index (SPEC §12.5): model.fit trains one chunk-shuffled epoch on it, each
+    batch the sampler's, and the batches equal those of one file holding the shards' concatenation."""
+    from _shards import columns, write_file, write_sharded
+
+    n = 30
+    cols = columns(n)
+    index = write_sharded(tmp_path / "ds", cols, (11, 1, 18))
+    whole = write_file(tmp_path / "whole.h5", cols)
+    ds = H5MLPyDataset(index, "train", 4, inputs="x", targets="label", shuffle="chunk", seed=2)
+    single = H5MLPyDataset(whole, "train", 4, inputs="x", targets="label")
+    assert ds.sampler.shard_sizes == (11, 1, 18) and len(ds) == 8
+    model = _recorder()
+    history = model.fit(ds, epochs=1, shuffle=False, verbose=0)
+    assert model.epochs_seen(n) == [_expected(ds, 0)] and sorted(_expected(ds, 0)) == list(range(n))
+    assert len(_curve(history)) == 1
+    for k, batch in enumerate(ds.sampler.batches(ds.epoch)):  # the epoch after the fit
+        x, y = ds[k]
+        assert np.array_equal(x, single.source.read_arrays(batch)["x"])
+        assert np.array_equal(y, single.source.read_arrays(batch)["label"])

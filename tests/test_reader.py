@@ -432,7 +432,7 @@ def test_fingerprint_and_metadata(tmp_path: Path) -> None:
     with h5ml.open(tmp_path / "f.h5") as ds:
         assert ds.fingerprint == fp
         assert ds.metadata.name == "test" and ds.metadata.description == "d"
-        assert ds.format_version == (1, 1)
+        assert ds.format_version == (1, 2)
     write_file(tmp_path / "g.h5", {"train": {"x": Dense(np.arange(3))}})
     with h5ml.open(tmp_path / "g.h5") as ds:
         assert ds.fingerprint is None
@@ -738,7 +738,7 @@ def test_higher_major_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """§1.3: a file of a higher MAJOR version is refused; the message names both versions."""
     # SPEC §1.3-R2
     write_file(tmp_path / "v2.h5", {"train": {"x": Dense(np.arange(3))}}, root={"format_version": "2.0"})
-    with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.1; upgrade h5ml"):
+    with pytest.raises(UnsupportedVersionError, match=r"file is h5ml 2\.0; this reader implements 1\.2; upgrade h5ml"):
         h5ml.open(tmp_path / "v2.h5")
 
 

@@ -55,7 +55,7 @@ def written(tmp_path: Path) -> Path:
 def test_summary_of_a_writer_file(written: Path) -> None:
     """Shapes (§5.3, §6), chunks (§7), filters with the deflate level (§3.5), sizes and ratio."""
     summary = summarize(written)
-    assert summary.format_version == "1.1"
+    assert summary.format_version == "1.2"
     assert summary.file_bytes == written.stat().st_size
     assert summary.metadata["name"] == "s" and summary.metadata["license"] == "MIT"
     (split,) = summary.splits

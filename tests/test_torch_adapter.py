@@ -590,3 +590,32 @@ def test_decoded_images_collate_stacked_or_padded(tmp_path: Path) -> None:
     assert mixed["photo_mask"][0, :, 4:].any().item() is False and torch.equal(
         mixed["photo"][1], torch.from_numpy(pixels[8])
     )
+
+
+# -- sharded datasets (SPEC §12.5, issue 16) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_an_index_is_read_like_a_file_by_two_workers(tmp_path: Path, context: str) -> None:
+    """H5MLDataset takes a shard index: a real DataLoader with 2 workers reads one chunk-shuffled epoch, each sample
+    once, every value equal to the same samples of one file holding the shards' concatenation."""
+    from _shards import columns, write_file, write_sharded
+
+    n = 41
+    cols = columns(n)
+    index = write_sharded(tmp_path / "ds", cols, (17, 1, 9, 14))
+    data, single = H5MLDataset(index, "train"), H5MLDataset(write_file(tmp_path / "whole.h5", cols), "train")
+    assert len(data) == n  # a reader open in the parent: the workers must open their own
+    sampler = H5MLBatchSampler(data, 5, shuffle="chunk", seed=4)
+    assert sampler.sampler.shard_sizes == (17, 1, 9, 14)
+    loader = DataLoader(data, batch_sampler=sampler, collate_fn=collate, num_workers=2, multiprocessing_context=context)
+    seen: list[int] = []
+    for batch in loader:
+        ids = _ids(batch)
+        seen += ids
+        want = collate(single.__getitems__(ids))
+        assert list(batch) == list(want)
+        for key, value in want.items():
+            assert torch.equal(batch[key], value) if isinstance(value, torch.Tensor) else batch[key] == value
+    assert sorted(seen) == list(range(n))
+    assert seen == [int(i) for b in sampler.sampler.batches(0) for i in b]

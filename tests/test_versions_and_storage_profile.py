@@ -69,13 +69,13 @@ def test_format_version_must_be_major_minor(tmp_path: Path, value: Any) -> None:
 
 
 def test_writer_writes_format_version_1_0(tmp_path: Path) -> None:
-    """SPEC §1.2-R2: the reference writer writes ``format_version = "1.1"``, a scalar variable-length UTF-8 string."""
+    """SPEC §1.2-R2: the reference writer writes ``format_version = "1.2"``, a scalar variable-length UTF-8 string."""
     path = h5ml.write(tmp_path / "w.h5", {"train": {"x": np.arange(4)}}, metadata=_META)
     with h5py.File(path, "r") as f:
         aid = f.attrs.get_id("format_version")
         assert aid.shape == ()
         assert aid.get_type().is_variable_str() and aid.get_type().get_cset() == h5py.h5t.CSET_UTF8
-        assert f.attrs["format_version"] == "1.1"
+        assert f.attrs["format_version"] == "1.2"
     assert validate(path).valid
 
 

@@ -22,6 +22,7 @@ from conformance_tests.generator.paths import EXPECTED_DIR, FIXTURES_DIR, MANIFE
 from conformance_tests.generator.plans import FilePlan
 from conformance_tests.generator.raw import raw_bytes
 from conformance_tests.generator.recipes import fixture_name
+from conformance_tests.generator.sharded import build_sharded, is_sharded
 from conformance_tests.generator.suite import Suite, describe, sums_text
 from conformance_tests.generator.write import write_plan
 
@@ -40,6 +41,9 @@ def build(recipes: list[dict[str, Any]], all_recipes: list[dict[str, Any]]) -> N
         target = FIXTURES_DIR / fixture_name(recipe)
         if recipe["id"] in built:
             return target
+        if is_sharded(recipe):  # a folder: index.json and its shards (SPEC §12)
+            built.add(recipe["id"])
+            return build_sharded(recipe)
         if is_foreign(recipe):  # made once by its own library; never rebuilt here
             foreign_spec(recipe)
             if not target.is_file():

@@ -34,7 +34,8 @@ from conformance_tests.generator.paths import (
 from conformance_tests.generator.plans import AttrPlan, FilePlan, NodePlan, attrs_after_edits
 from conformance_tests.generator.raw import raw_bytes
 from conformance_tests.generator.recipes import fixture_name
-from conformance_tests.generator.suite import Suite, describe, file_digest
+from conformance_tests.generator.sharded import check_sharded, is_sharded
+from conformance_tests.generator.suite import Suite, describe, file_digest, sum_names
 from conformance_tests.generator.values import numeric_array
 from conformance_tests.generator.write import parent_and_name
 
@@ -57,6 +58,12 @@ class SuiteChecker:
         by_id = {r["id"]: r for r in self.suite.recipes}
         for recipe in self.suite.recipes:
             if only is not None and recipe["id"] not in only:
+                continue
+            if is_sharded(recipe):  # a folder (SPEC §12): its files, each shard's content, its index
+                if not (FIXTURES_DIR / recipe["id"]).is_dir():
+                    self.fail(recipe["id"], f"fixture folder {recipe['id']}/ is missing")
+                else:
+                    self.problems += check_sharded(recipe, self.check_plan)
                 continue
             path = FIXTURES_DIR / fixture_name(recipe)
             if not path.is_file():
@@ -315,10 +322,11 @@ def check(recipes: list[dict[str, Any]], only: set[str] | None = None) -> list[s
     """
     problems = [f"generator self-test: {p}" for p in self_test()]
     chosen = [r for r in recipes if only is None or r["id"] in only]
-    expected_files = {f"fixtures/{fixture_name(r)}" for r in chosen}
+    expected_files = {f"fixtures/{name}" for name in sum_names(chosen)}
     if only is None:
+        entries = {f"fixtures/{r['id'] if is_sharded(r) else fixture_name(r)}" for r in chosen}
         present = {f"fixtures/{p.name}" for p in FIXTURES_DIR.glob("*")} if FIXTURES_DIR.is_dir() else set()
-        for extra in sorted(present - expected_files):
+        for extra in sorted(present - entries):
             problems.append(f"{extra}: no recipe builds it")
     listed: dict[str, str] = {}
     if SUMS_PATH.is_file():

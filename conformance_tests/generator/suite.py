@@ -22,6 +22,7 @@ from conformance_tests.generator.paths import FIXTURES_DIR, SPEC_PATH
 from conformance_tests.generator.planner import plan_recipe
 from conformance_tests.generator.plans import FilePlan, attr_json, attrs_after_edits
 from conformance_tests.generator.recipes import cases_of, fixture_name
+from conformance_tests.generator.sharded import INDEX_NAME, is_sharded, sharded_files, tree_digest
 
 __all__ = [
     "DEEP_CODES",
@@ -37,6 +38,7 @@ __all__ = [
     "manifest_case",
     "reader_expectation",
     "registry",
+    "sum_names",
     "sums_text",
 ]
 
@@ -45,8 +47,8 @@ DEEP_CODES = frozenset({"E140", "E141", "E142", "E143", "E144", "E145", "E160", 
 #: Codes after which a file counts as unreadable (SPEC §9.3).
 UNREADABLE_CODES = frozenset({"E100", "E101"})
 #: The version of the manifest format written (1.1 added the validator levels: ``validator_levels`` and each
-#: expected issue's ``level``).
-MANIFEST_VERSION = "1.1"
+#: expected issue's ``level``; 1.2 the cases of sharded datasets, whose fixture is a folder: ``dataset``).
+MANIFEST_VERSION = "1.2"
 #: The validator conformance levels (CONTRACT.md §8), in order: each holds the one before it.
 VALIDATOR_LEVELS = [
     {
@@ -85,9 +87,10 @@ def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> 
     has_error = any(c.startswith("E") for c in codes)
     if valid == has_error:
         raise RecipeError(f"{case['id']}: valid={valid} but expected errors {sorted(codes)}")
-    entry: dict[str, Any] = {
-        "id": case["id"],
-        "file": f"fixtures/{fixture_name(recipe)}",
+    entry: dict[str, Any] = {"id": case["id"], "file": f"fixtures/{fixture_name(recipe)}"}
+    if is_sharded(recipe):  # SPEC §12: a fixture folder; the validator is given its index
+        entry.update(file=f"fixtures/{recipe['id']}/{INDEX_NAME}", dataset=f"fixtures/{recipe['id']}")
+    entry |= {
         "sha256": sha256,
         "valid": valid,
         "readable": not codes & UNREADABLE_CODES,
@@ -152,7 +155,7 @@ class Suite:
     def plan(self, recipe: dict[str, Any]) -> FilePlan | None:
         """The plan of an HDF5 recipe (None for a raw one)."""
         if recipe["id"] not in self.plans:
-            self.plans[recipe["id"]] = None if "raw" in recipe else plan_recipe(recipe)
+            self.plans[recipe["id"]] = None if "raw" in recipe or is_sharded(recipe) else plan_recipe(recipe)
         return self.plans[recipe["id"]]
 
 
@@ -161,10 +164,21 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def sum_names(recipes: list[dict[str, Any]]) -> list[str]:
+    """The files SHA256SUMS lists, relative to fixtures/: each fixture, and each file of a sharded fixture's folder."""
+    names = []
+    for recipe in recipes:
+        if is_sharded(recipe):
+            names += [f"{recipe['id']}/{rel}" for rel in sharded_files(recipe)]
+        else:
+            names.append(fixture_name(recipe))
+    return sorted(names)
+
+
 def sums_text(recipes: list[dict[str, Any]]) -> str:
-    """SHA256SUMS: one ``<hex>  fixtures/<file>`` line per fixture, sorted by file name (``sha256sum -c`` reads it)."""
+    """SHA256SUMS: one ``<hex>  fixtures/<file>`` line per fixture file, sorted by name (``sha256sum -c`` reads it)."""
     lines = []
-    for name in sorted(fixture_name(r) for r in recipes):
+    for name in sum_names(recipes):
         lines.append(f"{file_digest(FIXTURES_DIR / name)}  fixtures/{name}\n")
     return "".join(lines)
 
@@ -206,11 +220,16 @@ def describe(suite: Suite) -> tuple[dict[str, Any], dict[str, str]]:
     cases = []
     documents: dict[str, str] = {}
     for recipe in suite.recipes:
-        sha = file_digest(FIXTURES_DIR / fixture_name(recipe))
+        sharded = is_sharded(recipe)
+        sha = tree_digest(FIXTURES_DIR / recipe["id"]) if sharded else file_digest(FIXTURES_DIR / fixture_name(recipe))
         plan = suite.plan(recipe)
         for case in cases_of(recipe):
-            reader = reader_expectation(recipe, case, plan)
+            reader = reader_expectation(
+                recipe, {**case, "reader": case.get("reader", None if sharded else "auto")}, plan
+            )
             version = case["format_version"] if "format_version" in case else format_version_of(plan)
+            if sharded and "format_version" not in case:
+                version = recipe["sharded"].get("format_version", "1.2")
             entry = manifest_case(recipe, {**case, "reader": reader, "format_version": version}, sha)
             if reader is not None and reader["expect"] == "decode":
                 assert plan is not None and plan.document is not None
@@ -219,7 +238,7 @@ def describe(suite: Suite) -> tuple[dict[str, Any], dict[str, str]]:
     manifest = {
         "$schema": "../schema/h5ml-manifest-1.0.schema.json",
         "manifest_version": MANIFEST_VERSION,
-        "spec_version": "1.1",
+        "spec_version": "1.2",
         "description": (
             "Conformance cases for h5ml 1.0 validators and readers: one entry per case, with its fixture, "
             "what a validator must report and, for reader cases, the decoded content or a refusal. "

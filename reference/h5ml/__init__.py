@@ -24,11 +24,14 @@ from h5ml.errors import __all__ as _errors_all
 _LAZY = {
     "write": "h5ml.writer",
     "Writer": "h5ml.writer",
+    "ShardedWriter": "h5ml.writer",
     "Categorical": "h5ml.model.values",
     "FeatureSpec": "h5ml.model.values",
     "open": "h5ml.reader",
     "Dataset": "h5ml.reader",
     "Split": "h5ml.reader",
+    "ShardedDataset": "h5ml.reader",
+    "ShardedSplit": "h5ml.reader",
     "Feature": "h5ml.reader",
     "verify": "h5ml.reader",
     "VerifyReport": "h5ml.reader",
@@ -48,6 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.model.values import FeatureSpec as FeatureSpec
     from h5ml.reader import Dataset as Dataset
     from h5ml.reader import Feature as Feature
+    from h5ml.reader import ShardedDataset as ShardedDataset
+    from h5ml.reader import ShardedSplit as ShardedSplit
     from h5ml.reader import Split as Split
     from h5ml.reader import VerifyReport as VerifyReport
     from h5ml.reader import open as open
@@ -59,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator import Report as Report
     from h5ml.validator import iter_issues as iter_issues
     from h5ml.validator import validate as validate
+    from h5ml.writer import ShardedWriter as ShardedWriter
     from h5ml.writer import Writer as Writer
     from h5ml.writer import write as write
 

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import IngestError, ParameterError
-from h5ml.ingest.options import SHARED_OPTIONS, cli_option
+from h5ml.ingest.options import PIPELINE_OPTIONS, SHARD_OPTIONS, SHARED_OPTIONS, cli_option
 from h5ml.ingest.report import IngestReport
 
 __all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind", "detect_kinds"]
@@ -51,9 +51,9 @@ _SCAN_LIMIT: Final = 2000
 #: Options each kind takes besides the shared ones (:data:`h5ml.ingest.options.SHARED_OPTIONS`).
 OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
     "arrays": frozenset({"label", "class_names", "split", "feature"}),
-    "audio": frozenset({"sample_rate", "mono", "folder_layout", "split_ratios", "allow_empty_splits"}),
+    "audio": frozenset({"sample_rate", "mono", "folder_layout", "split_ratios", *PIPELINE_OPTIONS}),
     "images": frozenset(
-        {"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios", "allow_empty_splits"}
+        {"mode", "size", "resize", "color", "resample", "folder_layout", "split_ratios", *PIPELINE_OPTIONS}
     ),
     "hdf5": frozenset(
         {
@@ -63,8 +63,8 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "split_name",
             "class_names",
             "class_names_file",
-            "allow_empty_splits",
             "allow_external",
+            *PIPELINE_OPTIONS,
         }
     ),
     "table": frozenset(
@@ -81,9 +81,10 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
             "sep",
             "text_encoding",
             "rows_per_read",
+            *SHARD_OPTIONS,
         }
     ),
-    "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size"}),
+    "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size", *SHARD_OPTIONS}),
 }
 #: The pyproject extra that installs what each kind of source needs, and the packages it needs whatever the source.
 _EXTRAS: Final[Mapping[SourceKind, tuple[str, tuple[str, ...]]]] = {

@@ -83,6 +83,16 @@ SHARED_PARAMETERS: Final[Mapping[str, str]] = {
         "reasons, and the output is left as it was (a split that is there in the source and empty in the "
         "output is most often a wrong file)."
     ),
+    "shard_size": (
+        "Write a sharded dataset (SPEC §12.4): ``output`` is then a folder of shards "
+        "``<split>/<split>-NNNNN.h5`` and ``index.json``, and a shard rolls over before it would exceed this "
+        'size: bytes, or ``"512MiB"``, ``"1GiB"``, ``"100MB"`` (``--shard-size``; what is counted: '
+        ":class:`h5ml.writer.sharded.ShardedWriter`). None (the default): one file."
+    ),
+    "samples_per_shard": (
+        "Write a sharded dataset whose shards hold this many samples each (the last fewer) "
+        "(``--samples-per-shard``); with ``shard_size`` too, a shard closes at whichever comes first."
+    ),
     "allow_external": (
         "Read what the input file stores in other files (external links, external raw storage, virtual "
         "datasets, §10.1), as ``h5ml.open(..., allow_external=True)`` does; only for a file you trust. False "

@@ -41,10 +41,12 @@ from h5ml.model.filters import ZSTD_FILTER, ZSTD_INSTALL, filter_available
 from h5ml.model.values import FeatureSpec
 from h5ml.sampling.seeds import SEED_BITS, draw_seed
 from h5ml.writer.arguments import COMPRESSIONS, is_level
+from h5ml.writer.shard_naming import parse_samples_per_shard, parse_shard_size
 
 __all__ = [
     "NO_CLI_OPTION",
     "PIPELINE_OPTIONS",
+    "SHARD_OPTIONS",
     "SHARED_OPTIONS",
     "ConvertOptions",
     "OnError",
@@ -201,6 +203,9 @@ class ConvertOptions:
         Write a split of which ``on_error="skip"`` left out every sample (with
         no samples); False (the default) refuses it
         (:func:`h5ml.ingest.pipeline.ingest`).
+    shard_size, samples_per_shard
+        Write a sharded dataset (SPEC §12.4): the output is a folder; a shard rolls over by stored bytes
+        (an int, or ``"1GiB"``) or by samples (:class:`h5ml.writer.sharded.ShardedWriter`). None: one file.
 
     Raises
     ------
@@ -221,6 +226,8 @@ class ConvertOptions:
     progress: bool | None = None
     overwrite: bool = False
     allow_empty_splits: bool = False
+    shard_size: int | str | None = None
+    samples_per_shard: int | None = None
 
     def __post_init__(self) -> None:
         problems = [problem for problem in self._problems() if problem is not None]
@@ -266,7 +273,27 @@ class ConvertOptions:
             problem("progress", self.progress is None or isinstance(self.progress, bool), "True, False or None"),
             problem("overwrite", isinstance(self.overwrite, bool), "True or False"),
             problem("allow_empty_splits", isinstance(self.allow_empty_splits, bool), "True or False"),
+            *self._shard_problems(),
         ]
+
+    def _shard_problems(self) -> list[str | None]:
+        """The sentences for a ``shard_size`` or ``samples_per_shard`` the sharded writer refuses."""
+        problems: list[str | None] = []
+        for name, parse, value in (
+            ("shard_size", parse_shard_size, self.shard_size),
+            ("samples_per_shard", parse_samples_per_shard, self.samples_per_shard),
+        ):
+            if value is not None:
+                try:
+                    parse(value, name)
+                except ParameterError as exc:
+                    problems.append(str(parameter_error(name, str(exc))))
+        return problems
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the output is a sharded dataset (a folder, SPEC §12.4): ``shard_size`` or ``samples_per_shard``."""
+        return self.shard_size is not None or self.samples_per_shard is not None
 
     def _zstd_problem(self) -> str | None:
         """The sentence for ``compression="zstd"`` where the zstd filter cannot be loaded (no hdf5plugin), else None."""
@@ -313,12 +340,25 @@ class ConvertOptions:
         return self.seed if self.shuffle else None
 
     def writer_options(self) -> dict[str, Any]:
-        """The keyword arguments of :class:`h5ml.Writer` these options give: compression and its level."""
-        return {"compression": self.compression, "compression_opts": self.level}
+        """The keyword arguments of :class:`h5ml.Writer` these options give: compression and its level.
+
+        With a shard option also ``shard_size``, ``samples_per_shard`` and ``overwrite``: ``h5ml.Writer`` then
+        makes a :class:`h5ml.writer.sharded.ShardedWriter`, the one place where a converter's writer becomes a
+        sharded one (SPEC §12.4).
+        """
+        options: dict[str, Any] = {"compression": self.compression, "compression_opts": self.level}
+        if self.sharded:
+            options.update(
+                shard_size=self.shard_size, samples_per_shard=self.samples_per_shard, overwrite=self.overwrite
+            )
+        return options
 
 
+#: The options that write a sharded dataset (SPEC §12.4), streamed shard by shard: taken by every converter but
+#: those of in-memory arrays (``.npz``/``.npy``, :func:`h5ml.ingest.convert_arrays`), which refuse them by name.
+SHARD_OPTIONS: Final = ("shard_size", "samples_per_shard")
 #: The options only the converters writing through :func:`h5ml.ingest.pipeline.ingest` take (folders, HDF5).
-PIPELINE_OPTIONS: Final = ("allow_empty_splits",)
+PIPELINE_OPTIONS: Final = ("allow_empty_splits", *SHARD_OPTIONS)
 #: Every option of :class:`ConvertOptions`.
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(ConvertOptions))
 #: The names of the options every converter takes, in the order the converters' signatures and docstrings list them.

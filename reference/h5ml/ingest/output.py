@@ -16,10 +16,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from h5ml.writer.shard_folder import check_outdir
+
 __all__ = ["check_output", "conversion_metadata", "temp_beside"]
 
 
-def check_output(output: str | os.PathLike[str], overwrite: bool, sources: Iterable[Path] = ()) -> Path:
+def check_output(
+    output: str | os.PathLike[str], overwrite: bool, sources: Iterable[Path] = (), *, sharded: bool = False
+) -> Path:
     """Return the output path after refusing one that would lose data.
 
     Parameters
@@ -30,6 +34,10 @@ def check_output(output: str | os.PathLike[str], overwrite: bool, sources: Itera
         Whether an existing output may be replaced.
     sources
         The files (or folders) read: the output may be none of them, even with ``overwrite``.
+    sharded
+        The output is the folder of a sharded dataset (SPEC §12.4), checked as
+        :func:`h5ml.writer.shard_folder.check_outdir` checks it (an index there needs ``overwrite``; a
+        non-empty folder without one is refused).
 
     Returns
     -------
@@ -41,7 +49,9 @@ def check_output(output: str | os.PathLike[str], overwrite: bool, sources: Itera
     FileExistsError
         If the output is one of ``sources``, or exists and ``overwrite`` is False.
     IsADirectoryError
-        If the output is a directory.
+        If the output is a directory (and not ``sharded``).
+    NotADirectoryError
+        If ``sharded`` and the output is a file.
     FileNotFoundError
         If the output's directory does not exist.
     """
@@ -51,6 +61,10 @@ def check_output(output: str | os.PathLike[str], overwrite: bool, sources: Itera
             raise FileExistsError(
                 f"{out}: the output is the source itself; write to another path (the source would be lost)"
             )
+        if sharded and source.exists() and out.exists() and source.resolve().is_relative_to(out.resolve()):
+            raise FileExistsError(f"{out}: the output folder holds the source {source}; write to another folder")
+    if sharded:
+        return check_outdir(out, overwrite)
     if out.is_dir():
         raise IsADirectoryError(f"{out}: the output path is a directory; give a file path such as {out / 'data.h5'}")
     if out.exists() and not overwrite:

@@ -101,7 +101,8 @@ def ingest(
     Parameters
     ----------
     output
-        The h5ml file to write (see :func:`h5ml.ingest.check_output`).
+        The h5ml file to write (see :func:`h5ml.ingest.check_output`), or with ``options.shard_size`` or
+        ``options.samples_per_shard`` the folder of a sharded dataset (SPEC §12.4).
     splits
         Split name -> its items, in the order to store them (unless shuffled on write). A split
         whose every file the source left out before decoding is given with no items (and its
@@ -146,7 +147,7 @@ def ingest(
         If the decoded values cannot be written (for example features that
         differ between samples); the output is unchanged.
     """
-    out = check_output(output, options.overwrite)
+    out = check_output(output, options.overwrite, sharded=options.sharded)
     start = time.perf_counter()
     options = options.seeded()
     table = with_user_features(features or {}, options.features)

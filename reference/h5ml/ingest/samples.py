@@ -24,7 +24,7 @@ import numpy as np
 from h5ml.errors import EncodingError, IngestError, WriterError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import default_roles
-from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.pipeline import stack_columns
 from h5ml.ingest.progress import ProgressBars
@@ -185,6 +185,7 @@ def _enumerate_source(samples: Iterable[Mapping[str, Any]]) -> Iterator[tuple[in
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *SHARD_OPTIONS),
     notes={
         "metadata": "Samples of an iterable come from nowhere a reader can find: give ``source`` to record it.",
         "features": (
@@ -203,7 +204,7 @@ def _enumerate_source(samples: Iterable[Mapping[str, Any]]) -> Iterator[tuple[in
             "A bad sample is one that is not a mapping, has other features than the split's first sample, or a "
             'value that does not fit its feature; it is recorded as ``"sample <index>"``.'
         ),
-    }
+    },
 )
 def convert_samples(
     samples: Iterable[Mapping[str, Any]],
@@ -224,6 +225,8 @@ def convert_samples(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> IngestReport:
     """Write the samples of any Python iterable to an h5ml file, in bounded memory (§4, §5, §6).
 
@@ -272,7 +275,7 @@ def convert_samples(
     options = ConvertOptions.pick(locals()).seeded()
     if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
         raise parameter_error("batch_bytes", f"batch_bytes must be an integer >= 1, got {batch_bytes!r}")
-    out = check_output(output, options.overwrite)
+    out = check_output(output, options.overwrite, sharded=options.sharded)
     start = time.perf_counter()
     if total is None and isinstance(samples, Sized):
         total = len(samples)

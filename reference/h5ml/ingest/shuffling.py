@@ -19,7 +19,7 @@ from h5ml.ingest.edit.copying import declaration, root_metadata
 from h5ml.ingest.options import ConvertOptions
 from h5ml.ingest.output import check_output, temp_beside
 from h5ml.ingest.report import IngestReport
-from h5ml.reader import open as open_h5ml
+from h5ml.reader import open_file as open_h5ml
 from h5ml.sampling.seeds import write_order
 from h5ml.writer import Writer
 
@@ -38,6 +38,8 @@ def copy_shuffled(
     level: int | None = None,
     block_bytes: int = SHUFFLE_BLOCK_BYTES,
     overwrite: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> dict[str, int]:
     """Copy an h5ml file with each split stored in a seeded random order (§7.6).
 
@@ -61,6 +63,9 @@ def copy_shuffled(
         Bytes of samples read and written at once.
     overwrite
         Replace an existing ``output``.
+    shard_size, samples_per_shard
+        Write the copy as a sharded dataset in the folder ``output`` (SPEC §12.4,
+        :class:`h5ml.writer.sharded.ShardedWriter`); None: one file.
 
     Returns
     -------
@@ -74,7 +79,11 @@ def copy_shuffled(
     h5ml.H5MLError
         If the source cannot be read (as :func:`h5ml.open`).
     """
-    out = check_output(output, overwrite, [Path(source)])
+    sharded = shard_size is not None or samples_per_shard is not None
+    out = check_output(output, overwrite, [Path(source)], sharded=sharded)
+    shards: dict[str, Any] = (
+        {"shard_size": shard_size, "samples_per_shard": samples_per_shard, "overwrite": overwrite} if sharded else {}
+    )
     counts: dict[str, int] = {}
     with open_h5ml(source) as ds:
         meta = root_metadata(ds, None)
@@ -82,7 +91,7 @@ def copy_shuffled(
         total_bytes = max(1, Path(source).stat().st_size)
         total_samples = max(1, sum(split.num_samples for split in splits.values()))
         step = max(1, block_bytes // max(1, total_bytes // total_samples))
-        with Writer(out, meta, compression=compression, compression_opts=level) as writer:
+        with Writer(out, meta, compression=compression, compression_opts=level, **shards) as writer:
             for name, split in splits.items():
                 n = split.num_samples
                 writer.add_split(name, split.description, shuffle_seed=seed, expected_samples=n)
@@ -132,7 +141,9 @@ class ShuffleStage:
                 seed=self.options.seed,
                 compression=self.options.compression,
                 level=self.options.level,
-                overwrite=True,
+                overwrite=True if not self.options.sharded else self.options.overwrite,
+                shard_size=self.options.shard_size,
+                samples_per_shard=self.options.samples_per_shard,
             )
 
     def __enter__(self) -> ShuffleStage:

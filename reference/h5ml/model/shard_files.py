@@ -154,12 +154,20 @@ def describe_shard(path: str | os.PathLike[str], h5file: h5py.File | None = None
     return ShardDescription(split, num_samples, fingerprint, size, features, card)
 
 
-def disagreements(split: str, expected: SplitEntry, shard: ShardEntry, found: ShardDescription) -> list[str]:
+def disagreements(
+    split: str,
+    expected: SplitEntry,
+    shard: ShardEntry,
+    found: ShardDescription,
+    card: Mapping[str, Any] | None = None,
+) -> list[str]:
     """What a shard file holds that its index entry does not say (§12.2); an empty list when they agree.
 
     Compared: the split's name, the sample count, the fingerprint, the size,
-    and for every feature its encoding, dtype, sample shape and class names
-    (a feature missing from either side too).
+    for every feature its encoding, dtype, sample shape and class names
+    (a feature missing from either side too), and, when ``card`` (the index's
+    ``metadata``) is given, every shared root attribute (one missing from
+    either side too).
     """
     problems = []
     if found.split != split:
@@ -184,4 +192,14 @@ def disagreements(split: str, expected: SplitEntry, shard: ShardEntry, found: Sh
                 f"feature {name!r} differs in "
                 + ", ".join(f"{f} ({getattr(got, f)!r}; the index says {getattr(want, f)!r})" for f in fields)
             )
+    if card is not None:
+        for key in sorted(set(card) | set(found.card)):
+            if key not in found.card:
+                problems.append(f"lacks root attribute {key!r}, which the index's metadata has")
+            elif key not in card:
+                problems.append(f"has root attribute {key!r}, which the index's metadata lacks")
+            elif found.card[key] != card[key]:
+                problems.append(
+                    f"root attribute {key!r} is {found.card[key]!r}, the index's metadata says {card[key]!r}"
+                )
     return problems

@@ -336,6 +336,7 @@ def write_index(index: ShardIndex, path: str | os.PathLike[str]) -> Path:
     if target.is_dir():
         target = target / INDEX_FILE_NAME
     parse_index(index.to_json(), str(target))
+    # SPEC §12.4-R1: written last (the caller has closed every shard) and atomically: temporary, fsync, rename
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -2,11 +2,16 @@
 
 Reading never imports the writer or the validator. The modules of this package:
 
-- :mod:`~h5ml.reader.opening`: :func:`open`; :mod:`~h5ml.reader.dataset`: :class:`Dataset` (the file
+- :mod:`~h5ml.reader.opening`: :func:`open` (and :func:`open_file`, one file only); :mod:`~h5ml.reader.dataset`: :class:`Dataset` (the file
   handle of :mod:`~h5ml.reader.handle`, its life cycle across fork and
   pickle, the chunk caches of :mod:`~h5ml.reader.chunk_cache`, the memory
   map); the storage walk at open, :mod:`h5ml.model.storage` (§3.6, §10.1, shared with the writer's append mode);
 - :mod:`~h5ml.reader.split`: :class:`Split` (§5);
+- :mod:`~h5ml.reader.sharded`: :class:`ShardedDataset`, a sharded dataset by its
+  index, its shards opened lazily and checked (§12.5), with
+  :mod:`~h5ml.reader.sharded_split` (:class:`ShardedSplit`, global indices over the
+  shards), :mod:`~h5ml.reader.sharded_feature` (:class:`ShardedFeature`) and
+  :mod:`~h5ml.reader.sharded_cache` (the shards open in a process, LRU);
 - :mod:`~h5ml.reader.structure`: which encoding class a split member gets
   (:data:`FEATURE_CLASSES`), after checking its ranks, datatypes and sample
   count (§6);
@@ -41,9 +46,12 @@ from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.dense import DenseFeature
 from h5ml.reader.feature import Feature
-from h5ml.reader.opening import open
+from h5ml.reader.opening import open, open_file
 from h5ml.reader.ragged import RaggedFeature
 from h5ml.reader.read_stats import ReadEvent, ReadStats
+from h5ml.reader.sharded import ShardedDataset
+from h5ml.reader.sharded_feature import ShardedFeature
+from h5ml.reader.sharded_split import ShardedSplit
 from h5ml.reader.split import Split
 from h5ml.reader.strings import StringFeature
 from h5ml.reader.structure import FEATURE_CLASSES
@@ -62,9 +70,13 @@ __all__ = [
     "RaggedFeature",
     "ReadEvent",
     "ReadStats",
+    "ShardedDataset",
+    "ShardedFeature",
+    "ShardedSplit",
     "Split",
     "StringFeature",
     "VerifyReport",
     "open",
+    "open_file",
     "verify",
 ]

@@ -15,7 +15,9 @@ place: the batch as numpy arrays (:meth:`SplitSource.read_arrays`, with
 :mod:`h5ml.sampling.batches` and the transform run where the batch is read),
 image decoding (``decode_images``), and the sampler of the split
 (:meth:`SplitSource.sampler`: the same settings give the same batches and
-resume states in both).
+resume states in both). A sharded dataset (``path`` an index, SPEC §12.5)
+is read the same way: its shard sizes reach the sampler here
+(:meth:`SplitSource.sampler`), so no adapter has shard logic of its own.
 """
 
 from __future__ import annotations
@@ -29,12 +31,16 @@ import numpy as np
 import numpy.typing as npt
 
 from h5ml.errors import H5MLError
-from h5ml.reader import Dataset, Split, open
+from h5ml.reader import Dataset, Feature, Split, open
 from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.reader.offsets import sample_chunk_rows
+from h5ml.reader.sharded import ShardedDataset
+from h5ml.reader.sharded_feature import ShardedFeature
+from h5ml.reader.sharded_split import ShardedSplit
 from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
+from h5ml.sampling.shard_orders import DEFAULT_SHARDS_IN_FLIGHT
 
 __all__ = ["BatchTransform", "SampleTransform", "SplitSource", "sampler_of"]
 
@@ -63,7 +69,8 @@ class SplitSource:
     Parameters
     ----------
     path
-        The h5ml file. Only the absolute path is stored.
+        The h5ml file, or the index of a sharded dataset (a ``.json`` file or
+        its folder, §12.1). Only the absolute path is stored.
     split
         The split name (§5.1), e.g. ``"train"``.
     features
@@ -121,8 +128,8 @@ class SplitSource:
 
     def _forget(self) -> None:
         self._generation = -1  # FORK_GENERATION when this process opened the reader; -1: not open
-        self._file: Dataset | None = None
-        self._split: Split | None = None
+        self._file: Dataset | ShardedDataset | None = None
+        self._split: Split | ShardedSplit | None = None
         self._names: tuple[str, ...] = ()
         self._encodings: dict[str, str] = {}
         self._decoded: frozenset[str] = frozenset()
@@ -137,13 +144,13 @@ class SplitSource:
         )  # older pickles lack the last three
         self._forget()
 
-    def reader(self) -> Split:
+    def reader(self) -> Split | ShardedSplit:
         """Return this process's open split, opening the file on first use in each process.
 
         Returns
         -------
-        h5ml.Split
-            The split, from a reader owned by the calling process (a reader
+        h5ml.Split or h5ml.ShardedSplit
+            The split (of shards, for an index), from a reader owned by the calling process (a reader
             inherited through ``fork`` is left to the parent, never used).
 
         Raises
@@ -203,7 +210,7 @@ class SplitSource:
 
     @property
     def fingerprint(self) -> str | None:
-        """The file's fingerprint (§8.3), or None when it has none."""
+        """The file's fingerprint (§8.3), or None when it has none; for an index, the index fingerprint (§12.3)."""
         return self.reader().dataset.fingerprint
 
     @property
@@ -237,10 +244,10 @@ class SplitSource:
             None when no feature of the split is chunked.
         """
         split = self.reader()
-        features = list(split.features.values())
+        features: list[Feature | ShardedFeature] = list(split.features.values())
         ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
         for feature in ordered:
-            per_chunk = sample_chunk_rows(feature)
+            per_chunk = feature.chunk_rows if isinstance(feature, ShardedFeature) else sample_chunk_rows(feature)
             if per_chunk is not None:
                 return per_chunk
         return None
@@ -302,18 +309,20 @@ class SplitSource:
         window_chunks: int = 8,
         bucket_by: str | None = None,
         pool_batches: int = 32,
+        shards_in_flight: int = DEFAULT_SHARDS_IN_FLIGHT,
     ) -> Sampler:
         """Return the :class:`h5ml.sampling.Sampler` of this split, as every framework adapter builds it.
 
         The file gives the sample count (§5.3), the data's :attr:`identity` (its fingerprint, §8.3, and the split), the
         chunk rows of ``"chunk"`` mode (:meth:`chunk_rows`, §7.1) and the
         lengths to bucket by (from the offsets alone, §6.3): the same settings
-        give the same batches and the same resume states in every adapter.
+        give the same batches and the same resume states in every adapter;
+        a sharded split its shard sizes too (:mod:`h5ml.sampling.shard_orders`).
 
         Parameters
         ----------
-        batch_size, shuffle, seed, drop_last, window_chunks, pool_batches
-            As :class:`h5ml.sampling.Sampler`.
+        batch_size, shuffle, seed, drop_last, window_chunks, pool_batches, shards_in_flight
+            As :class:`h5ml.sampling.Sampler` (``shards_in_flight``: sharded splits only).
         rank, world_size
             This process's rank and the number of ranks; None stands for 0
             and 1 (one process).
@@ -345,6 +354,8 @@ class SplitSource:
             fingerprint=self.identity,
             lengths=None if bucket_by is None else self.lengths(bucket_by),
             pool_batches=pool_batches,
+            shard_sizes=_shard_sizes(self.reader()),
+            shards_in_flight=shards_in_flight,
         )
 
     def read(self, indices: Any) -> dict[str, Any]:
@@ -488,6 +499,11 @@ def sampler_of(
     if bucket_by is not None:
         raise TypeError(f"bucket_by={bucket_by!r} needs {split_kind} source, not a count; pass lengths= with a count")
     return Sampler(source, batch_size, fingerprint=fingerprint, lengths=lengths, **settings)
+
+
+def _shard_sizes(split: Split | ShardedSplit) -> tuple[int, ...] | None:
+    """The samples of each shard of a sharded split (SPEC §12.5); None for a split of one file."""
+    return split.shard_sizes if isinstance(split, ShardedSplit) else None
 
 
 def _sample_numbers(indices: Any, count: int) -> int | list[int]:

@@ -56,7 +56,7 @@ from h5ml.model.fingerprint import FeatureHasher, file_fingerprint
 from h5ml.reader.chunk_stream import ChunkCheck, RowStream, chunk_slots
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.feature import Feature
-from h5ml.reader.opening import open as open_dataset
+from h5ml.reader.opening import open_file as open_dataset
 from h5ml.reader.unwritten import refuse_unwritten
 from h5ml.reader.verify_report import FeatureCheck, VerifyReport
 

@@ -64,6 +64,14 @@ order is computed. :meth:`Sampler.batches` and
 :meth:`Sampler.epoch_order` return lists and arrays of the whole epoch:
 O(N) memory in every mode.
 
+Sharded splits
+--------------
+``Sampler(..., shard_sizes=split.shard_sizes)`` orders the samples of a
+sharded split (SPEC §12.5) so that a reader touches ``shards_in_flight``
+shards at a time in ``"chunk"`` mode, and gives each rank a contiguous piece
+of the epoch order with the same batch counts and padding rules as above:
+:mod:`h5ml.sampling.shard_orders`.
+
 Resume and ragged features
 --------------------------
 :meth:`Sampler.state_dict` and :meth:`Sampler.load_state_dict` save and check
@@ -76,7 +84,7 @@ and with resume (:mod:`h5ml.sampling.buckets`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, cast
 
 import numpy as np
@@ -88,6 +96,12 @@ from h5ml.sampling.epoch_batches import ArrayOrder, EpochBatches, EpochOrder, Id
 from h5ml.sampling.permutation import PERMUTATION_ARRAY_LIMIT, FeistelPermutation
 from h5ml.sampling.resume import ResumePoint, check_state, make_state
 from h5ml.sampling.seeds import epoch_rng
+from h5ml.sampling.shard_orders import (
+    DEFAULT_SHARDS_IN_FLIGHT,
+    ShardedEpochBatches,
+    check_shard_sizes,
+    shard_chunk_order,
+)
 
 __all__ = ["SHUFFLE_MODES", "Sampler", "ShuffleMode"]
 
@@ -142,14 +156,21 @@ class Sampler:
     pool_batches
         Global steps per bucketing pool, >= 1 (used only with ``lengths``).
         Larger pools pad less and shuffle less.
+    shard_sizes
+        The samples of each shard of a sharded split, in listed order
+        (``ShardedSplit.shard_sizes``, summing to N); None for one file.
+        Shard-aware orders and rank shares: :mod:`h5ml.sampling.shard_orders`.
+    shards_in_flight
+        With ``shard_sizes`` in ``"chunk"`` mode: shards whose samples are
+        mixed at a time, >= 1 (default 2).
 
     Raises
     ------
     ValueError
         If a count is out of range, ``shuffle`` is not a known mode,
         ``rank`` is not below ``world_size``, ``"chunk"`` is chosen
-        without ``chunk_rows``, or ``lengths`` does not hold one integer per
-        sample.
+        without ``chunk_rows``, ``lengths`` does not hold one integer per
+        sample, or ``shard_sizes`` does not add up to N.
     TypeError
         If a count is not an integer.
     """
@@ -169,6 +190,8 @@ class Sampler:
         fingerprint: str | None = None,
         lengths: npt.ArrayLike | None = None,
         pool_batches: int = 32,
+        shard_sizes: Sequence[int] | None = None,
+        shards_in_flight: int = DEFAULT_SHARDS_IN_FLIGHT,
     ) -> None:
         if shuffle not in SHUFFLE_MODES:
             raise ValueError(f"shuffle must be one of {', '.join(SHUFFLE_MODES)}; got {shuffle!r}")
@@ -201,13 +224,19 @@ class Sampler:
                 )
             self.lengths = sizes.astype(np.int64)
             self.pool_batches = count(pool_batches, "pool_batches", 1)
+        #: The shards' sample counts of a sharded split, their number and the shards in flight (None for a file).
+        self.shard_sizes = None if shard_sizes is None else check_shard_sizes(shard_sizes, self.num_samples)
+        self.shard_count = None if self.shard_sizes is None else len(self.shard_sizes)
+        in_flight = count(shards_in_flight, "shards_in_flight", 1)
+        self.shards_in_flight = None if self.shard_sizes is None else in_flight
 
     def __repr__(self) -> str:
         return (
             f"Sampler(num_samples={self.num_samples}, batch_size={self.batch_size}, shuffle={self.shuffle!r}, "
             f"seed={self.seed}, chunk_rows={self.chunk_rows}, window_chunks={self.window_chunks}, "
             f"rank={self.rank}, world_size={self.world_size}, drop_last={self.drop_last}, "
-            f"pool_batches={self.pool_batches})"
+            f"pool_batches={self.pool_batches}, shard_count={self.shard_count}, "
+            f"shards_in_flight={self.shards_in_flight})"
         )
 
     # -- sizes ---------------------------------------------------------------------------------
@@ -319,6 +348,8 @@ class Sampler:
 
     def _chunk_order(self, rng: np.random.Generator) -> IndexArray:
         rows, windows = cast(int, self.chunk_rows), self.window_chunks
+        if self.shard_sizes is not None:
+            return shard_chunk_order(self.shard_sizes, rows, windows, cast(int, self.shards_in_flight), rng)
         n = self.num_samples
         num_chunks = -(-n // rows)
         chunk_order = rng.permutation(num_chunks).astype(np.int64, copy=False)
@@ -365,7 +396,8 @@ class Sampler:
             If ``epoch`` is negative.
         """
         order = self.order(epoch)
-        return EpochBatches(order, self.batch_size, self.rank, self.world_size, self.drop_last, self.num_batches)
+        kind = EpochBatches if self.shard_sizes is None or self.lengths is not None else ShardedEpochBatches
+        return kind(order, self.batch_size, self.rank, self.world_size, self.drop_last, self.num_batches)
 
     def batches(self, epoch: int) -> list[IndexArray]:
         """Return this rank's batches of one epoch.
@@ -451,11 +483,12 @@ class Sampler:
         ------
         ValueError
             If a key is missing, the version is unknown, the fingerprint
-            differs (a state taken on another file), or a setting that decides
-            the order in this sampler's mode differs from this sampler's:
-            batch size, shuffle mode, world size, sample count, drop_last and
-            pool_batches always, chunk_rows and window_chunks in ``"chunk"``
-            mode (:func:`h5ml.sampling.resume.order_settings`).
+            differs (a state taken on another file or shard index), or a setting
+            that decides the order in this sampler's mode differs from this
+            sampler's: batch size, shuffle mode, world size, sample count,
+            drop_last, pool_batches and shard_count always, chunk_rows,
+            window_chunks and shards_in_flight in ``"chunk"`` mode
+            (:func:`h5ml.sampling.resume.order_settings`).
         """
         seed, point = check_state(self, state)
         self.seed = seed

@@ -15,8 +15,11 @@ Which settings decide the order depends on the shuffle mode (:func:`order_settin
 ``pool_batches`` (None without length buckets) and ``full_order``
 (``"feistel"`` for a ``"full"`` order computed per batch above the array
 limit, :attr:`h5ml.sampling.Sampler.full_order`; None otherwise, as in a
-state written before it existed) in every mode,
-``chunk_rows`` and ``window_chunks`` in ``"chunk"`` mode only. A state
+state written before it existed), ``shard_count`` (the shards of a sharded
+split, None for a file: SPEC §12.5) in every mode, ``chunk_rows``,
+``window_chunks`` and ``shards_in_flight`` (None for a file) in ``"chunk"``
+mode only; the fingerprint of a sharded split is its index fingerprint
+(§12.3), so a state saved on one index is refused on another. A state
 records the settings its mode does not use as None, and is checked against
 the settings of its mode only: a ``"none"`` or ``"full"`` state loads
 whatever the chunking of the file or of the sampler that resumes it.
@@ -62,11 +65,18 @@ SETTINGS: Final = (
     "window_chunks",
     "pool_batches",
     "full_order",
+    "shard_count",
+    "shards_in_flight",
 )
 #: Settings that decide the order in ``"chunk"`` mode only.
-_CHUNK_SETTINGS: Final = ("chunk_rows", "window_chunks")
+_CHUNK_SETTINGS: Final = ("chunk_rows", "window_chunks", "shards_in_flight")
 #: Settings added after version 1 of the state, with the value a state without them stands for.
-_LATER_SETTINGS: Final[dict[str, Any]] = {"pool_batches": None, "full_order": None}
+_LATER_SETTINGS: Final[dict[str, Any]] = {
+    "pool_batches": None,
+    "full_order": None,
+    "shard_count": None,
+    "shards_in_flight": None,
+}
 
 IndexArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")

@@ -264,6 +264,38 @@ _TABLE: Final = [
         "A checksum dataset ('_crc32c.<name>') is malformed (not one-dimensional uint32 with one entry per chunk) "
         "or protects no feature dataset.",
     ),
+    # -- sharded datasets (1.2) ------------------------------------------
+    Code(
+        "E170",
+        "index_invalid",
+        _E,
+        "§12.1",
+        "A shard index is not JSON, does not satisfy schema/h5ml-index-1.0.schema.json, or fails its own checks "
+        "(sample counts, a path listed twice, its fingerprint, its version).",
+    ),
+    Code("E171", "shard_missing", _E, "§12.1", "A shard the index lists is not in the dataset's folder."),
+    Code(
+        "E172",
+        "shard_changed",
+        _E,
+        "§12.1",
+        "A shard's file fingerprint or size differs from the one its index records: the shard was changed or replaced.",
+    ),
+    Code(
+        "E173",
+        "shard_disagrees",
+        _E,
+        "§12.2",
+        "A shard disagrees with its index: its split, sample count, features (encoding, dtype, sample shape, class "
+        "names) or dataset card.",
+    ),
+    Code(
+        "E174",
+        "shard_invalid",
+        _E,
+        "§12.1",
+        "A shard the index lists is not a valid h5ml file holding one split; its own report lists its issues.",
+    ),
     # -- warnings (SHOULD) -------------------------------------------------
     Code("W200", "chunk_rows_not_power_of_two", _W, "§7.2", "The number of samples per chunk is not a power of two."),
     Code(
@@ -303,6 +335,13 @@ _TABLE: Final = [
         _W,
         "§7.4",
         "A dense feature larger than 1 GiB is stored contiguous: it cannot be compressed, checksummed or grown.",
+    ),
+    Code(
+        "W210",
+        "shard_extra",
+        _W,
+        "§12.1",
+        "An HDF5 file in a split's folder of a sharded dataset that its index does not list.",
     ),
     # -- info --------------------------------------------------------------
     Code("I300", "unknown_attribute", _I, "§1.4", "An attribute this version does not define; readers ignore it."),

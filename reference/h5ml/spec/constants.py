@@ -58,10 +58,10 @@ __all__ = [
 #: §4.1 value of the root attribute ``format``.
 FORMAT_NAME: Final = "h5ml"
 #: §1.2 the version of the specification this package implements.
-FORMAT_VERSION: Final = (1, 1)
-FORMAT_VERSION_STRING: Final = "1.1"
+FORMAT_VERSION: Final = (1, 2)
+FORMAT_VERSION_STRING: Final = "1.2"
 
-#: §1.5 extension names this implementation understands (none in 1.0 or 1.1).
+#: §1.5 extension names this implementation understands (none in 1.0, 1.1 or 1.2).
 KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
 
 #: §3.1 HDF5 library-version bounds the reference writer uses: every object

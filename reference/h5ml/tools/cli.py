@@ -1,4 +1,4 @@
-"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, demo.
+"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, shard, unshard, demo.
 
 ``main()`` (the console script; ``python -m h5ml`` and ``python -m
 h5ml.tools.cli`` run the same entry point) only calls :func:`run`, which takes the
@@ -58,6 +58,8 @@ _COMMANDS: Final = {
     "export": ("h5ml.tools.commands.edit", "export_command"),
     "subset": ("h5ml.tools.commands.edit", "subset_command"),
     "merge": ("h5ml.tools.commands.edit", "merge_command"),
+    "shard": ("h5ml.tools.commands.shard", "shard_command"),
+    "unshard": ("h5ml.tools.commands.shard", "unshard_command"),
     "temporaries": ("h5ml.tools.commands.temporaries", "temporaries_command"),
     "demo": ("h5ml.tools.commands.demo", "demo_command"),
     "view": ("h5ml.tools.commands.view", "view_command"),

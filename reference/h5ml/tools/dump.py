@@ -328,7 +328,7 @@ def to_json_document(
         is dumped).
     """
     from h5ml.errors import FeatureNotFoundError
-    from h5ml.reader.opening import open as open_dataset
+    from h5ml.reader.opening import open_file as open_dataset
 
     if samples is not None and samples < 0:
         raise ValueError(f"samples must be >= 0 or None, got {samples}")

@@ -366,7 +366,7 @@ def summarize(path: str | os.PathLike[str]) -> FileSummary:
         Whatever :func:`h5ml.open` raises (not h5ml, incomplete, newer MAJOR,
         forbidden storage, ...), or a feature the reader cannot open.
     """
-    from h5ml.reader.opening import open as open_dataset
+    from h5ml.reader.opening import open_file as open_dataset
 
     with open_dataset(path) as ds:
         splits = []

@@ -20,9 +20,9 @@ issues listed, so the cap never changes whether a file is valid.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from h5ml._version import __version__
 from h5ml.spec.codes import CODES, Severity
@@ -148,6 +148,17 @@ class FileReport:
         counted, not listed in ``issues`` (§9.3). Empty when none was left out.
     max_issues_per_code
         The cap the issues were collected with (0: none).
+    kind
+        ``"file"`` for an h5ml file given to the validator, ``"index"`` for the index of a sharded dataset
+        (§12.1), ``"shard"`` for a shard checked as part of its index.
+    shards
+        For an index: the reports of the shards it lists that were validated as files, in index order (split
+        names in code-point order, then shard order); empty otherwise. The index's own issues say which shard
+        is missing, changed, disagreeing or invalid (E171-E174); a shard's issues stay in its own report.
+        The index's ``readable``, ``valid`` and ``valid_strict`` are those of its own issues (so that its JSON
+        entry follows the report schema); an invalid shard is an E174 among them, and
+        :attr:`Report.valid_strict` and the command line's exit status count each shard's own report too
+        (:meth:`each`): an unreadable shard exits 2, a shard's warning fails ``--strict``.
     """
 
     path: str
@@ -157,6 +168,14 @@ class FileReport:
     timed_out: bool = False
     omitted: Mapping[str, int] = field(default_factory=dict)
     max_issues_per_code: int = 0
+    kind: Literal["file", "index", "shard"] = "file"
+    shards: tuple[FileReport, ...] = ()
+
+    def each(self) -> Iterator[FileReport]:
+        """This report, then the reports of its shards (an index's), for verdicts over a whole dataset (§12)."""
+        yield self
+        for shard in self.shards:
+            yield from shard.each()
 
     @property
     def totals(self) -> dict[str, int]:
@@ -207,10 +226,11 @@ class FileReport:
             :meth:`Issue.to_json`, at most ``max_issues_per_code`` of each code),
             ``issue_totals`` (code -> issues found), ``omitted`` (code -> issues
             found and not listed, only codes with some), ``max_issues_per_code``
-            and ``counts`` (issues found per severity, omitted ones included).
+            and ``counts`` (issues found per severity, omitted ones included); for an index or a shard also
+            ``kind``, and for an index ``shards`` (the entries of its shards, in index order).
         """
         # SPEC §9.3-R2: the totals of every code, and how many of each were not listed
-        return {
+        entry: dict[str, Any] = {
             "path": self.path,
             "readable": self.readable,
             "valid": self.valid_strict if strict else self.valid,
@@ -223,6 +243,11 @@ class FileReport:
             "max_issues_per_code": self.max_issues_per_code,
             "counts": self.counts,
         }
+        if self.kind != "file":
+            entry["kind"] = self.kind
+        if self.kind == "index":
+            entry["shards"] = [s.to_json(strict=strict) for s in self.shards]
+        return entry
 
 
 @dataclass(frozen=True)
@@ -244,8 +269,8 @@ class Report:
 
     @property
     def valid_strict(self) -> bool:
-        """True when no file has an error or a warning (§9.1)."""
-        return all(f.valid_strict for f in self.files)
+        """True when no file has an error or a warning (§9.1); the shards of an index count too (§12)."""
+        return all(r.valid_strict for f in self.files for r in f.each())
 
     def to_json(self, *, strict: bool = False) -> dict[str, Any]:
         """Return the report as JSON following ``schema/h5ml-report-1.0.schema.json`` (§9.3).

@@ -87,6 +87,7 @@ __all__ = [
     "Report",
     "Timeout",
     "default_timeout",
+    "is_index",
     "iter_issues",
     "validate",
     "validate_each",
@@ -287,19 +288,36 @@ def _found(collector: IssueCollector) -> int:
     return len(collector.issues) + sum(collector.omitted.values())
 
 
+def is_index(path: str) -> bool:
+    """Whether ``path`` names the index of a sharded dataset (:func:`h5ml.model.shard_index.is_index_path`, §12.1).
+
+    Only a ``.json`` path or a folder can be one: for any other path, the index module (pydantic and the JSON
+    Schemas, about a second to import on a loaded machine) is not imported.
+    """
+    if not (path.lower().endswith(".json") or os.path.isdir(path)):
+        return False
+    from h5ml.model.shard_index import is_index_path
+
+    return is_index_path(path)
+
+
 def validate(
     path: str | os.PathLike[str],
     *,
     deep: bool = False,
     timeout: Timeout = None,
     max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+    jobs: int = 1,
+    shallow_shards: bool = False,
 ) -> FileReport:
-    """Validate one file and collect its issues (§9, §10.3).
+    """Validate one file, or a sharded dataset, and collect its issues (§9, §10.3, §12).
 
     Parameters
     ----------
     path
-        The file to check.
+        The file to check; or the index of a sharded dataset (a ``.json`` file, or
+        a folder holding ``index.json``), then validated by
+        :func:`h5ml.validator.shards.validate_index`: the index, every shard and their agreement.
     deep
         Also read every sample (see :func:`iter_issues`).
     timeout
@@ -314,22 +332,46 @@ def validate(
         :data:`~h5ml.validator.report.DEFAULT_MAX_ISSUES_PER_CODE`, 100); the
         others are counted in ``FileReport.omitted``, and every count and the
         verdict include them (§9.3). 0 lists every issue.
+    jobs
+        For an index: shards validated at once, each job in its own child process. Files: 1.
+    shallow_shards
+        For an index: check only the index and each shard's metadata (no shard validated as a file,
+        no sample data read, no fingerprint recomputed).
 
     Returns
     -------
     FileReport
         The issues, in the order :func:`iter_issues` yields them, at most
         ``max_issues_per_code`` of each code (the E101 of a stop always listed).
+        For an index, ``kind="index"`` and the shards' reports in ``shards``.
 
     Raises
     ------
     ValueError
         If ``timeout`` is negative, or a string other than :data:`AUTO`, or
-        ``max_issues_per_code`` is not an integer >= 0.
+        ``max_issues_per_code`` is not an integer >= 0, or ``jobs`` or
+        ``shallow_shards`` is given for a path that is not an index.
     """
     _check_timeout(timeout)
     check_cap(max_issues_per_code)
-    return _validate(os.fspath(path), deep, timeout, timeout is not None, max_issues_per_code)
+    text = os.fspath(path)
+    if is_index(text):
+        from h5ml.validator.shards import validate_index  # it builds on this module
+
+        return validate_index(
+            text,
+            deep=deep,
+            timeout=timeout,
+            jobs=jobs,
+            max_issues_per_code=max_issues_per_code,
+            shallow_shards=shallow_shards,
+        )
+    if jobs != 1 or shallow_shards:
+        raise ValueError(
+            f"jobs={jobs} and shallow_shards={shallow_shards} apply to the index of a sharded dataset (a .json file "
+            f"or a folder holding index.json), and {text} is not one: leave them out for a file"
+        )
+    return _validate(text, deep, timeout, timeout is not None, max_issues_per_code)
 
 
 def validate_many(

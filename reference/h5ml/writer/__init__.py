@@ -6,6 +6,6 @@ modules of this package; ``docs/architecture.md`` places them in the layers.
 """
 
 from h5ml.model.values import Categorical, FeatureSpec
-from h5ml.writer.writer import WRITE_BUFFER_BYTES, Writer, write
+from h5ml.writer.writer import WRITE_BUFFER_BYTES, ShardedWriter, Writer, write
 
-__all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"]
+__all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "ShardedWriter", "Writer", "write"]

@@ -38,11 +38,23 @@ from h5ml.writer.feeder import Feeder
 from h5ml.writer.finish import finish_file
 from h5ml.writer.registry import SplitRegistry
 from h5ml.writer.root import check_metadata, update_root
+from h5ml.writer.writer_factory import WriterFactory
 
-__all__ = ["Writer"]
+__all__ = ["Writer", "one_sample_batch"]
 
 
-class Writer:
+def one_sample_batch(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """The batch of one sample, as :meth:`Writer.append_sample` appends it: arrays get a first axis, others a list."""
+    batch: dict[str, Any] = {}
+    for key, value in sample.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            batch[key] = value[np.newaxis]
+        else:
+            batch[key] = [value]
+    return batch
+
+
+class Writer(WriterFactory):
     """Write an h5ml file batch by batch, atomically (§4.4, §5, §6, §7, §8).
 
     Parameters
@@ -83,6 +95,9 @@ class Writer:
     checksums
         Write the CRC32C of every stored chunk beside its dataset (SPEC §8.4; ``verify=True`` reads check it); in
         mode ``"a"`` untouched chunks keep theirs. ``False``: none (mode ``"a"`` removes the file's, none stale).
+    shard_size, samples_per_shard
+        Write a sharded dataset instead (SPEC §12.4): ``Writer(OUTDIR, ..., shard_size="1GiB")`` returns a
+        :class:`~h5ml.writer.sharded.ShardedWriter` (:class:`~h5ml.writer.writer_factory.WriterFactory`).
 
     Raises
     ------
@@ -131,6 +146,8 @@ class Writer:
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
+        shard_size: int | str | None = None,
+        samples_per_shard: int | None = None,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
@@ -382,13 +399,7 @@ class Writer:
         WriterError, EncodingError
             As :meth:`append`.
         """
-        batch: dict[str, Any] = {}
-        for key, value in sample.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-                batch[key] = value[np.newaxis]
-            else:
-                batch[key] = [value]
-        self.append(split, batch)
+        self.append(split, one_sample_batch(sample))
 
     # -- finishing -----------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The reference writer: in-memory :func:`write` and streaming :class:`Writer` (§4, §5, §6, §7, §8).
 
 This module is the writer's public API (``h5ml.writer`` re-exports it):
-:func:`write`, :class:`Writer`, :data:`WRITE_BUFFER_BYTES`, and the value
-types :class:`Categorical` and :class:`FeatureSpec`.
+:func:`write`, :class:`Writer`, :class:`ShardedWriter` (what ``Writer(OUTDIR,
+..., shard_size=...)`` returns, SPEC §12.4), :data:`WRITE_BUFFER_BYTES`, and
+the value types :class:`Categorical` and :class:`FeatureSpec`.
 
 Files are built in a temporary file beside the target and moved over it with
 ``os.replace`` only once they are complete (§4.4), so the target path always
@@ -62,6 +63,12 @@ The parts of the writer each have their own module:
 - :mod:`h5ml.writer.compress`: whole gzip chunks compressed in threads and
   stored with ``H5Dwrite_chunk`` (§3.5, §7);
 - :mod:`h5ml.writer.batches`: a batch of values checked and cast to its stored form;
+- :mod:`h5ml.writer.sharded`: :class:`ShardedWriter`, a sharded dataset (SPEC §12.4)
+  written as shards that roll over, with :mod:`h5ml.writer.shard_split` (one
+  split's shards), :mod:`h5ml.writer.shard_opening` (each shard's writer),
+  :mod:`h5ml.writer.shard_sizes` (the bytes counted),
+  :mod:`h5ml.writer.shard_folder` (staging, moves, the index last) and
+  :mod:`h5ml.writer.shard_naming` (shard names and the shard-size parser);
 - :mod:`h5ml.model.values`: the value types :class:`Categorical` and
   :class:`FeatureSpec` (re-exported here) and the ``features=`` table;
 - :mod:`h5ml.model.layout`: a feature's stored form, declared, inferred from values
@@ -74,6 +81,7 @@ from __future__ import annotations
 from h5ml.model.values import Categorical, FeatureSpec
 from h5ml.writer.feeder import WRITE_BUFFER_BYTES
 from h5ml.writer.inmemory import write
+from h5ml.writer.sharded import ShardedWriter
 from h5ml.writer.streaming import Writer
 
-__all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "Writer", "write"]
+__all__ = ["WRITE_BUFFER_BYTES", "Categorical", "FeatureSpec", "ShardedWriter", "Writer", "write"]

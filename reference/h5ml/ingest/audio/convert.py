@@ -136,6 +136,8 @@ def convert_audio_folder(
     progress: bool | None = None,
     overwrite: bool = False,
     allow_empty_splits: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> IngestReport:
     """Convert a folder of WAV/FLAC/Ogg files into an h5ml file, one ragged feature per folder (§6.3, §6.1, §7.6).
 
@@ -210,7 +212,7 @@ def convert_audio_folder(
     if not isinstance(mono, bool):
         raise parameter_error("mono", f"mono must be True or False, got {mono!r}")
     ratios = None if split_ratios is None else check_ratios(split_ratios)
-    out = check_output(output, options.overwrite, [source])
+    out = check_output(output, options.overwrite, [source], sharded=options.sharded)
     tree, where, layout = scan(source, ratios, options.seed, folder_layout)
     splits, problems = match_ids(tree, where)
     skipped: list[Skipped] = []

@@ -36,7 +36,7 @@ from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, read, record, union
 from h5ml.ingest.report import ID_FEATURE, IngestReport
 from h5ml.model.paths import require_regular_file
 from h5ml.reader import Dataset
-from h5ml.reader import open as open_dataset
+from h5ml.reader import open_file as open_dataset
 from h5ml.writer import Writer
 
 __all__ = ["merge"]

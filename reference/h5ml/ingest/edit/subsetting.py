@@ -26,7 +26,7 @@ from h5ml.ingest.provenance import SOURCE_SPLITS_ATTR, kept, read, record
 from h5ml.ingest.report import IngestReport
 from h5ml.model.paths import require_regular_file
 from h5ml.reader import Split
-from h5ml.reader import open as open_dataset
+from h5ml.reader import open_file as open_dataset
 from h5ml.writer import Writer
 
 __all__ = ["subset"]

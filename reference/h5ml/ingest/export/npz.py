@@ -74,7 +74,7 @@ from h5ml.ingest.output import check_output, temp_beside
 from h5ml.model.layout import DEFAULT_MEDIA_TYPE
 from h5ml.model.paths import require_regular_file
 from h5ml.reader import Feature, Split
-from h5ml.reader import open as open_dataset
+from h5ml.reader import open_file as open_dataset
 
 __all__ = ["export_npz", "npz_array_names"]
 

@@ -188,6 +188,8 @@ def convert_hdf5(
     progress: bool | None = None,
     overwrite: bool = False,
     allow_empty_splits: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
     allow_external: bool = False,
 ) -> IngestReport:
     """Convert HDF5 / MATLAB v7.3 files to one h5ml file, by the proposed plan or by the plan given.
@@ -249,7 +251,7 @@ def convert_hdf5(
             given, split_name=split_name, labels=labels, id_feature=id_feature, allow_external=allow_external
         )
         inventories = check_plan(chosen, {inv.source: inv for inv in walked}, allow_external=allow_external)
-    out = check_output(output, options.overwrite, [Path(s.path) for s in chosen.sources])
+    out = check_output(output, options.overwrite, [Path(s.path) for s in chosen.sources], sharded=options.sharded)
     names = [s.path for s in chosen.sources]
     where = names[0] if len(names) == 1 else json.dumps(names)
     meta = conversion_metadata(

@@ -32,7 +32,7 @@ from h5ml.ingest.hf.columns import (
 from h5ml.ingest.hf.media import DEFAULT_BATCH_SIZE, MEDIA_BATCH_SIZE, iter_tables, plain_arrays, settle_media
 from h5ml.ingest.hf.source import Part, card_metadata, first_info, load_source, target_splits
 from h5ml.ingest.hf.values import convert_task
-from h5ml.ingest.options import ConvertOptions, OnError, check_choice, parameter_error
+from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, check_choice, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.parallel import ordered_map
 from h5ml.ingest.progress import ProgressBars
@@ -99,6 +99,7 @@ def _write_split(
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *SHARD_OPTIONS),
     notes={
         "metadata": "It goes over the dataset card's fields (description, license, citation, homepage, name).",
         "features": (
@@ -110,7 +111,7 @@ def _write_split(
             'They convert batches when a column must be decoded (``images="pixels"``, ``audio="samples"``); '
             "other datasets are converted in this thread, which is faster than sending them."
         ),
-    }
+    },
 )
 def convert_huggingface(
     source: datasets.Dataset | datasets.DatasetDict | str | os.PathLike[str],
@@ -134,6 +135,8 @@ def convert_huggingface(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> IngestReport:
     """Convert a Hugging Face dataset to an h5ml file (§4, §5, §6, §7.6).
 
@@ -212,7 +215,9 @@ def convert_huggingface(
         raise parameter_error("batch_size", f"batch_size must be an integer >= 1, got {batch_size!r}")
     start = time.perf_counter()
     loaded, label_text, source_path = load_source(hf, source)
-    out = check_output(output, options.overwrite, [source_path] if source_path is not None else [])
+    out = check_output(
+        output, options.overwrite, [source_path] if source_path is not None else [], sharded=options.sharded
+    )
     parts = target_splits(hf, loaded, label_text, splits, split_ratios, label, options.seed)  # the seed given
     for part in parts.values():
         part.columns = plan_columns(part.dataset, columns, images, audio, label_text, part.source_split)

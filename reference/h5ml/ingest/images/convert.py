@@ -111,6 +111,8 @@ def convert_image_folder(
     progress: bool | None = None,
     overwrite: bool = False,
     allow_empty_splits: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> IngestReport:
     """Convert an image folder (torchvision ``ImageFolder`` layout) to an h5ml file (§6.2, §6.3, §6.5, §6.6).
 
@@ -189,7 +191,7 @@ def convert_image_folder(
         raise NotADirectoryError(
             f"{shown(source)}: not a folder; give the root of an image folder tree (ROOT/<class>/<file>)"
         )
-    out = check_output(output, options.overwrite)
+    out = check_output(output, options.overwrite, sharded=options.sharded)
     ratios = None if split_ratios is None else check_ratios(split_ratios)
     found, problems, classes, layout = scan(source, folder_layout)
     planned = {f.split for f in found} | {p.split for p in problems if p.split}

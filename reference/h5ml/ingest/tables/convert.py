@@ -20,7 +20,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.docstrings import SPLIT_SEED_NOTE, shared_doc
 from h5ml.ingest.features import with_user_features
 from h5ml.ingest.naming import name_list
-from h5ml.ingest.options import ConvertOptions, OnError, parameter_error
+from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, parameter_error
 from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.progress import ProgressBars
 from h5ml.ingest.provenance import Entry, record, source_split
@@ -128,6 +128,7 @@ def _request(
 
 
 @shared_doc(
+    (*SHARED_OPTIONS, *SHARD_OPTIONS),
     notes={
         "seed": SPLIT_SEED_NOTE,
         "shuffle": (
@@ -141,7 +142,7 @@ def _request(
             "or no split; it is recorded as ``<file>:line <l>`` (too many fields) or ``<file>:row <i>`` (data "
             "rows counted from 1 after the header, not counting the rows left out for too many fields)."
         ),
-    }
+    },
 )
 def convert_table(
     source: str | os.PathLike[str],
@@ -170,6 +171,8 @@ def convert_table(
     on_error: OnError = "stop",
     progress: bool | None = None,
     overwrite: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
 ) -> IngestReport:
     """Convert a CSV or Parquet table to an h5ml file, one feature per column (§5, §6).
 
@@ -272,7 +275,7 @@ def convert_table(
         text_encoding=text_encoding,
         rows_per_read=rows_per_read,
     )
-    out = check_output(output, options.overwrite, [src])
+    out = check_output(output, options.overwrite, [src], sharded=options.sharded)
     with ProgressBars(options.progress, 1) as bars:
         plan = plan_table(request, bars)
         if plan.rows == 0:

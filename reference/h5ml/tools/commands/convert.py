@@ -16,6 +16,7 @@ from typing import Any
 import click
 from rich.text import Text
 
+from h5ml.tools.commands.shard import shard_options
 from h5ml.tools.console import EXIT_OK, Streams
 
 #: The exit status of ``--plan`` when the plan lists decisions to make before it can run.
@@ -89,6 +90,7 @@ __all__ = ["convert_command"]
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@shard_options
 @click.option(
     "--label",
     default=None,
@@ -216,6 +218,9 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
       a .csv/.parquet file   one feature per column
       a saved HF dataset     a folder written by datasets' save_to_disk
     OUTPUT is written in one pass, streaming, and appears only when complete.
+    With --shard-size or --samples-per-shard (every kind but .npz/.npy
+    arrays), OUTPUT is a folder: shards <split>/<split>-NNNNN.h5 and
+    index.json, written last.
     For HDF5 sources, --plan shows what would be written; a plan edited and
     passed back with --plan-file converts exactly as written.
     """

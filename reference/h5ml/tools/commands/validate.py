@@ -18,6 +18,14 @@ and the verdict and exit status count them (SPEC §9.3-R2).
 starts, and the text report of a file stops at that limit with a line that
 says how many issues were not printed (exit status 2, as for a check that was
 stopped). A JSON report is written whole: it is never cut.
+
+A FILE that is the index of a sharded dataset (a ``.json`` file, or a folder
+holding ``index.json``) is validated as a dataset (SPEC §12,
+:func:`h5ml.validator.shards.validate_index`): the index, then every shard,
+``--jobs`` at a time, each with its own ``--timeout``, then their agreement.
+The index's issues come first, at the JSON pointers of its members, then the
+report of each shard; ``--shallow-shards`` checks only the index and each
+shard's metadata. The exit code counts the shards too.
 """
 
 from __future__ import annotations
@@ -68,9 +76,10 @@ def exit_code(files: Sequence[FileReport], strict: bool) -> int:
     strict
         Count warnings as failures (``--strict``).
     """
-    if any(not f.readable for f in files):
+    every = [report for f in files for report in f.each()]  # SPEC §12: the shards of an index count too
+    if any(not f.readable for f in every):
         return EXIT_ERROR
-    if any(not (f.valid_strict if strict else f.valid) for f in files):
+    if any(not (f.valid_strict if strict else f.valid) for f in every):
         return EXIT_INVALID
     return EXIT_OK
 
@@ -173,21 +182,47 @@ def render_file_report(
 
 
 def _checked(
-    files: Sequence[str], deep: bool, timeout: float | None, jobs: int, cap: int
+    files: Sequence[str], deep: bool, timeout: float | None, jobs: int, cap: int, shallow_shards: bool = False
 ) -> Iterator[tuple[FileReport, float | None]]:
     """Each file's report, in the order given, with the end of its time limit (None without one).
 
     The files are checked in ``jobs`` warm child processes, file after file
     (:func:`h5ml.validator.runner.validate_each`): a crash or a time limit
     restarts only the child concerned. A file's limit starts when its check
-    starts, so that printing its report falls within it too.
+    starts, so that printing its report falls within it too. An index is
+    validated with its shards (:func:`h5ml.validator.shards.validate_index`,
+    each shard with its own limit) and printed without a limit of its own.
     """
-    from h5ml.validator.runner import AUTO, default_timeout, validate_each
+    from h5ml.validator.runner import AUTO, default_timeout, is_index, validate_each
 
     limit: Timeout = AUTO if timeout is None else timeout
-    for report, start in validate_each(files, deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap):
-        seconds = default_timeout(report.path, deep) if timeout is None else timeout
-        yield report, start + seconds
+    start = 0
+    while start < len(files):
+        if is_index(files[start]):
+            from h5ml.validator.shards import validate_index  # h5py in this process: only for an index
+
+            yield (
+                validate_index(
+                    files[start],
+                    deep=deep,
+                    timeout=limit,
+                    jobs=jobs,
+                    max_issues_per_code=cap,
+                    shallow_shards=shallow_shards,
+                ),
+                None,
+            )
+            start += 1
+            continue
+        end = start
+        while end < len(files) and not is_index(files[end]):
+            end += 1
+        for report, began in validate_each(
+            files[start:end], deep=deep, timeout=limit, jobs=jobs, max_issues_per_code=cap
+        ):
+            seconds = default_timeout(report.path, deep) if timeout is None else timeout
+            yield report, began + seconds
+        start = end
 
 
 @click.command("validate")
@@ -220,6 +255,13 @@ def _checked(
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line of each file (text report).")
 @click.option(
+    "--shallow-shards",
+    "shallow_shards",
+    is_flag=True,
+    help="For the index of a sharded dataset: check only the index and each shard's metadata (no shard "
+    "validated as a file, no sample data read, no fingerprint recomputed).",
+)
+@click.option(
     "--max-issues-per-code",
     "max_issues_per_code",
     type=click.IntRange(min=0),
@@ -239,27 +281,41 @@ def validate_command(
     jobs: int,
     min_severity: str,
     quiet: bool,
+    shallow_shards: bool,
     max_issues_per_code: int,
 ) -> int:
     """Check FILE... against the h5ml specification.
 
+    A FILE may be the index of a sharded dataset (index.json, or the folder
+    holding it): the index, every shard (--jobs at a time) and their agreement
+    are checked; --shallow-shards checks the index and the shards' metadata only.
+
     Exit 0 when every file is valid, 1 when one is invalid (with --strict:
     also when one has a warning), 2 when one cannot be read at all (not HDF5,
     a directory, missing, open for writing in another process, or it did not
-    finish within --timeout, printing its report included).
+    finish within --timeout, printing its report included); the shards of an
+    index count as files.
     """
-    from h5ml.validator.runner import Report
+    from h5ml.validator.runner import Report, is_index
 
+    if shallow_shards and not any(is_index(f) for f in files):
+        raise click.UsageError(
+            "--shallow-shards applies to the index of a sharded dataset (a .json file, or a folder holding "
+            "index.json), and no FILE given is one: leave it out, or give the index"
+        )
     if fmt == "json":
-        reports = [report for report, _ in _checked(files, deep, timeout, jobs, max_issues_per_code)]
+        checks = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards)
+        reports = [report for report, _ in checks]
         report = Report(tuple(reports))
         print_json(streams, report.to_json(strict=strict))
         return exit_code(report.files, strict)
     console = streams.console()
     checked: list[FileReport] = []
     complete = True
-    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code):
+    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards):
         checked.append(file_report)
+        for shown in file_report.shards:  # SPEC §12: each shard's own report, then the index's verdict
+            complete = render_file_report(console, shown, strict, min_severity, quiet) and complete
         complete = render_file_report(console, file_report, strict, min_severity, quiet, deadline) and complete
     if len(checked) > 1:
         failed = sum(1 for f in checked if not f.readable or not (f.valid_strict if strict else f.valid))

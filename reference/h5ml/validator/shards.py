@@ -1,0 +1,364 @@
+"""Validation of a sharded dataset: its index, every shard it lists, and their agreement (SPEC §12.1-§12.3, §9).
+
+:func:`validate_index` reads the index (``index.json``, or the dataset's
+folder that holds it), checks it on its own with
+:func:`h5ml.model.shard_index.parse_index` (the JSON Schema, the sample
+counts, paths listed twice, the index fingerprint), then checks every shard
+it lists: that it exists (E171), that it is a valid h5ml file, validated
+exactly as a file given alone (its report is kept under the index's, E174
+when it has errors), that its fingerprint and size are the ones the index
+records (E172), and that it agrees with the index (E173: its split, sample
+count, features and dataset card, through
+:func:`h5ml.model.shard_files.disagreements`, the one comparison of a shard
+with its index, which the sharded reader makes too). An HDF5 file in a
+split's folder that the index does not list is W210.
+
+Where the issues go
+-------------------
+The index's :class:`~h5ml.validator.report.FileReport` (``kind="index"``)
+holds the issues of the index and of each shard's place in it; its path is the
+JSON pointer of the index member concerned (``/splits/train/shards/1``,
+``/`` for the document as a whole), and the message names the shard's path.
+Each shard validated as a file has its own report (``kind="shard"``) in
+``FileReport.shards``, with the HDF5 paths of its issues.
+
+Shallow shards
+--------------
+``shallow_shards=True`` checks the index and reads each shard's metadata only
+(:func:`~h5ml.model.shard_files.describe_shard`: root and feature attributes,
+shapes, dtypes, class names): no sample data is read, no fingerprint is
+recomputed, and the shards are not validated as files (their reports are not
+made). A shard whose data was damaged after its fingerprint was recorded then
+passes; a full validation with ``deep=True`` finds it.
+
+Isolation
+---------
+The shards are validated as :func:`h5ml.validator.runner.validate_each`
+validates files: with a ``timeout`` or ``jobs > 1`` in warm child processes,
+each with its time limit (§10.3). :func:`describe_shard` runs in this
+process, after the shard's validation has read the same metadata in its child
+without failing (a shard that could not be read is E174 and is not described).
+In a shallow validation nothing has read the shard first: give shards from a
+source you do not trust a full validation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+from h5ml.errors import ShardIndexError
+from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
+from h5ml.model.shard_index import INDEX_FILE_NAME, ShardEntry, ShardIndex, parse_index, shard_location
+from h5ml.spec.constants import FORMAT_VERSION, parse_version
+from h5ml.validator.checks import Issue
+from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, check_cap
+from h5ml.validator.runner import Timeout, validate_each
+
+__all__ = ["SHARD_SUFFIXES", "validate_index"]
+
+#: File names that W210 looks for in a split's folder: the suffixes of HDF5 files (case-insensitive).
+SHARD_SUFFIXES: Final = (".h5", ".hdf5", ".he5")
+#: The first version of SPEC.md that defines sharded datasets (§12 is new in 1.2).
+_FIRST_VERSION: Final = (1, 2)
+#: The wording of :func:`h5ml.model.shard_files.disagreements` for a changed shard (E172, not E173).
+_CHANGED: Final = re.compile(r"^(has fingerprint |is [0-9]+ bytes, the index says [0-9]+$)")
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """One shard as the index lists it: its split, its index entry, its JSON pointer and its location."""
+
+    split: str
+    entry: ShardEntry
+    pointer: str
+    location: str
+
+
+def _index_file(path: str) -> str:
+    """The index file of ``path``: itself, or the ``index.json`` of a folder (§12.1)."""
+    return os.path.join(path, INDEX_FILE_NAME) if os.path.isdir(path) else path
+
+
+def _read(where: str) -> tuple[Any, Issue | None]:
+    """The parsed JSON document of the index, or the issue that says why there is none (E100, E170)."""
+    try:
+        text = Path(where).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            return None, Issue.of("E170", "/", f"{where} is not UTF-8 text ({exc}): an index is a JSON document")
+        return None, Issue.of(
+            "E100",
+            "/",
+            f"cannot read the shard index {where} ({exc.strerror or exc}): give the index.json of a sharded "
+            "h5ml dataset, or the folder that holds it",
+        )
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return None, Issue.of(
+            "E170", "/", f"{where} is not JSON ({exc}): give the index.json of a sharded h5ml dataset (§12.1)"
+        )
+
+
+def _version_issue(where: str, version: str) -> Issue | None:
+    """E170 for an index of another MAJOR or of a version before sharded datasets existed (§12.1, §1.3)."""
+    major, minor = parse_version(version)  # the schema checked its form
+    if major != FORMAT_VERSION[0]:
+        return Issue.of(
+            "E170",
+            "/",
+            f"{where} declares format_version {version}; this validator implements {FORMAT_VERSION[0]}.x: "
+            "use a validator of that version (the shards were not checked)",
+        )
+    if (major, minor) < _FIRST_VERSION:
+        return Issue.of(
+            "E170",
+            "/",
+            f"{where} declares format_version {version}, but sharded datasets are defined from 1.2 on (§12): "
+            'write "1.2" or later (the shards were not checked)',
+        )
+    return None
+
+
+def _listed(index: ShardIndex, where: str) -> list[_Listed]:
+    """Every shard of the index, splits in code-point order of their names, each split's shards in order."""
+    return [
+        _Listed(name, shard, f"/splits/{name}/shards/{position}", shard_location(where, shard.path))
+        for name in sorted(index.splits)
+        for position, shard in enumerate(index.splits[name].shards)
+    ]
+
+
+def _escapes(folder: str, location: str) -> bool:
+    """Whether ``location`` resolves (through symbolic links) outside ``folder`` (§12.1, §10.1)."""
+    root = os.path.realpath(folder)
+    return os.path.commonpath([root, os.path.realpath(location)]) != root
+
+
+def _agreement(index: ShardIndex, shard: _Listed, found: ShardDescription) -> Iterator[Issue]:
+    """E172 and E173 for a shard that is not what its index says (§12.1-R6, §12.2)."""
+    problems = disagreements(shard.split, index.splits[shard.split], shard.entry, found, index.metadata)
+    changed = [p for p in problems if _CHANGED.match(p)]
+    others = [p for p in problems if not _CHANGED.match(p)]
+    if changed:
+        # SPEC §12.1-R6: an entry's fingerprint and size are those of the shard file it names
+        yield Issue.of(
+            "E172",
+            shard.pointer,
+            f"shard {shard.entry.path} " + "; ".join(changed) + ": it was changed or replaced after the index "
+            "was written; restore it, or write the dataset again",
+        )
+    if others:
+        # SPEC §12.2-R1, §12.2-R2: every shard has the index's features and the index's card
+        yield Issue.of(
+            "E173",
+            shard.pointer,
+            f"shard {shard.entry.path} disagrees with the index: " + "; ".join(others) + "; every shard of a "
+            "dataset must hold what its index says: write the shard again, or the index from its shards",
+        )
+
+
+def _described(shard: _Listed) -> tuple[ShardDescription | None, Issue | None]:
+    """The shard's description for its index, or the E174 that says why it has none."""
+    try:
+        return describe_shard(shard.location), None
+    except ShardIndexError as exc:
+        why = str(exc)
+    except LIBRARY_ERRORS as exc:
+        if not is_library_failure(exc):
+            raise  # a defect of ours is never reported as a bad shard
+        why = f"the HDF5 library cannot read it: {exc}"
+    # SPEC §12.1-R5: every shard is a complete h5ml file holding exactly the one split it is listed under
+    return None, Issue.of(
+        "E174", shard.pointer, f"shard {shard.entry.path} is not a usable shard ({why}); validate it alone for details"
+    )
+
+
+def _invalid(shard: _Listed, report: FileReport) -> Issue:
+    """E174 for a shard whose own validation found errors (§12.1-R5)."""
+    errors = sorted({code for code, n in report.totals.items() if code.startswith("E") and n})
+    state = "cannot be read" if not report.readable else "is not a valid h5ml file"
+    return Issue.of(
+        "E174",
+        shard.pointer,
+        f"shard {shard.entry.path} {state}: {report.counts['error']} error(s) ({', '.join(errors)}); its own "
+        f"report ({shard.location}) lists them: write the shard again",
+    )
+
+
+def _extra(index: ShardIndex, folder: str, listed: list[_Listed]) -> Iterator[Issue]:
+    """W210 for each HDF5 file in a split's folder that the index does not list (§12.1-S1)."""
+    known = {os.path.realpath(s.location) for s in listed}
+    for name in sorted(index.splits):
+        roots = {os.path.join(folder, name)} | {
+            os.path.dirname(s.location) for s in listed if s.split == name and os.path.dirname(s.location) != folder
+        }
+        found: set[str] = set()
+        for root in sorted(roots):
+            for parent, dirs, files in os.walk(root):
+                dirs.sort()
+                found.update(os.path.join(parent, f) for f in files if f.lower().endswith(SHARD_SUFFIXES))
+        for path in sorted(found):
+            if os.path.realpath(path) not in known:
+                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                yield Issue.of(
+                    "W210",
+                    f"/splits/{name}",
+                    f"{relative} is in the folder of split {name!r} but the index does not list it: a shard left "
+                    "by a writer that did not finish, or one the index lost; list it in the index or remove it",
+                )
+
+
+def validate_index(
+    path: str | os.PathLike[str],
+    *,
+    deep: bool = False,
+    timeout: Timeout = None,
+    jobs: int = 1,
+    max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
+    shallow_shards: bool = False,
+) -> FileReport:
+    """Validate a sharded dataset: its index, every shard and their agreement (SPEC §12.1-§12.3).
+
+    Parameters
+    ----------
+    path
+        The index file (``index.json``, or any ``.json`` file following
+        ``schema/h5ml-index-1.0.schema.json``), or the dataset's folder that
+        holds ``index.json``.
+    deep
+        Validate every shard deeply: read every sample, recompute the
+        fingerprints (see :func:`h5ml.validator.runner.iter_issues`).
+    timeout
+        The time limit of each shard's validation (see :func:`h5ml.validator.runner.validate`).
+    jobs
+        Shards validated at once, each job in its own child process (see :func:`validate_each`).
+    max_issues_per_code
+        Issues of one code listed per report, the index's and each shard's; the others are counted.
+    shallow_shards
+        Check only the index and each shard's metadata: the shards are not
+        validated as files, no sample data is read, no fingerprint recomputed.
+
+    Returns
+    -------
+    FileReport
+        ``kind="index"``: the issues of the index, in this order: the index
+        itself (E100, E170), then each shard in index order (E171, E174, E172,
+        E173), then the files no split lists (W210); ``shards`` holds the
+        reports of the shards validated as files, in index order.
+
+    Raises
+    ------
+    ValueError
+        If ``jobs < 1``, ``timeout`` is not valid or ``max_issues_per_code`` is not an integer >= 0.
+    """
+    check_cap(max_issues_per_code)
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    given = os.fspath(path)
+    where = _index_file(given)
+    collector = IssueCollector(max_issues_per_code)
+
+    def report(version: str | None, shards: tuple[FileReport, ...] = ()) -> FileReport:
+        return FileReport(
+            given,
+            tuple(collector.issues),
+            version,
+            deep and not shallow_shards,
+            False,
+            collector.omitted,
+            max_issues_per_code,
+            "index",
+            shards,
+        )
+
+    document, problem = _read(where)
+    version = document.get("format_version") if isinstance(document, dict) else None
+    version = version if isinstance(version, str) else None
+    if problem is None:
+        try:
+            # SPEC §12.1-R1, §12.1-R3, §12.3-R1: the schema, the sample counts, no path twice, the fingerprint
+            index = parse_index(document, where)
+        except ShardIndexError as exc:
+            problem = Issue.of("E170", "/", f"{exc}; the shards were not checked: correct the index first")
+        else:
+            problem = _version_issue(where, index.format_version)
+    if problem is not None:
+        collector.add(problem)
+        return report(version)
+    # SPEC §12.1-R7: the index, every shard as a file of its own, their agreement; each shard at its pointer
+    folder = os.path.dirname(os.path.abspath(where))
+    listed = _listed(index, where)
+    present: list[_Listed] = []
+    resolved: dict[str, str] = {}
+    for shard in listed:
+        real = os.path.realpath(shard.location)
+        if real in resolved:
+            # SPEC §12.1-R3: no shard listed twice, under two spellings (a symbolic link) either
+            collector.add(
+                Issue.of(
+                    "E170",
+                    shard.pointer,
+                    f"shard {shard.entry.path} is the file {resolved[real]} lists too (through a symbolic link): "
+                    "its samples would be read twice; list each shard once",
+                )
+            )
+            continue
+        resolved[real] = shard.pointer
+        if _escapes(folder, shard.location):
+            # SPEC §12.1-R2: an index never makes a reader open a file outside the dataset's folder (§10.1)
+            collector.add(
+                Issue.of(
+                    "E170",
+                    shard.pointer,
+                    f"shard {shard.entry.path} resolves outside the dataset's folder {folder} (a symbolic link): "
+                    "an index names files inside its folder only; copy the shard into the folder",
+                )
+            )
+        elif not os.path.isfile(shard.location):
+            # SPEC §12.1-R4: every shard the index lists is in the dataset's folder
+            collector.add(
+                Issue.of(
+                    "E171",
+                    shard.pointer,
+                    f"shard {shard.entry.path} of split {shard.split!r} is missing: there is no file "
+                    f"{shard.location}; restore it, or write the dataset again",
+                )
+            )
+        else:
+            present.append(shard)
+    reports: dict[str, FileReport] = {}
+    if not shallow_shards and present:
+        each = validate_each(
+            [s.location for s in present],
+            deep=deep,
+            timeout=timeout,
+            jobs=jobs,
+            max_issues_per_code=max_issues_per_code,
+        )
+        for shard, (shard_report, _) in zip(present, each, strict=True):
+            reports[shard.location] = replace(shard_report, kind="shard")
+    for shard in present:
+        own = reports.get(shard.location)
+        if own is not None and not own.valid:
+            collector.add(_invalid(shard, own))
+            if not own.readable:
+                continue
+        found, problem = _described(shard)
+        if problem is not None:
+            if own is None or own.valid:
+                collector.add(problem)
+            continue
+        assert found is not None
+        for issue in _agreement(index, shard, found):
+            collector.add(issue)
+    for issue in _extra(index, folder, listed):
+        collector.add(issue)
+    return report(version, tuple(reports[s.location] for s in present if s.location in reports))
