@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import h5ml
+from h5ml import spec
 from h5ml.ingest.view import write_view
 from h5ml.model.shard_files import describe_shard
 from h5ml.model.shard_index import ShardIndex, index_fingerprint, write_index
@@ -77,7 +78,10 @@ def make_sharded(folder: Path) -> tuple[Path, dict[str, dict[str, Any]]]:
         assert description is not None
         entries[split] = description.split_entry(tuple(shards))
     index = ShardIndex(
-        format_version="1.1", metadata=dict(description.card), splits=entries, fingerprint=index_fingerprint(entries)
+        format_version=spec.FORMAT_VERSION_STRING,
+        metadata=dict(description.card),
+        splits=entries,
+        fingerprint=index_fingerprint(entries),
     )
     return write_index(index, folder), whole
 
@@ -169,6 +173,9 @@ def test_valid_view_has_no_error(sharded: tuple[Path, dict[str, dict[str, Any]]]
     assert codes(view) == set()
     report = h5ml.validate(view, deep=True)
     assert report.valid
+    # the view beside the index does not disturb the index's validation (no W210: it is not in a split's folder)
+    index_report = h5ml.validate(index)
+    assert index_report.valid and not [i for i in index_report.issues if i.code[0] in "EW"]
 
 
 def test_view_of_zstd_shards_declares_their_filter(tmp_path: Path) -> None:
@@ -183,7 +190,7 @@ def test_view_of_zstd_shards_declares_their_filter(tmp_path: Path) -> None:
         entries.append(describe_shard(folder / rel).entry(rel))
     split = describe_shard(folder / "train/train-00000.h5").split_entry(tuple(entries))
     index = ShardIndex(
-        format_version="1.1",
+        format_version=spec.FORMAT_VERSION_STRING,
         metadata={"name": "z"},
         splits={"train": split},
         fingerprint=index_fingerprint({"train": split}),
