@@ -40,15 +40,17 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import h5py
 import numpy as np
 
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS
-from h5ml.model.shard_index import ShardIndex, SplitEntry, load_index
 from h5ml.spec.attrs import read_attr
+
+if TYPE_CHECKING:  # the index module (pydantic, JSON Schema) is imported only for a file marked as a view
+    from h5ml.model.shard_index import ShardIndex, SplitEntry
 
 __all__ = [
     "COMPONENTS",
@@ -137,6 +139,8 @@ def view_context(f: h5py.File, path: str) -> ViewContext | None:
             "lies beside the index and shards it presents"
         )
         return ViewContext(path, folder, None, problem)
+    from h5ml.model.shard_index import load_index
+
     try:
         index, _ = load_index(folder / name)
     except (OSError, H5MLError) as exc:
