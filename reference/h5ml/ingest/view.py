@@ -66,7 +66,7 @@ def _index_file(index: str | os.PathLike[str]) -> tuple[ShardIndex, Path]:
             f"{where}: no shard index here; give the {INDEX_FILE_NAME} of a sharded h5ml dataset, or its folder"
         )
     found, index_file = load_index(where)
-    return found, index_file.resolve()
+    return found, Path(index_file).resolve()  # a local index: load_index returns its Path
 
 
 def _check_place(out: Path, folder: Path) -> None:
