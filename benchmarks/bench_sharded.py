@@ -60,7 +60,7 @@ def _write(folder: Path, tiles: npt.NDArray[np.uint8], per_shard: int) -> tuple[
         relative = f"train/train-{position:05d}.h5"
         stop = start + per_shard
         columns = {"image": tiles[start:stop], "label": labels[start:stop]}
-        h5ml.write(folder / "ds" / relative, {"train": columns}, compression="gzip")
+        h5ml.write(folder / "ds" / relative, {"train": columns}, metadata={"name": "tiles"}, compression="gzip")
         description = describe_shard(folder / "ds" / relative)
         entries.append(description.entry(relative))
     assert description is not None
