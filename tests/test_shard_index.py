@@ -193,3 +193,100 @@ def test_a_shard_whose_card_differs_from_the_index_metadata_is_named(tmp_path: P
         "root attribute 'name' is 'pets', the index's metadata says 'cats'",
         "lacks root attribute 'version', which the index's metadata has",
     ]
+
+
+# -- found by trying to break sharded datasets (each once a wrong answer or a crash) ----------------------------
+
+
+def _dataset(tmp_path: Path) -> Path:
+    folder = tmp_path / "ds"
+    with h5ml.Writer(folder, {"name": "pets", "description": "d", "license": "MIT"}, samples_per_shard=4) as writer:
+        writer.append("train", {"y": np.arange(10)})
+    return folder
+
+
+def test_a_shard_linked_from_outside_the_folder_is_refused_by_the_reader(tmp_path: Path) -> None:
+    """SPEC §12.1-R2: a symbolic link in the folder must not make a reader open a file outside it."""
+    folder = _dataset(tmp_path)
+    outside = tmp_path / "elsewhere.h5"
+    shard = folder / "train" / "train-00001.h5"
+    shard.rename(outside)
+    shard.symlink_to(outside)
+    with pytest.raises(ShardIndexError, match=r"/splits/train/shards/1 \(train/train-00001.h5\) resolves to .*outside"):
+        h5ml.open(folder)
+
+
+def test_one_file_listed_twice_through_a_link_is_refused_by_the_reader(tmp_path: Path) -> None:
+    """SPEC §12.1-R3: the samples of one file would be read twice."""
+    folder = _dataset(tmp_path)
+    (folder / "train" / "twice.h5").symlink_to(folder / "train" / "train-00000.h5")
+    index = json.loads((folder / "index.json").read_text())
+    first = index["splits"]["train"]["shards"][0]
+    index["splits"]["train"]["shards"].insert(1, {**first, "path": "train/twice.h5"})
+    index["splits"]["train"]["num_samples"] += first["num_samples"]
+    parsed = ShardIndex.model_validate(index)
+    index["fingerprint"] = index_fingerprint(parsed.splits)
+    (folder / "index.json").write_text(json.dumps(index))
+    with pytest.raises(ShardIndexError, match=r"is the file /splits/train/shards/0 lists too"):
+        h5ml.open(folder)
+
+
+@pytest.mark.parametrize(
+    "path", ["train/%2e%2e/%2e%2e/secret.h5", "train/a.h5?x=1", "train/a.h5#frag", "train/a\nb.h5"]
+)
+def test_url_syntax_in_a_shard_path_is_refused(path: str) -> None:
+    """SPEC §12.1-R2: an HTTP client decodes %2e%2e to '..' and leaves the dataset's prefix."""
+    document = _index().to_json()
+    document["splits"]["train"]["shards"][0]["path"] = path
+    with pytest.raises(ShardIndexError, match=r"/splits/train/shards/0/path"):
+        parse_index(document, "https://example.org/ds/index.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"\xff\xfe{}", r"is not UTF-8 text"), (b"[" * 100_000 + b"]" * 100_000, r"is not JSON \(nested too deeply\)")],
+)
+def test_an_index_that_is_not_utf8_json_is_a_shard_index_error(tmp_path: Path, content: bytes, why: str) -> None:
+    (tmp_path / "index.json").write_bytes(content)
+    with pytest.raises(ShardIndexError, match=why):
+        load_index(tmp_path)
+
+
+def test_sample_counts_beyond_int64_are_refused_by_the_schema() -> None:
+    document = _index().to_json()
+    document["splits"]["train"]["shards"][0]["num_samples"] = 10**30
+    with pytest.raises(ShardIndexError, match=r"is greater than the maximum"):
+        parse_index(document, "i.json")
+
+
+def test_the_index_is_as_readable_as_its_shards(tmp_path: Path) -> None:
+    folder = _dataset(tmp_path)
+    index_mode = (folder / "index.json").stat().st_mode & 0o777
+    assert index_mode == (folder / "train" / "train-00000.h5").stat().st_mode & 0o777
+
+
+def test_a_split_named_like_the_index_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(h5ml.ParameterError, match=r"would take the place of the dataset's index.json"):
+        with h5ml.Writer(tmp_path / "ds", {"name": "x"}, samples_per_shard=4) as writer:
+            writer.append("index.json", {"y": np.arange(3)})
+    assert not (tmp_path / "ds" / "index.json").exists()
+
+
+def test_a_view_over_a_replaced_shard_is_refused_and_invalid(tmp_path: Path) -> None:
+    """SPEC §12.6-R3, §12.5-R1: a shard replaced after the view was written is not read through the view."""
+    from h5ml.ingest.view import write_view
+
+    folder = _dataset(tmp_path)
+    other = tmp_path / "other"
+    with h5ml.Writer(other, {"name": "pets", "description": "d", "license": "MIT"}, samples_per_shard=4) as writer:
+        writer.append("train", {"y": np.arange(10) + 100})
+    write_view(folder, folder / "view.h5")
+    with h5ml.open(folder / "view.h5") as view:
+        np.testing.assert_array_equal(view["train"]["y"][:], np.arange(10))
+    (folder / "train" / "train-00001.h5").write_bytes((other / "train" / "train-00001.h5").read_bytes())
+    report = h5ml.validate(folder / "view.h5")
+    assert not report.valid
+    assert any(i.code == "E119" and "is not the shard its index lists" in i.message for i in report.issues)
+    with pytest.raises(h5ml.H5MLError, match=r"is not the shard its index lists"):
+        with h5ml.open(folder / "view.h5") as view:
+            view["train"]["y"][:]

@@ -265,7 +265,7 @@ def is_index_path(path: str | os.PathLike[str]) -> bool:
 
 
 def load_index(
-    path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+    path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None, *, check_links: bool = True
 ) -> tuple[ShardIndex, Path | str]:
     """Read and check an index (:func:`parse_index`), local or at a URL; a folder (or ``prefix/``) means its ``index.json``.
 
@@ -276,6 +276,10 @@ def load_index(
         read through fsspec (:func:`h5ml.model.remote.read_remote_text`).
     storage_options
         For a URL: the fsspec file system's options (credentials, endpoint); None: its defaults.
+    check_links
+        For a local index: refuse shard paths that resolve through symbolic links outside the folder or to one
+        file twice (:func:`check_local_shards`). False only for a caller that reports them itself (the view
+        checks of :mod:`h5ml.model.view_files`, E118).
 
     Returns
     -------
@@ -290,7 +294,8 @@ def load_index(
     PermissionError
         If the store refused the credentials (URLs).
     ShardIndexError
-        If the file is not JSON (UTF-8), or not a valid index.
+        If the file is not JSON (UTF-8), or not a valid index, or (``check_links``) a shard path leads through a
+        symbolic link outside the folder or to a file listed twice.
     ValueError
         If ``storage_options`` are given with a local path.
     """
@@ -309,15 +314,57 @@ def load_index(
     where = Path(path)
     if where.is_dir():
         where = where / INDEX_FILE_NAME
-    local = where.read_text(encoding="utf-8")
-    return parse_index(_json(local, str(where)), str(where)), where
+    try:
+        local = where.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ShardIndexError(
+            f"{where} is not UTF-8 text ({exc}); give the index.json of a sharded h5ml dataset"
+        ) from exc
+    index = parse_index(_json(local, str(where)), str(where))
+    if check_links:
+        check_local_shards(index, where)
+    return index, where
+
+
+def check_local_shards(index: ShardIndex, index_file: str | os.PathLike[str]) -> None:
+    """Refuse a local index whose shard paths lead, through symbolic links, outside its folder or to one file twice.
+
+    The schema keeps every path textually inside the folder (§12.1-R2); a symbolic link inside the folder can
+    still point elsewhere, and two paths can name one file (§12.1-R3). The validator reports both as E170; a
+    reader, ``unshard`` and ``view`` refuse them here, before any shard is opened (one ``realpath`` per shard).
+    Missing shards are not refused here: they are refused when read (E171).
+
+    Raises
+    ------
+    ShardIndexError
+        Naming every such shard and the file it resolves to.
+    """
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(index_file)))
+    seen: dict[str, str] = {}
+    problems = []
+    for name in sorted(index.splits):
+        for position, shard in enumerate(index.splits[name].shards):
+            real = os.path.realpath(shard_location(index_file, shard.path))
+            pointer = f"/splits/{name}/shards/{position}"
+            if os.path.commonpath([folder, real]) != folder:
+                problems.append(f"{pointer} ({shard.path}) resolves to {real}, outside the dataset's folder {folder}")
+            elif real in seen:
+                problems.append(f"{pointer} ({shard.path}) is the file {seen[real]} lists too ({real})")
+            seen.setdefault(real, pointer)
+    if problems:
+        raise ShardIndexError(
+            f"{index_file}: shards reached through symbolic links (SPEC §12.1): "
+            + "; ".join(problems)
+            + ". An index lists each file of its folder once; copy the shards into the folder, or list each once"
+        )
 
 
 def _json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError as exc:
-        raise ShardIndexError(f"{where} is not JSON ({exc}); give the index.json of a sharded h5ml dataset") from exc
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ShardIndexError(f"{where} is not JSON ({why}); give the index.json of a sharded h5ml dataset") from exc
 
 
 def shard_location(index_file: str | os.PathLike[str], shard_path: str) -> str:
@@ -367,6 +414,9 @@ def write_index(index: ShardIndex, path: str | os.PathLike[str]) -> Path:
     # SPEC §12.4-R1: written last (the caller has closed every shard) and atomically: temporary, fsync, rename
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600: the index is as readable as the shards beside it
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(dump_index(index))
             handle.flush()

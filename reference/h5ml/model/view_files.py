@@ -142,7 +142,7 @@ def view_context(f: h5py.File, path: str) -> ViewContext | None:
     from h5ml.model.shard_index import load_index
 
     try:
-        index, _ = load_index(folder / name)
+        index, _ = load_index(folder / name, check_links=False)  # links out of the folder: E118 per source
     except (OSError, H5MLError) as exc:
         problem = f"its index {name!r} (root attribute {VIEW_OF!r}) cannot be read: {exc}"
         return ViewContext(path, folder, None, problem)
@@ -208,6 +208,32 @@ def _outside(context: ViewContext, file: Path) -> str | None:
     return None
 
 
+def _changed(context: ViewContext, shard: str, file: Path, g: h5py.File) -> tuple[str, str] | None:
+    """E119 when a source shard is not the file its index lists: another size or fingerprint (§12.6-R3, §12.5-R1).
+
+    A shard replaced after the view was written would otherwise be read through the view as if it were the
+    dataset's (a file of the same size and shapes holding other samples).
+    """
+    if context.index is None:
+        return None
+    for split in context.index.splits.values():
+        for entry in split.shards:
+            if entry.path != shard:
+                continue
+            size = file.stat().st_size
+            fingerprint = g.attrs.get("fingerprint")
+            fingerprint = fingerprint.decode() if isinstance(fingerprint, bytes) else fingerprint
+            if size != entry.size_bytes or fingerprint != entry.fingerprint:
+                return (
+                    "E119",
+                    f"is not the shard its index lists: {size} bytes and fingerprint {fingerprint} where the index "
+                    f"records {entry.size_bytes} bytes and {entry.fingerprint} (changed or replaced since the index "
+                    "was written); restore the shard, or write the index and the view again",
+                )
+            return None
+    return None
+
+
 def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ...], Any, tuple[str, str] | None]:
     """The shape and datatype of dataset ``where`` in a shard file, or the code and reason it cannot be a source."""
     key = (shard, where)
@@ -225,7 +251,7 @@ def _source(context: ViewContext, shard: str, where: str) -> tuple[tuple[int, ..
                 with h5py.File(file, "r") as g:
                     check_path(g, str(file), where)
                     dset = g[where]
-                    found = (tuple(dset.shape), dset.id.get_type(), None)
+                    found = (tuple(dset.shape), dset.id.get_type(), _changed(context, shard, file, g))
             except KeyError:
                 found = ((), None, ("E119", f"has no dataset {where}"))
             except H5MLError as exc:

@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from h5ml.errors import ParameterError
+from h5ml.model.shard_index import INDEX_FILE_NAME
 
 __all__ = [
     "SHARD_DIGITS",
@@ -141,6 +142,11 @@ def check_shard_split_name(split: str) -> str:
     ParameterError
         Naming the split and what to do.
     """
+    if split.lower() == INDEX_FILE_NAME:
+        raise ParameterError(
+            f"split {split!r} cannot name a shard folder: its folder would take the place of the dataset's "
+            f"{INDEX_FILE_NAME} (§12.1); rename the split"
+        )
     bad = _UNSAFE.search(split)
     if bad is not None:
         raise ParameterError(
