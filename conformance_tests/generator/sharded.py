@@ -61,9 +61,9 @@ __all__ = [
     "check_sharded",
     "index_fingerprint",
     "is_sharded",
+    "shard_plans",
     "sharded_document",
     "sharded_entry_file",
-    "shard_plans",
     "sharded_files",
     "tree_digest",
 ]

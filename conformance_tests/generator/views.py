@@ -66,12 +66,12 @@ def view_sources(spec: dict[str, Any], document: dict[str, Any]) -> dict[str, li
     }
 
 
-def _root(spec: dict[str, Any], document: dict[str, Any], index_name: str) -> dict[str, Any]:
+def _root(document: dict[str, Any], index_name: str) -> dict[str, Any]:
     """The view's root attributes as JSON values (§4.2, §12.6-R1), ``complete`` last."""
     return {
         "format": "h5ml",
         "format_version": "1.2",
-        **{key: value for key, value in document["metadata"].items()},
+        **document["metadata"],
         "created": VIEW_ROOT_CREATED,
         "writer": _WRITER,
         "must_understand": [],
@@ -178,7 +178,7 @@ def write_view(folder: Path, spec: dict[str, Any], document: dict[str, Any], ind
     assert name is not None
     target = folder / name
     sources = view_sources(spec, document)
-    root = _root(spec, document, index_name)
+    root = _root(document, index_name)
     with h5py.File(target, "w", libver=("v110", "v110"), track_order=False) as h5:
         for key, value in root.items():
             if key != "complete":
@@ -221,4 +221,4 @@ def view_document(
             merged["values"] += feature["values"]
             if "shapes" in feature:
                 merged["shapes"] += feature["shapes"]
-    return {"format_version": "1.2", "metadata": _root(spec, document, index_name), "splits": splits}
+    return {"format_version": "1.2", "metadata": _root(document, index_name), "splits": splits}
