@@ -244,6 +244,8 @@ def _source_bytes(dset: h5py.Dataset) -> int | None:
     ``%`` (SPEC §12.6-R2); the reader has checked that they are listed,
     present shards before this runs.
     """
+    if dset.file.driver == "fileobj":  # a remote view (§11): no local folder, and never the working directory's
+        return None
     folder = Path(str(dset.file.filename)).parent
     total = 0
     for source in {(m.file_name, m.dset_name) for m in dset.virtual_sources()}:
