@@ -275,7 +275,7 @@ class Suite:
         """Copy the case's fixture into its own folder; returns the copy, or None and why it cannot run.
 
         A case with ``dataset`` (a sharded dataset, SPEC §12) copies the whole fixture folder and returns the
-        copy of its index (CONTRACT.md §2.6).
+        copy of its ``file`` inside it: the index, or a view file beside it (§12.6; CONTRACT.md §2.6).
         """
         source = self.root / case["file"]
         if not source.is_file():

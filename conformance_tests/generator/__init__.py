@@ -18,6 +18,7 @@ work, one responsibility each, in the order data flows through them:
 - :mod:`~conformance_tests.generator.foreign`: foreign files (made by other libraries), only checked;
 - :mod:`~conformance_tests.generator.recipes`: loading recipe files, templates and cases;
 - :mod:`~conformance_tests.generator.sharded`: sharded fixtures (SPEC §12): a folder of shards and its index;
+- :mod:`~conformance_tests.generator.views`: the view file of a sharded fixture (SPEC §12.6), and its reader document;
 - :mod:`~conformance_tests.generator.suite`: the manifest, the expected documents and SHA256SUMS;
 - :mod:`~conformance_tests.generator.build`: building fixtures and rewriting the suite's documents;
 - :mod:`~conformance_tests.generator.check`: ``--check``, the committed suite compared with its recipes.

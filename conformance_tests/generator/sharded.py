@@ -7,21 +7,26 @@ A sharded recipe has a member ``sharded`` instead of ``splits``::
        "card": {"name": "...", "description": "..."},      # root attributes of every shard, = index metadata
        "features": {"x": {"encoding": "dense", "dtype": "<f4", "sample_shape": [3]}},   # what the index says
        "shards": [{"path": "train/train-00000.h5", "split": "train", "values": [[...], ...],
-                   "dtype": "<f8"?, "root": {...}?, "present": true?, "listed": true?}, ...],
+                   "dtype": "<f8"?, "root": {...}?, "present": true?, "listed": true?,
+                   "features": {...}?, "file": {...}?}, ...],  # feature recipes instead of x; file options
+       "view": {"name": "view.h5", "sources": {...}?}?,      # a view file (SPEC §12.6), see views.py
        "format_version": "1.2"?,                             # the index's
        "edits": [{"pointer": "/splits/test/num_samples", "value": 5}, ...]?,
        "refingerprint": false?},                             # recompute the index fingerprint after the edits
      "cases": [...]}
 
 Each shard is an ordinary recipe (one split holding one dense feature ``x``
-of the shard's values, ``format_version`` "1.2", the card as root
+of the shard's values, or the shard's ``features`` as ordinary feature
+recipes, ``format_version`` "1.2", the card as root
 attributes) planned and written by the planner and writer of the other
 fixtures. The index lists the shards with ``listed`` true (the default), in
 the recipe's order, each entry read back from the written shard with h5py
 (``num_samples``, the ``fingerprint`` attribute, the file's size); a shard
 with ``present`` false is written, listed, then left out of the fixture (a
 missing shard). The index fingerprint (§12.3) is computed here, from its
-definition; then ``edits`` replace members at JSON pointers.
+definition; then ``edits`` replace members at JSON pointers. A recipe with a
+``view`` gets its view file last (:mod:`~conformance_tests.generator.views`):
+its cases are given the view (the manifest's ``file``), not the index.
 
 The fixture folder's digest (the manifest's ``sha256`` of such a case) is
 the SHA-256 of the text of one line ``<hex sha256>  <relative path>\\n`` per
@@ -47,6 +52,7 @@ from conformance_tests.generator.errors import RecipeError
 from conformance_tests.generator.paths import FIXTURES_DIR
 from conformance_tests.generator.planner import plan_recipe
 from conformance_tests.generator.plans import FilePlan
+from conformance_tests.generator.views import view_document, view_name, write_view
 from conformance_tests.generator.write import write_plan
 
 __all__ = [
@@ -56,6 +62,8 @@ __all__ = [
     "index_fingerprint",
     "is_sharded",
     "shard_plans",
+    "sharded_document",
+    "sharded_entry_file",
     "sharded_files",
     "tree_digest",
 ]
@@ -80,24 +88,24 @@ def _spec(recipe: dict[str, Any]) -> dict[str, Any]:
 def _shard_recipe(recipe: dict[str, Any], position: int, shard: dict[str, Any]) -> dict[str, Any]:
     """The ordinary recipe of one shard: its split with the one dense feature ``x``, the card at the root."""
     spec = _spec(recipe)
-    feature = dict(spec["features"]["x"])
     attrs = {"format_version": "1.2", **spec["card"], **shard.get("root", {})}
+    features = shard.get("features")
+    if features is None:
+        feature = dict(spec["features"]["x"])
+        features = {
+            "x": {
+                "encoding": "dense",
+                "dtype": shard.get("dtype", feature["dtype"]),
+                "values": shard["values"],
+                "storage": {"layout": "contiguous"},
+            }
+        }
     return {
         "id": f"{recipe['id']}-shard-{position}",
         "description": spec["card"].get("description", ""),
         "root": {"attrs": attrs},
-        "splits": {
-            shard["split"]: {
-                "features": {
-                    "x": {
-                        "encoding": "dense",
-                        "dtype": shard.get("dtype", feature["dtype"]),
-                        "values": shard["values"],
-                        "storage": {"layout": "contiguous"},
-                    }
-                }
-            }
-        },
+        "splits": {shard["split"]: {"features": features}},
+        **({"file": shard["file"]} if "file" in shard else {}),  # HDF5 file options (libver), as any recipe's
     }
 
 
@@ -113,8 +121,31 @@ def shard_plans(recipe: dict[str, Any]) -> list[tuple[dict[str, Any], FilePlan]]
 
 def sharded_files(recipe: dict[str, Any]) -> list[str]:
     """The files of the fixture folder, relative and '/'-separated, in code-point order (index included)."""
-    present = [s["path"] for s in _spec(recipe)["shards"] if s.get("present", True)]
-    return sorted([INDEX_NAME, *present])
+    spec = _spec(recipe)
+    present = [s["path"] for s in spec["shards"] if s.get("present", True)]
+    view = view_name(spec)
+    return sorted([INDEX_NAME, *present, *([view] if view else [])])
+
+
+def sharded_entry_file(recipe: dict[str, Any]) -> str:
+    """The file a case of the recipe hands the validator and reader: the view if there is one, else the index."""
+    view = view_name(_spec(recipe))
+    return f"fixtures/{recipe['id']}/{view or INDEX_NAME}"
+
+
+def sharded_document(recipe: dict[str, Any]) -> dict[str, Any] | None:
+    """The reader document of the recipe's view (SPEC §12.6), from its committed index; None without a view."""
+    spec = _spec(recipe)
+    if view_name(spec) is None:
+        return None
+    document = json.loads((FIXTURES_DIR / recipe["id"] / INDEX_NAME).read_text(encoding="utf-8"))
+    shards = []
+    for shard, plan in shard_plans(recipe):
+        if shard.get("listed", True):
+            if plan.document is None:
+                raise RecipeError(f"{recipe['id']}: shard {shard['path']} has no reader document")
+            shards.append((shard["split"], plan.document))
+    return view_document(spec, document, shards, INDEX_NAME)
 
 
 def index_fingerprint(splits: dict[str, Any]) -> str:
@@ -194,6 +225,8 @@ def build_sharded(recipe: dict[str, Any]) -> Path:
             paths[position] = path
         document = index_document(recipe, lambda i, s: _entry(paths[i], s["path"], s["split"]))
         (scratch / INDEX_NAME).write_text(_index_text(document), encoding="utf-8")
+        if view_name(_spec(recipe)) is not None:  # SPEC §12.6: the view last, from the shards and the index
+            write_view(scratch, _spec(recipe), document, INDEX_NAME)
         for position, shard in enumerate(_spec(recipe)["shards"]):
             if not shard.get("present", True):
                 paths[position].unlink()
@@ -236,4 +269,21 @@ def check_sharded(recipe: dict[str, Any], check_plan: Callable[[str, FilePlan, P
         return [f"{rid}: cannot rebuild the index from the committed shards: {exc}"]
     if (folder / INDEX_NAME).read_text(encoding="utf-8") != want:
         return [f"{rid}: {INDEX_NAME} differs from the index its recipe and shards give (run generate.py)"]
+    return _check_view(recipe, folder)
+
+
+def _check_view(recipe: dict[str, Any], folder: Path) -> list[str]:
+    """The committed view must be the bytes the committed shards and index give (written again aside)."""
+    spec = _spec(recipe)
+    name = view_name(spec)
+    if name is None:
+        return []
+    document = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / recipe["id"]
+        shutil.copytree(folder, copy)
+        (copy / name).unlink()
+        write_view(copy, spec, document, INDEX_NAME)
+        if (copy / name).read_bytes() != (folder / name).read_bytes():
+            return [f"{recipe['id']}: {name} differs from the view its shards and index give (run generate.py)"]
     return []

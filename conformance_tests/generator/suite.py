@@ -22,7 +22,13 @@ from conformance_tests.generator.paths import FIXTURES_DIR, SPEC_PATH
 from conformance_tests.generator.planner import plan_recipe
 from conformance_tests.generator.plans import FilePlan, attr_json, attrs_after_edits
 from conformance_tests.generator.recipes import cases_of, fixture_name
-from conformance_tests.generator.sharded import INDEX_NAME, is_sharded, sharded_files, tree_digest
+from conformance_tests.generator.sharded import (
+    is_sharded,
+    sharded_document,
+    sharded_entry_file,
+    sharded_files,
+    tree_digest,
+)
 
 __all__ = [
     "DEEP_CODES",
@@ -89,7 +95,8 @@ def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> 
         raise RecipeError(f"{case['id']}: valid={valid} but expected errors {sorted(codes)}")
     entry: dict[str, Any] = {"id": case["id"], "file": f"fixtures/{fixture_name(recipe)}"}
     if is_sharded(recipe):  # SPEC §12: a fixture folder; the validator is given its index
-        entry.update(file=f"fixtures/{recipe['id']}/{INDEX_NAME}", dataset=f"fixtures/{recipe['id']}")
+        # or its view file inside the folder (§12.6)
+        entry.update(file=sharded_entry_file(recipe), dataset=f"fixtures/{recipe['id']}")
     entry |= {
         "sha256": sha256,
         "valid": valid,
@@ -122,8 +129,10 @@ def manifest_case(recipe: dict[str, Any], case: dict[str, Any], sha256: str) -> 
     return entry
 
 
-def reader_expectation(recipe: dict[str, Any], case: dict[str, Any], plan: FilePlan | None) -> dict[str, Any] | None:
-    """The ``reader`` member of a case: decode (with the expected document), refuse, or nothing."""
+def reader_expectation(
+    recipe: dict[str, Any], case: dict[str, Any], document: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The ``reader`` member of a case: decode (with the expected ``document``), refuse, or nothing."""
     reader = case.get("reader", "auto")
     if reader == "auto":
         if not case["valid"] or case.get("mode", "any") == "deep":
@@ -132,7 +141,7 @@ def reader_expectation(recipe: dict[str, Any], case: dict[str, Any], plan: FileP
     if reader is None or reader == "none":
         return None
     if reader == "decode":
-        if plan is None or plan.document is None:
+        if document is None:
             raise RecipeError(f"{case['id']}: a reader case needs a decodable h5ml recipe")
         return {"expect": "decode", "expected": f"expected/{case['id']}.json"}
     if isinstance(reader, dict) and reader.get("expect") == "refuse":
@@ -223,17 +232,18 @@ def describe(suite: Suite) -> tuple[dict[str, Any], dict[str, str]]:
         sharded = is_sharded(recipe)
         sha = tree_digest(FIXTURES_DIR / recipe["id"]) if sharded else file_digest(FIXTURES_DIR / fixture_name(recipe))
         plan = suite.plan(recipe)
+        # a sharded dataset's view (§12.6) is one file a reader decodes: its shards concatenated
+        document = sharded_document(recipe) if sharded else None if plan is None else plan.document
         for case in cases_of(recipe):
-            reader = reader_expectation(
-                recipe, {**case, "reader": case.get("reader", None if sharded else "auto")}, plan
-            )
+            default = None if sharded and document is None else "auto"
+            reader = reader_expectation(recipe, {**case, "reader": case.get("reader", default)}, document)
             version = case["format_version"] if "format_version" in case else format_version_of(plan)
             if sharded and "format_version" not in case:
                 version = recipe["sharded"].get("format_version", "1.2")
             entry = manifest_case(recipe, {**case, "reader": reader, "format_version": version}, sha)
             if reader is not None and reader["expect"] == "decode":
-                assert plan is not None and plan.document is not None
-                documents[f"{case['id']}.json"] = document_text(plan.document)
+                assert document is not None
+                documents[f"{case['id']}.json"] = document_text(document)
             cases.append(entry)
     manifest = {
         "$schema": "../schema/h5ml-manifest-1.0.schema.json",

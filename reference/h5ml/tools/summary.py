@@ -14,6 +14,15 @@ file's global heap, which neither figure counts, so a string feature (and the
 compression ratio of its own: ``compression_ratio`` is ``logical / stored``
 over the fixed-size components only, None when they store nothing.
 
+Virtual datasets (a view file, SPEC §12.6) store no samples in the file:
+their ``H5Dget_storage_size`` is 0. A virtual component counts instead the
+bytes its source datasets take in their shards (each source dataset once),
+and the feature records how many mappings its virtual components have
+(``virtual_sources``). The reader checked the mapping when it opened the
+view (§12.6-R2, §12.6-R3): the sources are the present shards the index
+lists, in the view's folder. When a source cannot be opened (a remote view),
+the stored size is unknown (``stored_bytes`` None), never a wrong 0.
+
 Never-written storage (§3.5.1, E146): HDF5 returns fill values for it, so a
 figure read from such a component (class counts from ``codes``, lengths from
 ``offsets``, sample shapes from ``shapes``, class names) would describe fill
@@ -81,7 +90,12 @@ class FeatureSummary:
     filters
         The main dataset's filter pipeline, in order (§3.5).
     stored_bytes
-        Bytes on disk of every dataset of the feature.
+        Bytes on disk of every dataset of the feature; for a virtual one (a
+        view file, §12.6) those of its source datasets in the shards; None
+        when a source cannot be opened.
+    virtual_sources
+        Mappings of the feature's virtual datasets (one per shard with rows
+        and virtual component, §12.6); 0 in a file without virtual datasets.
     logical_bytes
         In-memory bytes of its fixed-size components (see the module docstring).
     compression_ratio
@@ -124,7 +138,7 @@ class FeatureSummary:
     shape_max: list[int] | None
     chunks: list[int] | None
     filters: list[FilterSummary]
-    stored_bytes: int
+    stored_bytes: int | None
     logical_bytes: int | None
     compression_ratio: float | None
     role: str | None
@@ -138,6 +152,7 @@ class FeatureSummary:
     class_counts: list[int] | None = None
     missing_count: int | None = None
     never_written: dict[str, str] = field(default_factory=dict)
+    virtual_sources: int = 0
 
     @property
     def compression(self) -> str | None:
@@ -222,20 +237,50 @@ def _components(node: Any) -> list[h5py.Dataset]:
     return [node[k] for k in node if not k.startswith(spec.RESERVED_PREFIX) and isinstance(node.get(k), h5py.Dataset)]
 
 
-def _sizes(node: Any) -> tuple[int, int | None, float | None]:
-    """Return (stored bytes of all components, logical bytes and ratio of the fixed-size ones)."""
-    stored_all = 0
+def _source_bytes(dset: h5py.Dataset) -> int | None:
+    """Bytes the source datasets of a virtual dataset take in their files (each once); None when one cannot be opened.
+
+    Source file names are relative to the view's folder, with ``%%`` for
+    ``%`` (SPEC §12.6-R2); the reader has checked that they are listed,
+    present shards before this runs.
+    """
+    if dset.file.driver == "fileobj":  # a remote view (§11): no local folder, and never the working directory's
+        return None
+    folder = Path(str(dset.file.filename)).parent
+    total = 0
+    for source in {(m.file_name, m.dset_name) for m in dset.virtual_sources()}:
+        path = folder / source[0].replace("%%", "%")
+        try:
+            with h5py.File(path, "r") as f:
+                total += int(f[source[1]].id.get_storage_size())
+        except (OSError, KeyError):  # remote view, or a source gone since open
+            return None
+    return total
+
+
+def _sizes(node: Any) -> tuple[int | None, int | None, float | None, int]:
+    """Return (stored bytes of all components, logical bytes and ratio of the fixed-size ones, virtual mappings).
+
+    A virtual component (§12.6) counts its sources' stored bytes (:func:`_source_bytes`).
+    """
+    stored_all: int | None = 0
     logical: int | None = None
-    stored_fixed = 0
+    stored_fixed: int | None = 0
+    mappings = 0
     for dset in _components(node):
-        stored = int(dset.id.get_storage_size())
-        stored_all += stored
+        stored: int | None
+        if dset.is_virtual:
+            mappings += len(dset.virtual_sources())
+            stored = _source_bytes(dset)
+        else:
+            stored = int(dset.id.get_storage_size())
+        stored_all = None if stored is None or stored_all is None else stored_all + stored
         if dset.dtype.kind == "O":  # variable-length strings: the text lives in the global heap
             continue
         logical = (logical or 0) + int(math.prod(dset.shape)) * int(dset.dtype.itemsize)
-        stored_fixed += stored
-    ratio = logical / stored_fixed if logical is not None and stored_fixed > 0 else None
-    return stored_all, logical, ratio
+        stored_fixed = None if stored is None or stored_fixed is None else stored_fixed + stored
+    ratio = logical / stored_fixed if logical is not None and stored_fixed else None
+    return stored_all, logical, ratio, mappings
 
 
 def _main_dataset(encoding: str, node: Any) -> h5py.Dataset:
@@ -270,7 +315,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
             inner = [int(d) for d in main.shape[1:]]
     else:
         shape = [n, *(int(d) for d in feature.sample_shape)]
-    stored, logical, ratio = _sizes(node)
+    stored, logical, ratio, mappings = _sizes(node)
     class_names = None if "class_names" in unwritten else feature.class_names
     counts = missing = None
     if class_names is not None and "codes" not in unwritten:
@@ -301,6 +346,7 @@ def _feature(ds: Any, split: str, feature: Any) -> FeatureSummary:
         class_names=None if class_names is None else list(class_names),
         class_counts=counts,
         missing_count=missing,
+        virtual_sources=mappings,
         never_written={name: what.what for name, what in unwritten.items()},
     )
 

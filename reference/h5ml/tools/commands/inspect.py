@@ -62,6 +62,23 @@ def _shape_text(feature: FeatureSummary) -> str:
     return tuple_text(parts)
 
 
+def _storage_texts(feature: FeatureSummary) -> list[str]:
+    """How the feature is stored: its chunks, filters and bytes; a view's virtual datasets (§12.6) as such."""
+    if feature.virtual_sources:
+        # A view file stores no samples: its virtual datasets read the shards (0 B in the view itself).
+        where = (
+            "virtual"
+            if feature.stored_bytes is None
+            else f"stored {size_text(feature.stored_bytes)} (sources included)"
+        )
+        return [f"virtual: {plural(feature.virtual_sources, 'source')}", where]
+    return [
+        "chunks " + ("contiguous" if feature.chunks is None else tuple_text(feature.chunks)),
+        "compression " + (feature.compression or "none"),
+        f"stored {size_text(feature.stored_bytes or 0)}",
+    ]
+
+
 def _feature_label(feature: FeatureSummary) -> Text:
     """Two lines: what the feature holds, then how it is stored."""
     what = [feature.encoding, feature.dtype, _shape_text(feature)]
@@ -75,16 +92,14 @@ def _feature_label(feature: FeatureSummary) -> Text:
         what.append(f"units {feature.units}")
     if feature.sample_rate is not None:
         what.append(f"{feature.sample_rate:g} Hz")
-    storage = [
-        "chunks " + ("contiguous" if feature.chunks is None else tuple_text(feature.chunks)),
-        "compression " + (feature.compression or "none"),
-        f"stored {size_text(feature.stored_bytes)}",
-    ]
-    if feature.logical_bytes is not None and feature.compression is not None and feature.compression_ratio:
+    storage = _storage_texts(feature)
+    # a view's virtual datasets (§12.6): the chunks, filters and ratio are the sources', not shown as the view's
+    real = not feature.virtual_sources
+    if real and feature.logical_bytes is not None and feature.compression is not None and feature.compression_ratio:
         # Only for a compressed feature: on uncompressed data, raw/stored below 1 is chunk padding, not compression.
         share = 1 / feature.compression_ratio  # over the fixed-size components, as the ratio is
         storage.append(f"raw {size_text(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
-    elif feature.logical_bytes is not None and feature.compression_ratio and feature.compression_ratio < 1:
+    elif real and feature.logical_bytes is not None and feature.compression_ratio and feature.compression_ratio < 1:
         # The fixed-size components store more than their elements: the last chunk is whole. The ratio is over
         # those components only (a categorical's class_names, variable-length strings, are not among them).
         fixed = round(feature.logical_bytes / feature.compression_ratio)
