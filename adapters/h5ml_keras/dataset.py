@@ -191,7 +191,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         zero_copy = bool(zero_copy) or (isinstance(source, h5ml.Dataset) and source.zero_copy)
         if isinstance(source, RemoteDataset) and storage_options is None:
             storage_options = source.storage_options  # the options the given file was opened with
-        remote = {"verify": verify, "storage_options": storage_options}
+        remote: dict[str, Any] = {"verify": verify, "storage_options": storage_options}
         probe = SplitSource(path, split, decode_images=decode_images, color=color, **remote)
         try:
             roles = probe.roles()

@@ -257,14 +257,7 @@ class SplitSource:
         int or None
             None when no feature of the split is chunked.
         """
-        split = self.reader()
-        features: list[Feature | ShardedFeature] = list(split.features.values())
-        ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
-        for feature in ordered:
-            per_chunk = feature.chunk_rows if isinstance(feature, ShardedFeature) else sample_chunk_rows(feature)
-            if per_chunk is not None:
-                return per_chunk
-        return None
+        return _chunk_rows(self.reader())
 
     def class_names(self, feature: str) -> list[str]:
         """Return the class names of a categorical feature (§6.5): code ``k`` means ``class_names[k]``.
@@ -301,14 +294,7 @@ class SplitSource:
         TypeError
             If ``feature`` is not ragged or bytes (it has no lengths).
         """
-        feat = self.reader().feature(feature)
-        lengths = getattr(feat, "lengths", None)
-        if lengths is None:
-            raise TypeError(
-                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
-                "it has no per-sample lengths to bucket by"
-            )
-        return np.asarray(lengths(), dtype=np.int64)
+        return _lengths(self.reader().feature(feature), f"{self.path}: ", feature)
 
     def sampler(
         self,
@@ -476,6 +462,28 @@ class SplitSource:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"
+
+
+def _chunk_rows(split: Split | ShardedSplit) -> int | None:
+    """:meth:`SplitSource.chunk_rows` of an open split: its first dense feature's, else its first chunked one's."""
+    features: list[Feature | ShardedFeature] = list(split.features.values())
+    ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
+    for feature in ordered:
+        per_chunk = feature.chunk_rows if isinstance(feature, ShardedFeature) else sample_chunk_rows(feature)
+        if per_chunk is not None:
+            return per_chunk
+    return None
+
+
+def _lengths(feat: Feature | ShardedFeature, where: str, feature: str) -> npt.NDArray[np.int64]:
+    """:meth:`SplitSource.lengths` of an open feature (``where``: the file, for the message)."""
+    lengths = getattr(feat, "lengths", None)
+    if lengths is None:
+        raise TypeError(
+            f"{where}{feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
+            "it has no per-sample lengths to bucket by"
+        )
+    return np.asarray(lengths(), dtype=np.int64)
 
 
 def sampler_of(
