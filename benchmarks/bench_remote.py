@@ -41,7 +41,7 @@ real object stores add tens of ms per request, which the request counts show.
 
 Run::
 
-    python benchmarks/bench_remote.py            # 8000 tiles, JSON to stdout, Markdown in benchmarks/results/remote.md
+    python benchmarks/bench_remote.py            # 8000 tiles, JSON to stdout, Markdown in benchmarks/results/latest/remote.md
     python benchmarks/bench_remote.py --smoke    # tiny, for CI
 """
 
@@ -70,7 +70,7 @@ from s3_server import S3Server
 BATCH = 64
 #: Bytes of one sample as stored uncompressed: a 64x64x3 uint8 tile and an int64 label.
 SAMPLE_BYTES = 64 * 64 * 3 + 8
-RESULTS = Path(__file__).resolve().parent / "results" / "remote.md"
+RESULTS = Path(__file__).resolve().parent / "results" / "latest" / "remote.md"
 
 
 def _orders(n: int, chunk_rows: int, seed: int) -> dict[str, list[np.ndarray]]:

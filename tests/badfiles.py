@@ -505,6 +505,23 @@ def _virtual(f: h5py.File) -> None:
         vds.attrs[key] = value
 
 
+def _view_virtual(source: str, target: str) -> Callable[[h5py.File], None]:
+    """Mark the file as a view of a sharded dataset (§12.6) and make /train/image virtual over ``source:target``."""
+
+    def mutate(f: h5py.File) -> None:
+        f.attrs["view_of"] = "index.json"  # no index lies beside the file
+        f.attrs["view_index_fingerprint"] = "sha256:" + "0" * 64
+        layout = h5py.VirtualLayout(shape=(6, 4, 3), dtype=np.float32)
+        layout[:] = h5py.VirtualSource(source, target, shape=(6, 4, 3))
+        attrs = {k: f["train/image"].attrs[k] for k in f["train/image"].attrs}
+        del f["train/image"]
+        vds = f["train"].create_virtual_dataset("image", layout)
+        for key, value in attrs.items():
+            vds.attrs[key] = value
+
+    return mutate
+
+
 def _compound(f: h5py.File) -> None:
     data = np.zeros(6, dtype=[("a", "<i4"), ("b", "<f8")])
     replace_dataset(f, "train/image", data=data, maxshape=(None,), chunks=(8,))
@@ -667,6 +684,8 @@ def _cases() -> Iterable[Case]:
     yield Case("E115", "/train/alias", _edit(_soft_link))
     yield Case("E116", "/", _edit(_set_raw("/", "name", np.array(["two", "names"], dtype=_STR))))
     yield Case("E117", "/train/image", _edit(_set("/train/image", "role", "label")))
+    yield Case("E118", "/train/image", _edit(_view_virtual("/etc/h5ml-absent.h5", "/train/image")))
+    yield Case("E119", "/", _edit(_view_virtual("train/train-00000.h5", "/train/image")))
     yield Case("E120", "/.test", _edit(_copy_split(".test")))
     yield Case("E121", "/train", _edit(_delete("/train", "num_samples")))
     yield Case("E122", "/train/image", _edit(_set("/train", "num_samples", 7)))

@@ -322,6 +322,8 @@ VALID_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "source": st.text(max_size=12),
     "required_filters": st.lists(st.integers(1, 65535), unique=True, max_size=4),
     "fingerprint": st.binary(min_size=32, max_size=32).map(lambda b: "sha256:" + b.hex()),
+    "view_of": st.text(min_size=1, max_size=12),
+    "view_index_fingerprint": st.binary(min_size=32, max_size=32).map(lambda b: "sha256:" + b.hex()),
 }
 
 _JSON_LEAF = (
@@ -449,7 +451,7 @@ def test_root_metadata_gives_typed_values() -> None:
     assert meta.required_filters == [32001, 32008]
     assert meta.extra == {"lab": "x"}
     assert meta.to_json() == {**doc, "complete": 1}
-    assert list(meta.to_json()) == [*spec.ROOT_ATTRS, "lab"]
+    assert list(meta.to_json()) == [*(name for name in spec.ROOT_ATTRS if name in doc), "lab"]
     with pytest.raises(ValidationError):
         meta.name = "other"
 

@@ -113,6 +113,9 @@ class RootMetadata(BaseModel):
         Optional list of unique HDF5 filter ids in [1, 65535] (§3.5).
     fingerprint
         Optional ``"sha256:"`` + 64 lowercase hex digits (§8.3).
+    view_of, view_index_fingerprint
+        Only in a view file of a sharded dataset (§12.6): the index it presents, relative to the view's folder,
+        and that index's fingerprint (§12.3).
     """
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
@@ -134,6 +137,8 @@ class RootMetadata(BaseModel):
     source: Annotated[str, _rules("source")] | None = None
     required_filters: Annotated[list[_JsonInt], _rules("required_filters")] | None = None
     fingerprint: Annotated[str, _rules("fingerprint")] | None = None
+    view_of: Annotated[str, _rules("view_of")] | None = None
+    view_index_fingerprint: Annotated[str, _rules("view_index_fingerprint")] | None = None
 
     @field_validator(*spec.ROOT_OPTIONAL_ATTRS, mode="before")
     @classmethod

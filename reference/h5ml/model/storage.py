@@ -1,5 +1,11 @@
 """The storage check of every HDF5 file h5ml did not write: no external link, external raw storage or virtual dataset (§3.6, §10.1).
 
+The one exception is a view file of a sharded dataset (§12.6), read by
+:func:`h5ml.open`: :func:`check_storage` with ``views=True`` accepts its
+virtual datasets when :func:`h5ml.model.view_files.mapping_problems` finds
+their mapping to be exactly the concatenation of the shards the index lists,
+inside the dataset's folder, and refuses the view otherwise.
+
 Such storage makes a program return (or copy) the bytes of other files: any
 local file a hostile file names. This module is the one place that refuses
 it, with one error (:class:`~h5ml.errors.ForbiddenStorageError`) and one
@@ -20,6 +26,7 @@ source reopened after it was walked).
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from typing import Any
 
@@ -28,6 +35,7 @@ import h5py
 from h5ml.errors import ForbiddenStorageError, H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure
 from h5ml.model.hdf5 import group_links
+from h5ml.model.view_files import VDS_PREFIX_ENV, ViewContext, mapping_problems, view_context
 
 __all__ = ["check_dataset_storage", "check_link", "check_path", "check_storage", "forbidden_storage"]
 
@@ -39,7 +47,7 @@ _REMEDY = (
 )
 
 
-def check_storage(f: h5py.File, path: str) -> None:
+def check_storage(f: h5py.File, path: str, *, views: bool = False) -> None:
     """Refuse external links, external raw storage and virtual datasets (§3.6, §10.1; SPEC §10.1-R1).
 
     Runs at open, before any split is listed or any sample read, and examines every link of every group
@@ -56,15 +64,23 @@ def check_storage(f: h5py.File, path: str) -> None:
         The file, open read-only.
     path
         Its path, for messages.
+    views
+        Accept the virtual datasets of a view file (§12.6) whose mapping
+        passes :func:`h5ml.model.view_files.mapping_problems` (the reader);
+        False refuses every virtual dataset (``Writer(mode="a")``).
 
     Raises
     ------
     ForbiddenStorageError
         For the first external link, virtual dataset or dataset with external
-        raw storage met.
+        raw storage met; with ``views``, for a view file whose marker or index
+        is wrong, a virtual dataset whose mapping is not the view's (a source
+        outside the folder, not listed, missing), or the environment variable
+        ``HDF5_VDS_PREFIX`` set (HDF5 would look for the sources there first).
     InvalidFileError
         If the HDF5 library fails while listing or opening an object (a damaged file).
     """
+    view = view_context(f, path) if views else None
     seen: set[tuple[int, int]] = set()
     groups: deque[tuple[str, Any]] = deque([("/", f.id)])
     while groups:
@@ -84,13 +100,43 @@ def check_storage(f: h5py.File, path: str) -> None:
                 if isinstance(oid, h5py.h5g.GroupID):
                     groups.append((where, oid))
                 elif isinstance(oid, h5py.h5d.DatasetID):
-                    check_dataset_storage(oid, path, where)
+                    if view is not None and oid.get_create_plist().get_layout() == h5py.h5d.VIRTUAL:
+                        _check_view_dataset(oid, path, where, view)
+                    else:
+                        check_dataset_storage(oid, path, where)
             except H5MLError:
                 raise
             except LIBRARY_ERRORS as exc:
                 if not is_library_failure(exc):
                     raise
                 raise damaged_file(path, where, "opening", exc) from exc
+
+
+def _check_view_dataset(oid: Any, path: str, where: str, view: ViewContext) -> None:
+    """Refuse a virtual dataset of a view file unless its mapping is the view's (§12.6, §10.1)."""
+    # SPEC §10.1-R4: a reader follows the mapping of a view file only once every source passed the checks of §12.6
+    problems = mapping_problems(oid.get_create_plist(), oid.get_type(), tuple(oid.shape), where, view)
+    if problems:
+        raise _view_refusal(path, where, "; ".join(message for *_, message in problems))
+    prefix = os.environ.get(VDS_PREFIX_ENV)
+    if prefix:
+        raise _view_refusal(
+            path,
+            where,
+            f"the environment variable {VDS_PREFIX_ENV} is set to {prefix!r}: HDF5 would look for the sources of "
+            f"{where} there before the view's folder; unset it to read the view",
+        )
+
+
+def _view_refusal(path: str, where: str, what: str) -> ForbiddenStorageError:
+    """The refusal of a view file whose virtual dataset ``where`` h5ml does not follow (§12.6, §10.1)."""
+    return ForbiddenStorageError(
+        f"{path}: this view file is not read (§12.6, §10.1): {what}. h5ml follows the virtual datasets of a view "
+        "only when they map, in order, the shards its index lists inside its folder: write the view again "
+        "(h5ml view INDEX OUT.h5 on the command line, h5ml.ingest.view.write_view in Python), or open the index",
+        path=path,
+        hdf5_path=where,
+    )
 
 
 def check_path(f: h5py.File, path: str, hdf5_path: str) -> None:

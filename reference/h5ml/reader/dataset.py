@@ -275,8 +275,9 @@ class Dataset:
         version = check_header(f, self._path, "read")
         check_required_filters(f, self._path)  # SPEC §3.5-R3: before any sample data is read
         if not self._allow_external:
-            # SPEC §10.1-R1, SPEC §10.1-R2: refuse external data unless asked, before any sample is read
-            check_storage(f, self._path)
+            # SPEC §10.1-R1, SPEC §10.1-R2: refuse external data unless asked, before any sample is read; a view
+            # file's virtual datasets only when their mapping passes §12.6 (SPEC §10.1-R4)
+            check_storage(f, self._path, views=True)
         self._version = version
 
     def check_file_size(self, where: str, rows: str) -> None:

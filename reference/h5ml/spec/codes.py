@@ -137,6 +137,22 @@ _TABLE: Final = [
         "§6.1",
         "A split or feature attribute defined by the spec has the wrong type or value.",
     ),
+    Code(
+        "E118",
+        "view_source_outside",
+        _E,
+        "§12.6",
+        "A virtual dataset of a view file maps data from outside the dataset: an absolute path, '..', a scheme, "
+        "a file the index does not list for its split, a missing shard, or a source stored outside its shard.",
+    ),
+    Code(
+        "E119",
+        "view_invalid",
+        _E,
+        "§12.6",
+        "A view file's marker or index is wrong (stale index fingerprint), or a virtual dataset's mapping is not "
+        "exactly the concatenation of its split's shards.",
+    ),
     # -- layout ------------------------------------------------------------
     Code("E120", "invalid_name", _E, "§5.1", "A split or feature name breaks the naming rule."),
     Code("E121", "num_samples_invalid", _E, "§5.3", "A split lacks 'num_samples' or it is not a non-negative integer."),

@@ -86,6 +86,8 @@ ROOT_OPTIONAL_ATTRS: Final = (
     "source",
     "required_filters",
     "fingerprint",
+    "view_of",
+    "view_index_fingerprint",
 )
 ROOT_ATTRS: Final = ROOT_REQUIRED_ATTRS + ROOT_OPTIONAL_ATTRS
 #: §3.7 the only root attributes that hold one-dimensional arrays; every other

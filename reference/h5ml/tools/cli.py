@@ -62,6 +62,7 @@ _COMMANDS: Final = {
     "unshard": ("h5ml.tools.commands.shard", "unshard_command"),
     "temporaries": ("h5ml.tools.commands.temporaries", "temporaries_command"),
     "demo": ("h5ml.tools.commands.demo", "demo_command"),
+    "view": ("h5ml.tools.commands.view", "view_command"),
 }
 
 

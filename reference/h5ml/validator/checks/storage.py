@@ -1,4 +1,4 @@
-"""Links and the storage profile of every object: E110-E115, W205, W206, W208; storage never written (§3.2-§3.6, §10.1, §10.4).
+"""Links and the storage profile of every object: E110-E115, E118, E119, W205, W206, W208; storage never written (§3.2-§3.6, §10.1, §10.4, §12.6).
 
 :func:`check_links` walks every group breadth first, by name, without ever
 following an external or soft link; it reports those links and records on the
@@ -9,7 +9,11 @@ Hard links with reserved names (``_...``) are entered last, so an object that
 is also reachable under a reserved alias is reported under its split or
 feature name. :func:`check_storage` then checks the datatype of every
 attribute and dataset so recorded, and the storage of every dataset: external
-raw storage, virtual layout, filters. :func:`classify` sorts a datatype into
+raw storage, virtual layout, filters. A virtual dataset is E112 unless the
+file is a view file of a sharded dataset (§12.6); there its mapping is
+checked by :func:`h5ml.model.view_files.mapping_problems` (E118 for a source
+outside the dataset's folder, E119 for a mapping that is not the
+concatenation), and only a mapping that passes is read by deep validation. :func:`classify` sorts a datatype into
 the storage profile, for the encoding checks too; :func:`unwritten_storage`
 tells whether a dataset's declared data was ever written
 (:func:`h5ml.model.allocation.unallocated_storage`, E146) or is larger than
@@ -31,6 +35,7 @@ from h5ml.model.allocation import unallocated_storage
 from h5ml.model.booleans import bool_enum_base
 from h5ml.model.failures import LIBRARY_ERRORS
 from h5ml.model.filters import filter_available
+from h5ml.model.view_files import ViewContext, mapping_problems, stored_problem, view_context
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.state import FileState, Member, address, hdf5_path, text
 
@@ -201,9 +206,12 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
     ------
     Issue
         E113, W205, W206, W208 per datatype; E111, E112, E114 per dataset;
-        E101 for an object the library cannot read. Each object is checked
-        once, under the path :func:`check_links` recorded for it.
+        E118, E119 per virtual dataset of a view file (E119 once at ``/`` for
+        a view whose marker or index is wrong); E101 for an object the
+        library cannot read. Each object is checked once, under the path
+        :func:`check_links` recorded for it.
     """
+    views = _Views(view_context(f, state.path))
     for path, obj in _recorded(state, f):
         try:
             if isinstance(obj, BaseException):
@@ -213,7 +221,7 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 yield from _check_type(attrs.get_id(name).get_type(), path, f"attribute {name!r} of {path}")
             if isinstance(obj, h5py.Dataset):
                 yield from _check_type(obj.id.get_type(), path, f"dataset {path}")
-                yield from _check_dataset_storage(state, obj, path)
+                yield from _check_dataset_storage(state, obj, path, views)
         except LIBRARY_ERRORS as exc:
             yield damaged(exc, path, "reading")
 
@@ -309,10 +317,43 @@ def _check_type(tid: Any, path: str, what: str) -> Iterator[Issue]:
             yield Issue.of("W206", path, f"{what} holds strings with the ASCII character set; write UTF-8")
 
 
-def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> Iterator[Issue]:
-    """E111, E112, E114 for one dataset (§3.5, §3.6)."""
+class _Views:
+    """The view context of the file being checked, and whether its problem was reported (once, at ``/``)."""
+
+    def __init__(self, context: ViewContext | None) -> None:
+        self.context = context
+        self.reported = False
+
+
+def _check_view_dataset(views: _Views, found: list[tuple[str, str, str]]) -> Iterator[Issue]:
+    """E118, E119 for one virtual dataset of a view file; E119 at ``/`` once for a view whose marker is wrong."""
+    # SPEC §12.6-R1: a view file names its index in its folder, with that index's fingerprint (E119)
+    # SPEC §12.6-R2: every source of a view stays inside the dataset's folder and is a listed, present shard (E118)
+    # SPEC §12.6-R3: the mapping is exactly the concatenation of the split's shards in the index's order (E119)
+    for code, where, message in found:
+        if where == "/":
+            if views.reported:
+                continue
+            views.reported = True
+        yield Issue.of(code, where, message + "; write the view again with h5ml view INDEX OUT.h5 (§12.6)")
+
+
+def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str, views: _Views) -> Iterator[Issue]:
+    """E111, E112, E114, E118, E119 for one dataset (§3.5, §3.6, §12.6)."""
     plist = dset.id.get_create_plist()
-    if plist.get_external_count() > 0 or plist.get_layout() == h5d.VIRTUAL:
+    virtual = plist.get_layout() == h5d.VIRTUAL
+    if virtual and views.context is not None:
+        found = mapping_problems(plist, dset.id.get_type(), dset.shape, path, views.context)
+        yield from _check_view_dataset(views, found)
+        if found:
+            state.external.add(address(dset))  # SPEC §10.1-R3: a mapping that failed is never followed
+        virtual = False  # a view's virtual dataset is not E112
+    elif views.context is not None and views.context.problem is None and plist.get_external_count() == 0:
+        stored = stored_problem(dset, path, views.context)
+        if stored is not None:
+            # SPEC §12.6-R3: a view stores only copies of the shards' class names and shifted offsets (E119)
+            yield Issue.of("E119", path, stored + "; write the view again with h5ml view INDEX OUT.h5 (§12.6)")
+    if plist.get_external_count() > 0 or virtual:
         # SPEC §10.1-R3: reported from the creation properties; its data is never read (state.external)
         state.external.add(address(dset))
     # SPEC §3.6-R3: no external raw storage (E111)
@@ -324,12 +365,13 @@ def _check_dataset_storage(state: FileState, dset: h5py.Dataset, path: str) -> I
             f"dataset {path} keeps its raw data in external file(s) {files}; it was not read: "
             "store the data inside the file (readers refuse external data, §10.1)",
         )
-    # SPEC §3.6-R4: no virtual datasets (E112)
-    if plist.get_layout() == h5d.VIRTUAL:
+    # SPEC §3.6-R4: no virtual datasets, except in a view file (E112)
+    if virtual:
         yield Issue.of(
             "E112",
             path,
-            f"dataset {path} is a virtual dataset (its data lives in other datasets or files); store the data itself",
+            f"dataset {path} is a virtual dataset (its data lives in other datasets or files) in a file that is not "
+            "a view file of a sharded dataset (§12.6); store the data itself",
         )
     # SPEC §3.5-R1: a filter that is not core is listed in required_filters (E114)
     for i in range(plist.get_nfilters()):
