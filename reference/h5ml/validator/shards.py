@@ -257,7 +257,7 @@ def _missing(shard: _Listed) -> Issue:
     )
 
 
-def _extra_at_url(index: ShardIndex, prefix: str, listed: list[_Listed], stored: set[str]) -> Iterator[Issue]:
+def _extra_at_url(index: ShardIndex, listed: list[_Listed], stored: set[str]) -> Iterator[Issue]:
     """W210 at a URL: each HDF5 object under a split's prefix that the index does not list (§12.1-S1).
 
     ``stored`` is the listing of the dataset's prefix (:func:`list_prefix`), relative paths; the same
@@ -388,7 +388,10 @@ def validate_index(
         except (OSError, H5MLError) as exc:
             collector.add(
                 Issue.of(
-                    "E100", "/", f"cannot list the dataset's prefix {folder}/ ({exc}); the shards were not checked"
+                    "E100",
+                    "/",
+                    f"cannot list the dataset's prefix {folder}/ ({exc}); the shards were not checked: give credentials "
+                    "that may list it (on S3: s3:ListBucket)",
                 )
             )
             return report(version)
@@ -456,7 +459,7 @@ def validate_index(
         assert found is not None
         for issue in _agreement(index, shard, found):
             collector.add(issue)
-    extra = _extra_at_url(index, folder, listed, stored) if remote else _extra(index, folder, listed)
+    extra = _extra_at_url(index, listed, stored) if remote else _extra(index, folder, listed)
     for issue in extra:
         collector.add(issue)
     return report(version, tuple(reports[s.location] for s in present if s.location in reports))
