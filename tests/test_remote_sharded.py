@@ -199,6 +199,21 @@ def test_split_source_pickles_its_storage_options_without_showing_them(
     assert server.SECRET not in str(caught.value)
 
 
+def test_credentials_from_the_environment_reach_every_shard(
+    server: S3Server, dataset: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without storage_options the environment's credentials open the index and every shard, as before."""
+    from h5ml.reader.source import SplitSource
+
+    _, url = dataset
+    for key, value in server.environment.items():
+        monkeypatch.setenv(key, value)
+    source = SplitSource(url, "train", ["label"])
+    assert source.storage_options is None and source.num_samples == TRAIN
+    assert len(source.read(np.arange(TRAIN))["label"]) == TRAIN  # every shard opened
+    assert h5ml.validate(url, shallow_shards=True).valid_strict
+
+
 def _torch_epochs(url: str, local: Path, server: S3Server, shuffle: str) -> tuple[list[Any], list[Any], Any]:
     """One epoch over the URL (2 workers, counted) and over the local folder (0 workers), same seed."""
     import torch
