@@ -396,11 +396,3 @@ def test_a_sharded_dataset_at_a_url(server: S3Server, bucket: str, tmp_path: Pat
         far["train"].read(0)
         with pytest.raises(h5ml.ShardIndexError, match=r"shard 1 of split 'train' .* is missing"):
             far["train"].read(60)
-
-
-def test_validating_a_sharded_dataset_at_a_url_is_refused() -> None:
-    """Not implemented yet: refused by name (never a report about a file that was not checked)."""
-    code, _out, err = _run("validate", "s3://bucket/ds/index.json")
-    assert code == 2 and "validating a sharded dataset at a URL is not implemented" in err
-    with pytest.raises(ValueError, match="validating a sharded dataset at a URL is not implemented"):
-        h5ml.validate("s3://bucket/ds/index.json")

@@ -152,6 +152,7 @@ def test_dataset_pickles_by_path(small: Path) -> None:
         "color": "RGB",
         "verify": False,
         "zero_copy": False,
+        "storage_options": None,  # a URL's fsspec options travel to the workers with the dataset (issue 16)
         "transform": add_one_to_x,
     }
     assert clone[3]["x"].tolist() == [4.0, 7.0, 10.0]

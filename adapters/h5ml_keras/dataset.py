@@ -21,6 +21,7 @@ import numpy as np
 
 import h5ml
 from h5ml.reader.prefetch import BatchFeed
+from h5ml.reader.remote import RemoteDataset
 from h5ml.reader.source import BatchTransform, SplitSource
 from h5ml.sampling import EpochCursor, ShuffleMode, features_of
 
@@ -117,6 +118,9 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         Ragged values read as read-only views of the file's memory map before
         padding (``zero_copy=True`` of :func:`h5ml.open`: one copy fewer; what
         it trades is said there). True also when ``source`` was opened with it.
+    storage_options
+        For a URL: fsspec's options (credentials, endpoint), passed to every reader; None: those ``source`` was
+        opened with when it is an open file at a URL, else the environment's credentials (SplitSource).
     workers, use_multiprocessing, max_queue_size
         As ``keras.utils.PyDataset``: read with ``workers`` threads, or
         processes with ``use_multiprocessing=True`` (each opens its own
@@ -174,6 +178,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         color: str = "RGB",
         verify: bool = False,
         zero_copy: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
         workers: int = 1,
         use_multiprocessing: bool = False,
         max_queue_size: int = 10,
@@ -184,7 +189,10 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         path = source.path if isinstance(source, h5ml.Dataset) else source
         verify = bool(verify) or (isinstance(source, h5ml.Dataset) and source.verify)
         zero_copy = bool(zero_copy) or (isinstance(source, h5ml.Dataset) and source.zero_copy)
-        probe = SplitSource(path, split, decode_images=decode_images, color=color, verify=verify)
+        if isinstance(source, RemoteDataset) and storage_options is None:
+            storage_options = source.storage_options  # the options the given file was opened with
+        remote: dict[str, Any] = {"verify": verify, "storage_options": storage_options}
+        probe = SplitSource(path, split, decode_images=decode_images, color=color, **remote)
         try:
             roles = probe.roles()
             if inputs is None:
@@ -199,7 +207,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
         finally:
             probe.close()  # no open handle is left for a forked worker to inherit
         self.source = SplitSource(
-            path, split, features, decode_images=decode_images, color=color, verify=verify, zero_copy=zero_copy
+            path, split, features, decode_images=decode_images, color=color, zero_copy=zero_copy, **remote
         )
         try:  # chunk rows from the features read, as the PyTorch adapter's: the same settings, the same states
             sampler = self.source.sampler(

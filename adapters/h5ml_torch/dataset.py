@@ -79,10 +79,11 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         into uint8 ``(H, W, C)`` tensors in the workers (a list of names, or
         True for every ``image/...`` media type), and their channels; see
         :class:`h5ml.reader.source.SplitSource`.
-    verify
-        Verified reads, here and in every worker (SPEC §8.4): a damaged chunk raises
-        :class:`h5ml.ChecksumError` (file, dataset, chunk, both CRC32C) instead of giving wrong
-        samples, a file without checksums :class:`h5ml.ChecksumsMissingError`; a loader reads as its dataset.
+    **options
+        ``verify=True``: verified reads, here and in every worker (SPEC §8.4): a damaged chunk raises
+        :class:`h5ml.ChecksumError` (file, dataset, chunk, both CRC32C) instead of giving wrong samples, a file
+        without checksums :class:`h5ml.ChecksumsMissingError`; ``storage_options``: for a URL, fsspec's options,
+        pickled into every worker (None: credentials from the environment); ``zero_copy``: as SplitSource.
 
     Notes
     -----
@@ -109,9 +110,9 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         *,
         decode_images: bool | Sequence[str] = False,
         color: str = "RGB",
-        verify: bool = False,
+        **options: Any,
     ) -> None:
-        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color, verify=verify)
+        SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color, **options)
         self.transform = transform
 
     def __len__(self) -> int:

@@ -58,6 +58,7 @@ __all__ = [
     "absolute_location",
     "coalesce",
     "is_url",
+    "list_prefix",
     "open_remote",
     "read_remote_text",
     "remote_of",
@@ -430,3 +431,25 @@ def read_remote_text(url: str, storage_options: Mapping[str, Any] | None = None)
     except Exception as exc:
         raise _failure(exc, url) from exc
     return bytes(data).decode("utf-8")
+
+
+def list_prefix(url: str, storage_options: Mapping[str, Any] | None = None) -> set[str]:
+    """Every object under the prefix ``url`` (a dataset's folder), as paths relative to it (``train/train-00000.h5``).
+
+    One listing of the store (``fs.find``: S3 lists 1000 keys per request), so that a validator learns which
+    shards exist, and which files no index lists, without one request per shard.
+
+    Raises
+    ------
+    PermissionError, H5MLError, OSError
+        As :func:`open_remote` (refused credentials, no fsspec implementation, the store failed).
+    """
+    fs, path = _filesystem(url, storage_options)
+    root = path.rstrip("/")
+    try:
+        found = fs.find(root)
+    except FileNotFoundError:
+        return set()  # an empty prefix: nothing under it
+    except Exception as exc:
+        raise _failure(exc, url) from exc
+    return {str(key)[len(root) + 1 :] for key in found if str(key).startswith(root + "/")}

@@ -6,8 +6,9 @@ used there) or by pickling (``spawn``, ``forkserver``; an h5py object cannot
 be pickled, case C02). A :class:`SplitSource` therefore holds the file's path,
 the split name, the features to read and how to decode images, and opens its
 own reader with :func:`h5ml.open` the first time it is used in each process.
-It pickles as those five values (``path``, ``split``, ``features``,
-``decode_images``, ``color``) and the public attributes a subclass adds
+It pickles as those values (``path``, ``split``, ``features``,
+``decode_images``, ``color``, ``verify``, ``zero_copy``, ``storage_options``)
+and the public attributes a subclass adds
 (the PyTorch dataset's ``transform``), never an open handle.
 
 The PyTorch and Keras adapters build on it, so that each rule lives in one
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -93,6 +94,12 @@ class SplitSource:
         Uncompressed ragged values as read-only views of the file's memory map
         in every process that opens the file (``zero_copy=True`` of
         :func:`h5ml.open`: what it trades is said there).
+    storage_options
+        For a URL (a file, or a sharded dataset's index and every shard, SPEC §12.5): the fsspec file
+        system's options (credentials, endpoint), pickled into every worker process with the source and
+        passed to :func:`h5ml.open` there; None: the file system's defaults, which read credentials from
+        the environment of each process (``AWS_ACCESS_KEY_ID``, ...). They appear in no message and
+        not in ``repr``.
 
     Raises
     ------
@@ -103,6 +110,9 @@ class SplitSource:
     h5ml.SplitNotFoundError
         For an unknown split (a ``KeyError``; the message names the file and
         lists its splits), when the file is first opened.
+    ValueError
+        If ``storage_options`` are given with a local path (they would be ignored), when the file is first
+        opened.
     """
 
     def __init__(
@@ -115,6 +125,7 @@ class SplitSource:
         color: str = "RGB",
         verify: bool = False,
         zero_copy: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = absolute_location(path)  # a URL as it is: opened through fsspec, credentials from the environment
         self.verify = bool(verify)
@@ -125,6 +136,7 @@ class SplitSource:
             decode_images if isinstance(decode_images, bool) else tuple(decode_images)
         )
         self.color = color
+        self.storage_options: dict[str, Any] | None = None if storage_options is None else dict(storage_options)
         self._forget()
 
     def _forget(self) -> None:
@@ -141,8 +153,9 @@ class SplitSource:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(
-            {"decode_images": False, "color": "RGB", "verify": False, "zero_copy": False, **state}
-        )  # older pickles lack the last three
+            {"decode_images": False, "color": "RGB", "verify": False, "zero_copy": False, "storage_options": None}
+            | state
+        )  # older pickles lack the last four
         self._forget()
 
     def reader(self) -> Split | ShardedSplit:
@@ -174,7 +187,7 @@ class SplitSource:
     def _open(self) -> None:
         """Open the file and the split, and learn the features' encodings (holding ``_OPENING``)."""
         self._file = None  # never close a handle inherited through fork: the parent owns it
-        opened = open(self.path, verify=self.verify, zero_copy=self.zero_copy)
+        opened = open(self.path, verify=self.verify, zero_copy=self.zero_copy, storage_options=self.storage_options)
         try:
             split = opened[self.split]  # SplitNotFoundError names the file, the split and the file's splits
         except H5MLError:
@@ -244,14 +257,7 @@ class SplitSource:
         int or None
             None when no feature of the split is chunked.
         """
-        split = self.reader()
-        features: list[Feature | ShardedFeature] = list(split.features.values())
-        ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
-        for feature in ordered:
-            per_chunk = feature.chunk_rows if isinstance(feature, ShardedFeature) else sample_chunk_rows(feature)
-            if per_chunk is not None:
-                return per_chunk
-        return None
+        return _chunk_rows(self.reader())
 
     def class_names(self, feature: str) -> list[str]:
         """Return the class names of a categorical feature (§6.5): code ``k`` means ``class_names[k]``.
@@ -288,14 +294,7 @@ class SplitSource:
         TypeError
             If ``feature`` is not ragged or bytes (it has no lengths).
         """
-        feat = self.reader().feature(feature)
-        lengths = getattr(feat, "lengths", None)
-        if lengths is None:
-            raise TypeError(
-                f"{self.path}: {feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
-                "it has no per-sample lengths to bucket by"
-            )
-        return np.asarray(lengths(), dtype=np.int64)
+        return _lengths(self.reader().feature(feature), f"{self.path}: ", feature)
 
     def sampler(
         self,
@@ -463,6 +462,28 @@ class SplitSource:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"
+
+
+def _chunk_rows(split: Split | ShardedSplit) -> int | None:
+    """:meth:`SplitSource.chunk_rows` of an open split: its first dense feature's, else its first chunked one's."""
+    features: list[Feature | ShardedFeature] = list(split.features.values())
+    ordered = [f for f in features if f.encoding == "dense"] + [f for f in features if f.encoding != "dense"]
+    for feature in ordered:
+        per_chunk = feature.chunk_rows if isinstance(feature, ShardedFeature) else sample_chunk_rows(feature)
+        if per_chunk is not None:
+            return per_chunk
+    return None
+
+
+def _lengths(feat: Feature | ShardedFeature, where: str, feature: str) -> npt.NDArray[np.int64]:
+    """:meth:`SplitSource.lengths` of an open feature (``where``: the file, for the message)."""
+    lengths = getattr(feat, "lengths", None)
+    if lengths is None:
+        raise TypeError(
+            f"{where}{feat.hdf5_path}: feature {feature!r} is {feat.encoding}, not ragged or bytes; "
+            "it has no per-sample lengths to bucket by"
+        )
+    return np.asarray(lengths(), dtype=np.int64)
 
 
 def sampler_of(

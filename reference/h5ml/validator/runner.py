@@ -316,7 +316,7 @@ def is_index(path: str) -> bool:
     Only a ``.json`` path or a folder can be one: for any other path, the index module (pydantic and the JSON
     Schemas, about a second to import on a loaded machine) is not imported.
     """
-    if not (path.lower().endswith(".json") or os.path.isdir(path)):
+    if not (path.lower().endswith(".json") or (is_url(path) and path.endswith("/")) or os.path.isdir(path)):
         return False
     from h5ml.model.shard_index import is_index_path
 
@@ -361,8 +361,9 @@ def validate(
         For an index: check only the index and each shard's metadata (no shard validated as a file,
         no sample data read, no fingerprint recomputed).
     storage_options
-        For a file at a URL (``s3://bucket/ds.h5``, any fsspec URL): the fsspec file system's options
-        (credentials, endpoint), passed to the child process as they are; None: its defaults (the environment).
+        For a file at a URL (``s3://bucket/ds.h5``, any fsspec URL), or an index at one (``s3://bucket/ds/``,
+        ``.../index.json``: its shards too): the fsspec file system's options (credentials, endpoint), passed to
+        the child processes as they are; None: its defaults (the environment).
 
     Returns
     -------
@@ -382,11 +383,6 @@ def validate(
     check_cap(max_issues_per_code)
     text = os.fspath(path)
     if is_index(text):
-        if is_url(text):
-            raise ValueError(
-                f"{text}: validating a sharded dataset at a URL is not implemented; validate each shard's URL, "
-                "or a local copy of the dataset's folder"
-            )
         from h5ml.validator.shards import validate_index  # it builds on this module
 
         return validate_index(
@@ -396,6 +392,7 @@ def validate(
             jobs=jobs,
             max_issues_per_code=max_issues_per_code,
             shallow_shards=shallow_shards,
+            storage_options=storage_options,
         )
     if jobs != 1 or shallow_shards:
         raise ValueError(

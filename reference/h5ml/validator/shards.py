@@ -40,6 +40,21 @@ process, after the shard's validation has read the same metadata in its child
 without failing (a shard that could not be read is E174 and is not described).
 In a shallow validation nothing has read the shard first: give shards from a
 source you do not trust a full validation.
+
+At a URL
+--------
+An index at a URL (``s3://bucket/ds/index.json``, or the prefix
+``s3://bucket/ds/``) is validated as a local one, with ``storage_options``
+(credentials, endpoint) for every read: the index is read through
+:func:`h5ml.model.remote.read_remote_text`, each shard is validated as a
+file at its URL (:mod:`h5ml.validator.checks.url`, through the one remote
+opener :func:`h5ml.model.remote.open_remote`, in the child processes too)
+and described through the same opener. Which shards exist (E171) and which
+HDF5 objects no index lists (W210) come from one listing of the dataset's
+prefix (:func:`h5ml.model.remote.list_prefix`), not from one request per
+shard. The symbolic-link checks of a local folder (§12.1-R2, -R3) have no
+object-store counterpart: a key is never a link, and the schema already
+refused ``..``, absolute paths and schemes in shard paths.
 """
 
 from __future__ import annotations
@@ -47,13 +62,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from h5ml.errors import ShardIndexError
+from h5ml.errors import H5MLError, ShardIndexError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
+from h5ml.model.remote import is_url, list_prefix, open_remote, read_remote_text
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardEntry, ShardIndex, parse_index, shard_location
 from h5ml.spec.constants import FORMAT_VERSION, parse_version
@@ -82,22 +98,25 @@ class _Listed:
 
 
 def _index_file(path: str) -> str:
-    """The index file of ``path``: itself, or the ``index.json`` of a folder (§12.1)."""
+    """The index file of ``path``: itself, or the ``index.json`` of a folder, or of a URL prefix ending in ``/`` (§12.1)."""
+    if is_url(path):
+        return path + INDEX_FILE_NAME if path.endswith("/") else path
     return os.path.join(path, INDEX_FILE_NAME) if os.path.isdir(path) else path
 
 
-def _read(where: str) -> tuple[Any, Issue | None]:
+def _read(where: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, Issue | None]:
     """The parsed JSON document of the index, or the issue that says why there is none (E100, E170)."""
     try:
-        text = Path(where).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_remote_text(where, storage_options) if is_url(where) else Path(where).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, H5MLError) as exc:
         if isinstance(exc, UnicodeDecodeError):
             return None, Issue.of("E170", "/", f"{where} is not UTF-8 text ({exc}): an index is a JSON document")
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return None, Issue.of(
             "E100",
             "/",
-            f"cannot read the shard index {where} ({exc.strerror or exc}): give the index.json of a sharded "
-            "h5ml dataset, or the folder that holds it",
+            f"cannot read the shard index {where} ({why}): give the index.json of a sharded "
+            "h5ml dataset, or the folder (URL prefix) that holds it",
         )
     try:
         return json.loads(text), None
@@ -165,16 +184,34 @@ def _agreement(index: ShardIndex, shard: _Listed, found: ShardDescription) -> It
         )
 
 
-def _described(shard: _Listed) -> tuple[ShardDescription | None, Issue | None]:
+def _describe(location: str, storage_options: Mapping[str, Any] | None) -> ShardDescription:
+    """:func:`describe_shard` of a local shard, or of one at a URL opened through the one remote opener."""
+    if not is_url(location):
+        return describe_shard(location)
+    import h5py  # only here: the validator's index path imports no HDF5 before it reads a shard
+
+    remote = open_remote(location, storage_options)
+    try:
+        with h5py.File(remote, "r") as f:
+            return describe_shard(location, f)
+    finally:
+        remote.close()
+
+
+def _described(
+    shard: _Listed, storage_options: Mapping[str, Any] | None = None
+) -> tuple[ShardDescription | None, Issue | None]:
     """The shard's description for its index, or the E174 that says why it has none."""
     try:
-        return describe_shard(shard.location), None
+        return _describe(shard.location, storage_options), None
     except ShardIndexError as exc:
         why = str(exc)
     except LIBRARY_ERRORS as exc:
         if not is_library_failure(exc):
             raise  # a defect of ours is never reported as a bad shard
         why = f"the HDF5 library cannot read it: {exc}"
+    except (OSError, H5MLError) as exc:  # a URL: the store refused or failed (model.remote says what, where)
+        why = str(exc)
     # SPEC §12.1-R5: every shard is a complete h5ml file holding exactly the one split it is listed under
     return None, Issue.of(
         "E174", shard.pointer, f"shard {shard.entry.path} is not a usable shard ({why}); validate it alone for details"
@@ -207,13 +244,47 @@ def _extra(index: ShardIndex, folder: str, listed: list[_Listed]) -> Iterator[Is
                 found.update(os.path.join(parent, f) for f in files if f.lower().endswith(SHARD_SUFFIXES))
         for path in sorted(found):
             if os.path.realpath(path) not in known:
-                relative = os.path.relpath(path, folder).replace(os.sep, "/")
-                yield Issue.of(
-                    "W210",
-                    f"/splits/{name}",
-                    f"{relative} is in the folder of split {name!r} but the index does not list it: a shard left "
-                    "by a writer that did not finish, or one the index lost; list it in the index or remove it",
-                )
+                yield _unlisted(name, os.path.relpath(path, folder).replace(os.sep, "/"))
+
+
+def _missing(shard: _Listed) -> Issue:
+    """E171 for a listed shard that is not there (§12.1-R4)."""
+    return Issue.of(
+        "E171",
+        shard.pointer,
+        f"shard {shard.entry.path} of split {shard.split!r} is missing: there is no file "
+        f"{shard.location}; restore it, or write the dataset again",
+    )
+
+
+def _extra_at_url(index: ShardIndex, listed: list[_Listed], stored: set[str]) -> Iterator[Issue]:
+    """W210 at a URL: each HDF5 object under a split's prefix that the index does not list (§12.1-S1).
+
+    ``stored`` is the listing of the dataset's prefix (:func:`list_prefix`), relative paths; the same
+    folders are searched as in a local folder: ``<split>/`` and the folder of each listed shard of the split.
+    """
+    known = {s.entry.path for s in listed}
+    for name in sorted(index.splits):
+        roots = {name + "/"} | {
+            s.entry.path.rsplit("/", 1)[0] + "/" for s in listed if s.split == name and "/" in s.entry.path
+        }
+        for relative in sorted(stored):
+            if (
+                relative.lower().endswith(SHARD_SUFFIXES)
+                and relative not in known
+                and relative.startswith(tuple(roots))
+            ):
+                yield _unlisted(name, relative)
+
+
+def _unlisted(name: str, relative: str) -> Issue:
+    """W210 for the file ``relative`` (to the dataset's folder) in the folder of split ``name``."""
+    return Issue.of(
+        "W210",
+        f"/splits/{name}",
+        f"{relative} is in the folder of split {name!r} but the index does not list it: a shard left "
+        "by a writer that did not finish, or one the index lost; list it in the index or remove it",
+    )
 
 
 def validate_index(
@@ -224,6 +295,7 @@ def validate_index(
     jobs: int = 1,
     max_issues_per_code: int = DEFAULT_MAX_ISSUES_PER_CODE,
     shallow_shards: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> FileReport:
     """Validate a sharded dataset: its index, every shard and their agreement (SPEC §12.1-§12.3).
 
@@ -245,6 +317,11 @@ def validate_index(
     shallow_shards
         Check only the index and each shard's metadata: the shards are not
         validated as files, no sample data is read, no fingerprint recomputed.
+    storage_options
+        For an index at a URL (``s3://bucket/ds/index.json`` or the prefix ``s3://bucket/ds/``): the fsspec
+        file system's options (credentials, endpoint), used for the index, the listing and every shard (in
+        the child processes too); None: its defaults, which read credentials from the environment. They
+        appear in no message.
 
     Returns
     -------
@@ -257,12 +334,20 @@ def validate_index(
     Raises
     ------
     ValueError
-        If ``jobs < 1``, ``timeout`` is not valid or ``max_issues_per_code`` is not an integer >= 0.
+        If ``jobs < 1``, ``timeout`` is not valid or ``max_issues_per_code`` is not an integer >= 0, or
+        ``storage_options`` are given with a local path (they would be ignored).
     """
     check_cap(max_issues_per_code)
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     given = os.fspath(path)
+    remote = is_url(given)
+    if storage_options and not remote:
+        raise ValueError(
+            f"{given}: storage_options are for an index at a URL (s3://, gs://, https://, ...), and this is a local "
+            "path; drop storage_options, or give the index's URL"
+        )
+    options = dict(storage_options) if remote and storage_options is not None else None
     where = _index_file(given)
     collector = IssueCollector(max_issues_per_code)
 
@@ -279,7 +364,7 @@ def validate_index(
             shards,
         )
 
-    document, problem = _read(where)
+    document, problem = _read(where, options)
     version = document.get("format_version") if isinstance(document, dict) else None
     version = version if isinstance(version, str) else None
     if problem is None:
@@ -294,11 +379,32 @@ def validate_index(
         collector.add(problem)
         return report(version)
     # SPEC §12.1-R7: the index, every shard as a file of its own, their agreement; each shard at its pointer
-    folder = os.path.dirname(os.path.abspath(where))
+    folder = where.rsplit("/", 1)[0] if remote else os.path.dirname(os.path.abspath(where))
     listed = _listed(index, where)
+    stored: set[str] = set()
+    if remote:
+        try:
+            stored = list_prefix(folder + "/", options)
+        except (OSError, H5MLError) as exc:
+            collector.add(
+                Issue.of(
+                    "E100",
+                    "/",
+                    f"cannot list the dataset's prefix {folder}/ ({exc}); the shards were not checked: give credentials "
+                    "that may list it (on S3: s3:ListBucket)",
+                )
+            )
+            return report(version)
     present: list[_Listed] = []
     resolved: dict[str, str] = {}
     for shard in listed:
+        if remote:
+            if shard.entry.path in stored:
+                present.append(shard)
+            else:
+                # SPEC §12.1-R4: every shard the index lists is under the dataset's prefix
+                collector.add(_missing(shard))
+            continue
         real = os.path.realpath(shard.location)
         if real in resolved:
             # SPEC §12.1-R3: no shard listed twice, under two spellings (a symbolic link) either
@@ -324,14 +430,7 @@ def validate_index(
             )
         elif not os.path.isfile(shard.location):
             # SPEC §12.1-R4: every shard the index lists is in the dataset's folder
-            collector.add(
-                Issue.of(
-                    "E171",
-                    shard.pointer,
-                    f"shard {shard.entry.path} of split {shard.split!r} is missing: there is no file "
-                    f"{shard.location}; restore it, or write the dataset again",
-                )
-            )
+            collector.add(_missing(shard))
         else:
             present.append(shard)
     reports: dict[str, FileReport] = {}
@@ -342,6 +441,7 @@ def validate_index(
             timeout=timeout,
             jobs=jobs,
             max_issues_per_code=max_issues_per_code,
+            storage_options=options,
         )
         for shard, (shard_report, _) in zip(present, each, strict=True):
             reports[shard.location] = replace(shard_report, kind="shard")
@@ -351,7 +451,7 @@ def validate_index(
             collector.add(_invalid(shard, own))
             if not own.readable:
                 continue
-        found, problem = _described(shard)
+        found, problem = _described(shard, options)
         if problem is not None:
             if own is None or own.valid:
                 collector.add(problem)
@@ -359,6 +459,7 @@ def validate_index(
         assert found is not None
         for issue in _agreement(index, shard, found):
             collector.add(issue)
-    for issue in _extra(index, folder, listed):
+    extra = _extra_at_url(index, listed, stored) if remote else _extra(index, folder, listed)
+    for issue in extra:
         collector.add(issue)
     return report(version, tuple(reports[s.location] for s in present if s.location in reports))

@@ -34,7 +34,7 @@ class ShardOpener:
     metadata
         The root metadata every shard gets; the sharded writer updates this mapping in place.
     options
-        ``compression``, ``compression_opts`` and ``checksums`` of every shard's writer.
+        ``compression``, ``compression_opts``, ``checksums`` and ``page_size`` of every shard's writer.
     features
         The sharded writer's ``features=`` options, by key.
     samples_per_shard

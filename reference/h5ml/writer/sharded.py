@@ -74,6 +74,10 @@ class ShardedWriter:
         Only ``"w"``: a sharded dataset is written whole (appending to one is not supported).
     compression, compression_opts, features, checksums
         As :class:`h5ml.Writer`, for every shard.
+    page_size
+        As :class:`h5ml.Writer`, for every shard: each shard is written with paged file-space aggregation
+        and pages of this many bytes (``1 << 20`` suits object stores: a reader at a URL then fetches a
+        shard's metadata in a few requests); None: HDF5's default strategy.
 
     Raises
     ------
@@ -110,6 +114,7 @@ class ShardedWriter:
         compression_opts: int | None = None,
         features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
         checksums: bool = True,
+        page_size: int | None = None,
     ) -> None:
         self.path = Path(path)
         where = str(self.path)
@@ -126,7 +131,7 @@ class ShardedWriter:
         )
         if not isinstance(overwrite, bool):
             raise ParameterError(f"{where}: overwrite must be True or False, not {overwrite!r}")
-        check_options(mode, compression, compression_opts, where)
+        check_options(mode, compression, compression_opts, where, page_size)
         check_metadata(metadata, where)
         self._specs = SpecTable(features)
         self._features = dict(features or {})
@@ -134,6 +139,7 @@ class ShardedWriter:
             "compression": compression,
             "compression_opts": compression_opts,
             "checksums": checksums,
+            "page_size": page_size,
         }
         self._metadata: dict[str, Any] = {"name": self.path.name, **(metadata or {})}
         _checked_root(self._metadata, self.path.name, where)  # a bad card is refused before the folder is made

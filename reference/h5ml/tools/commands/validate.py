@@ -217,6 +217,7 @@ def _checked(
                     jobs=jobs,
                     max_issues_per_code=cap,
                     shallow_shards=shallow_shards,
+                    storage_options=storage_options if is_url(files[start]) else None,
                 ),
                 None,
             )
@@ -319,12 +320,6 @@ def validate_command(
             "index.json), and no FILE given is one: leave it out, or give the index"
         )
     options = parse_storage_options(storage_options, files)
-    remote_index = next((f for f in files if is_url(f) and is_index(f)), None)
-    if remote_index is not None:
-        raise click.UsageError(
-            f"{remote_index}: validating a sharded dataset at a URL is not implemented; validate its shards' URLs, "
-            "or a local copy of the dataset's folder"
-        )
     if fmt == "json":
         checks = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
         reports = [report for report, _ in checks]
