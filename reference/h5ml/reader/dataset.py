@@ -179,11 +179,9 @@ class Dataset:
     def read_stats(self) -> ReadStats:
         """The count of this dataset's reads of feature data in this process (§7.3).
 
-        HDF5 reads and copies out of the memory map, per
-        :class:`h5ml.reader.read_stats.ReadStats`: a public measure of what a
-        request cost (``read_stats.record()`` lists each read). It starts at
-        zero when the dataset is created, unpickled, or first used in a forked
-        child.
+        HDF5 reads and copies out of the memory map, per :class:`h5ml.reader.read_stats.ReadStats`: a public
+        measure of what a request cost (``read_stats.record()`` lists each read). It starts at zero when the
+        dataset is created, unpickled, or first used in a forked child.
         """
         return self._read_stats
 
