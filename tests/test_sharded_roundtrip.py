@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +73,20 @@ def test_a_dataset_written_in_shards_validates_reads_and_unshards_as_one_file(tm
         for split in ("train", "test"):
             for name, feature in one[split].features.items():
                 assert back[split].features[name].fingerprint == feature.fingerprint, (split, name)
+
+
+def test_inspect_shows_a_sharded_dataset_from_its_index(tmp_path: Path) -> None:
+    """``h5ml inspect INDEX`` (SPEC §12.1): splits, sample and shard counts, features; JSON is the index itself."""
+    with h5ml.Writer(tmp_path / "ds", {"name": "pets", "license": "MIT"}, samples_per_shard=10) as writer:
+        writer.append("train", _batch(_columns(23, 3), 0, 23))
+    code, output = _run("inspect", str(tmp_path / "ds"))
+    assert code == 0, output
+    assert "sharded h5ml dataset 'pets' (format 1.2)" in output
+    assert "train: 23 samples in 3 shards" in output
+    assert "categorical" in output and "ragged" in output
+    code, output = _run("inspect", "--format", "json", str(tmp_path / "ds" / "index.json"))
+    assert code == 0, output
+    document = json.loads(output)
+    with h5ml.open(tmp_path / "ds") as ds:
+        assert document["index"]["fingerprint"] == ds.fingerprint
+    assert [s["num_samples"] for s in document["index"]["splits"]["train"]["shards"]] == [10, 10, 3]

@@ -5,6 +5,8 @@ feature with its type and shape, its description, the statistics the file
 stores (§6.7), its classes with the samples of each (§6.5), its storage, and
 for a compressed feature how much smaller it is stored (raw bytes / stored
 bytes); then the root metadata, and the source files a conversion skipped.
+For a sharded dataset (an ``index.json``, its folder or its URL, §12) it shows
+what the index says (:mod:`h5ml.tools.index_view`), opening no shard.
 For an HDF5 file that is not an h5ml file it says so, and how to convert it,
 then prints the file's tree (:func:`h5ml.model.tree.walk_tree`, rendered by
 :func:`h5ml.tools.tree_view.render_tree`).
@@ -209,6 +211,10 @@ def inspect_command(
 
     options = parse_storage_options(storage_options, [file])
     remote = is_url(file)
+    from h5ml.model.shard_index import is_index_path
+
+    if is_index_path(file):
+        return _inspect_index(streams, fmt, file, options)
     if not remote:
         require_file(file)
     try:
@@ -225,6 +231,19 @@ def inspect_command(
         print_json(streams, summary.to_json())
     else:
         render_summary(streams.console(), safe_copy(summary))  # §10.2: a file's text never drives the terminal
+    return EXIT_OK
+
+
+def _inspect_index(streams: Streams, fmt: str, file: str, options: dict[str, Any] | None) -> int:
+    """``h5ml inspect INDEX``: the sharded dataset as its index describes it (§12.1), no shard opened."""
+    from h5ml.model.shard_index import load_index
+    from h5ml.tools.index_view import index_json, render_index
+
+    index, where = load_index(file, options)
+    if fmt == "json":
+        print_json(streams, index_json(index, str(where)))
+    else:
+        render_index(streams.console(), index, str(where))
     return EXIT_OK
 
 

@@ -1,0 +1,62 @@
+"""``h5ml inspect INDEX``: a sharded dataset's splits, shards and features, from its index alone (SPEC §12.1).
+
+The index says what every shard holds (§12.2), so this reads one small JSON
+document and opens no shard: ``h5ml validate INDEX`` checks the shards
+against it, ``h5ml inspect`` on one shard shows that shard's storage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from h5ml.model.shard_index import ShardIndex
+from h5ml.tools.console import plural, safe_text, size_text, tuple_text
+
+__all__ = ["index_json", "render_index"]
+
+
+def index_json(index: ShardIndex, where: str) -> dict[str, Any]:
+    """What ``inspect --format json`` prints for an index: the index document and where it is."""
+    return {"h5ml": True, "kind": "index", "path": where, "index": index.to_json()}
+
+
+def render_index(console: Console, index: ShardIndex, where: str) -> None:
+    """Print a sharded dataset as its index describes it: each split's samples, shards and features.
+
+    Every text of the index passes through :func:`~h5ml.tools.console.safe_text` (§10.2: content is data).
+    """
+    name = index.metadata.get("name", "?")
+    console.print(
+        Text(safe_text(f"{where}: sharded h5ml dataset {name!r} (format {index.format_version})"), style="bold")
+    )
+    console.print(Text(f"index fingerprint {index.fingerprint}"))
+    for split_name in sorted(index.splits):
+        split = index.splits[split_name]
+        stored = sum(shard.size_bytes for shard in split.shards)
+        console.print(
+            Text(
+                "\n"
+                + safe_text(
+                    f"{split_name}: {plural(split.num_samples, 'sample')} in {plural(len(split.shards), 'shard')}, "
+                )
+                + size_text(stored),
+                style="bold",
+            )
+        )
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("feature", "encoding", "dtype", "sample shape", "classes"):
+            table.add_column(column)
+        for feature_name, feature in split.features.items():
+            shape = tuple_text(["?" if d is None else d for d in feature.sample_shape])
+            classes = "" if feature.class_names is None else str(len(feature.class_names))
+            table.add_row(
+                Text(safe_text(feature_name)), feature.encoding, Text(safe_text(feature.dtype)), shape, classes
+            )
+        console.print(table)
+    card = {k: v for k, v in index.metadata.items() if k != "name"}
+    for key, value in card.items():
+        console.print(Text(safe_text(f"{key}: {value}", lines=True)), soft_wrap=True)
