@@ -463,3 +463,26 @@ def test_without_dask_the_facade_says_which_extra_to_install() -> None:
     code = "import sys; sys.modules['distributed'] = None\ntry:\n    import h5ml.dask\nexcept ImportError as e:\n    print(e)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "h5ml.dask needs the package 'distributed', which is not installed: pip install 'h5ml[dask]'" in done.stdout
+
+
+def test_convert_dask_local_runs_as_the_command_line_does(tmp_path: Path) -> None:
+    """`h5ml convert FOLDER OUT --dask local:2` in a fresh process, where no dask client exists yet.
+
+    In this module the fixture's client is every test's default client, which hid a failure of the command line's
+    own cluster (distributed.wait looked for a default client and found none): so run the real command.
+    """
+    import subprocess
+    import sys
+
+    root = _tiles(tmp_path / "photos")
+    out = tmp_path / "cli"
+    done = subprocess.run(
+        [sys.executable, "-m", "h5ml", "convert", str(root), str(out), "--dask", "local:2", "--size", "64x64"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    convert_image_folder(root, tmp_path / "single.h5", size=(64, 64))
+    _assert_same(_read_sharded(out), _read(tmp_path / "single.h5"))

@@ -80,7 +80,9 @@ def run_shards(
     from distributed import wait
 
     futures = client.compute(list(tasks), retries=retries)
-    wait(futures)  # type: ignore[no-untyped-call]  # every task ends (written, or failed after its retries)
+    # distributed.wait looks for the default client; the command line's own client is not one (set_as_default=False)
+    with client.as_current():
+        wait(futures)  # type: ignore[no-untyped-call]  # every task ends (written, or failed after its retries)
     failed = [i for i, future in enumerate(futures) if future.status == "error"]
     if failed:
         exc = futures[failed[0]].exception()
