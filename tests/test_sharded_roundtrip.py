@@ -90,3 +90,16 @@ def test_inspect_shows_a_sharded_dataset_from_its_index(tmp_path: Path) -> None:
     with h5ml.open(tmp_path / "ds") as ds:
         assert document["index"]["fingerprint"] == ds.fingerprint
     assert [s["num_samples"] for s in document["index"]["splits"]["train"]["shards"]] == [10, 10, 3]
+
+
+def test_validate_states_the_whole_datasets_verdict(tmp_path: Path) -> None:
+    """SPEC §12: the index's own line counts its own issues; the dataset's line counts its shards too."""
+    with h5ml.Writer(tmp_path / "ds", {"name": "pets", "license": "MIT"}, samples_per_shard=10) as writer:
+        writer.append("train", _batch(_columns(12, 4), 0, 12))  # no description: W204 in every shard
+    code, output = _run("validate", "--strict", "--quiet", str(tmp_path / "ds"))
+    assert code == 1
+    assert "(the index itself): VALID (0 errors, 0 warnings" in output
+    assert "the sharded dataset is INVALID (--strict: warnings fail): 2 of 2 shards failed" in output
+    code, output = _run("validate", "--quiet", str(tmp_path / "ds"))
+    assert code == 0
+    assert "the sharded dataset is VALID: 0 of 2 shards failed (0 errors, 2 warnings" in output

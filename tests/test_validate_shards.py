@@ -128,7 +128,12 @@ def test_a_valid_sharded_dataset_is_valid_with_every_shard_checked(tmp_path: Pat
     python = h5ml.validate(index)
     assert (python.kind, python.valid, len(python.shards)) == ("index", True, 3)
     code, out, _ = run_cli("validate", str(index))
-    assert code == 0 and f"{index}: VALID" in out and "train-00001.h5: VALID" in out
+    assert (
+        code == 0
+        and f"{index} (the index itself): VALID" in out
+        and "the sharded dataset is VALID" in out
+        and "train-00001.h5: VALID" in out
+    )
 
 
 def test_a_missing_shard_is_e171_at_its_entry(tmp_path: Path) -> None:

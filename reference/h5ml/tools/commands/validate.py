@@ -49,6 +49,25 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SEVERITIES", "exit_code", "render_file_report", "validate_command"]
 
 
+def _dataset_line(index_report: FileReport, strict: bool) -> str:
+    """The verdict of a whole sharded dataset (§12): the index's own line counts only its own issues."""
+    shards = index_report.shards
+    failing = [s for s in shards if not s.readable or not (s.valid_strict if strict else s.valid)]
+    ok = index_report.readable and (index_report.valid_strict if strict else index_report.valid) and not failing
+    totals = {k: sum(s.counts[k] for s in index_report.each()) for k in ("error", "warning", "info")}
+    counts = ", ".join(plural(totals[k], k) for k in ("error", "warning", "info"))
+    if ok:
+        verdict = "VALID"
+    elif strict and not any(not s.valid for s in index_report.each()) and index_report.readable:
+        verdict = "INVALID (--strict: warnings fail)"
+    else:
+        verdict = "INVALID"
+    return (
+        f"{index_report.path}: the sharded dataset is {verdict}: {len(failing)} of "
+        f"{plural(len(shards), 'shard')} failed ({counts} in the index and its shards)"
+    )
+
+
 def _severity(issue: Issue) -> str:
     return str(issue.severity.value)
 
@@ -179,7 +198,8 @@ def render_file_report(
             for line in _omitted_lines(file_report, least):
                 console.print(Text(line))
     verdict, counts = _verdict(file_report, strict)
-    console.print(Text(f"{file_report.path}: {verdict} ({counts})"))
+    what = " (the index itself)" if file_report.kind == "index" else ""  # its dataset's verdict follows (§12)
+    console.print(Text(f"{file_report.path}{what}: {verdict} ({counts})"))
     return complete
 
 
@@ -334,6 +354,8 @@ def validate_command(
         for shown in file_report.shards:  # SPEC §12: each shard's own report, then the index's verdict
             complete = render_file_report(console, shown, strict, min_severity, quiet) and complete
         complete = render_file_report(console, file_report, strict, min_severity, quiet, deadline) and complete
+        if file_report.kind == "index":
+            console.print(Text(safe_text(_dataset_line(file_report, strict))), soft_wrap=True)
     if len(checked) > 1:
         failed = sum(1 for f in checked if not f.readable or not (f.valid_strict if strict else f.valid))
         console.print(Text(f"{len(checked)} files checked, {failed} failed"))
