@@ -562,6 +562,7 @@ def test_table_on_dask_bad_row_and_refusals(client: Client, tmp_path: Path) -> N
     for args, message in [
         (("--shuffle", "--seed", "1"), "shuffle on write (--shuffle, --seed) is not done on Dask"),
         (("--on-error", "skip"), "--on-error skip is not done on Dask"),
+        (("--split-ratios", "train=0.5,test=0.5", "--seed", "1"), "take --seed N with --no-shuffle"),
     ]:
         code, _, err = run_cli("convert", str(tmp_path / "t.csv"), str(tmp_path / "out2"), "--dask", "local:1", *args)
         assert code == 2 and message in err and "Traceback" not in err, (args, err)

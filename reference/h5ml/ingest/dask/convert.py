@@ -41,7 +41,7 @@ from typing import Any, Final
 from h5ml.errors import IngestError
 from h5ml.ingest.dask.clusters import dask_client, parse_address
 from h5ml.ingest.dask.outdir import check_target
-from h5ml.ingest.dask.run import write_on_dask
+from h5ml.ingest.dask.run import shards_report, write_on_dask
 from h5ml.ingest.dask.tables import table_runner
 from h5ml.ingest.dask.tasks import ShardJob, write_items_partition
 from h5ml.ingest.dask.writing import dataset_card
@@ -74,7 +74,7 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
     # a table's seed without shuffle only cuts split_ratios, in the driver (h5ml.ingest.dask.tables)
     if options.get("shuffle") or (options.get("seed") is not None and kind != "table"):
         but = (
-            " (a table's split_ratios take seed=... with shuffle=False: --seed N --no-shuffle)"
+            " (a table's split_ratios=... (--split-ratios) take seed=... (--seed N) with shuffle=False (--no-shuffle))"
             if kind == "table"
             else ""
         )
@@ -144,10 +144,7 @@ def _plan_runner(
             return tasks, labels
 
         path, by_split = write_on_dask(outdir, overwrite, client, make_tasks, retries)
-        report = IngestReport(path, skipped=list(skipped))
-        for split, shards in by_split.items():
-            report.samples[split] = sum(d.num_samples for d in shards if d is not None)
-        report.seconds = time.perf_counter() - start
+        report = shards_report(path, by_split, time.perf_counter() - start, skipped)
         reports.append(report)
         return report
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from h5ml import spec
 from h5ml.errors import IngestError
-from h5ml.ingest.dask.run import write_on_dask
+from h5ml.ingest.dask.run import shards_report, write_on_dask
 from h5ml.ingest.dask.tasks import ShardJob
 from h5ml.ingest.naming import natural_key
 from h5ml.ingest.report import IngestReport
@@ -179,10 +179,7 @@ def table_runner(
             return tasks, labels
 
         path, by_split = write_on_dask(outdir, overwrite, client, make_tasks, retries)
-        report = IngestReport(path)
-        for split, shards in by_split.items():
-            report.samples[split] = sum(d.num_samples for d in shards if d is not None)
-        report.seconds = time.perf_counter() - start
+        report = shards_report(path, by_split, time.perf_counter() - start, ())
         reports.append(report)
         return report
 
