@@ -499,7 +499,7 @@ def test_table_on_dask_equals_the_one_process_sharded_conversion(client: Client,
     cases = [
         ("t.csv", ("--label", "animal", "--split-column", "part")),
         ("t.tsv", ("--label", "animal", "--split-ratios", "train=0.6,test=0.4", "--seed", "7", "--no-shuffle")),
-        ("t.parquet", ("--label", "animal")),
+        ("t.parquet", ("--label", "animal", "--compression", "gzip")),
     ]
     for number, (name, args) in enumerate(cases):
         one, many = tmp_path / f"one{number}", tmp_path / f"dask{number}"
@@ -525,6 +525,9 @@ def test_table_on_dask_equals_the_one_process_sharded_conversion(client: Client,
     assert values["train"]["x"][-2:] == [21.0, 22.0] and values["validation"]["code"][-1] == "c20"
     code, out, err = run_cli("validate", "--strict", "--deep", str(tmp_path / "dask1"))
     assert code == 0, out + err
+    report = h5ml.dask.convert_on_dask("table", tmp_path / "t.csv", tmp_path / "default", client=client)
+    assert report.samples == {"train": 23}  # without samples_per_shard a table gets shards of 100000 rows: one
+    assert [s.path for s in load_index(tmp_path / "default")[0].splits["train"].shards] == ["train/train-00000.h5"]
 
 
 def test_table_on_dask_bad_row_and_refusals(client: Client, tmp_path: Path) -> None:

@@ -54,13 +54,16 @@ from h5ml.model.values import FeatureSpec
 from h5ml.writer.shard_folder import check_outdir
 from h5ml.writer.shard_naming import parse_samples_per_shard
 
-__all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "convert_on_dask"]
+__all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "TABLE_ROWS_PER_SHARD", "convert_on_dask"]
 
 #: The kinds of source ``--dask`` converts.
 DASK_KINDS: Final = ("audio", "images", "table")
 #: Samples per shard when ``samples_per_shard`` is not given: about 100-200 MB of speech clips or 224x224 photos,
 #: large enough that opening a shard costs little beside reading it, small enough to spread over the workers.
 SAMPLES_PER_SHARD: Final = 1000
+#: Rows per shard of a table when ``samples_per_shard`` is not given: each task reads the table from its start
+#: to its last row (:mod:`h5ml.ingest.dask.tables`), so a table gets fewer, larger shards (a few MB of numbers).
+TABLE_ROWS_PER_SHARD: Final = 100_000
 
 
 def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any) -> int:
@@ -102,7 +105,7 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
             "shard of samples_per_shard=N (--samples-per-shard N) samples",
         )
     if samples_per_shard is None:
-        return SAMPLES_PER_SHARD
+        return TABLE_ROWS_PER_SHARD if kind == "table" else SAMPLES_PER_SHARD
     return parse_samples_per_shard(samples_per_shard)
 
 
@@ -186,7 +189,7 @@ def convert_on_dask(
         A ``distributed.Client`` to run on instead.
     samples_per_shard
         Items per partition, hence samples per shard (the last shard of a split may hold fewer); None:
-        :data:`SAMPLES_PER_SHARD`.
+        :data:`SAMPLES_PER_SHARD` (:data:`TABLE_ROWS_PER_SHARD` for a table).
     retries
         How many times a failed task is run again.
     **options
