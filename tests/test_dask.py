@@ -430,7 +430,10 @@ def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
     arrays = tmp_path / "a.npz"
     np.savez(arrays, x_train=np.zeros((3, 2)))
     code, _, err = run_cli("convert", str(arrays), str(tmp_path / "out2"), "--dask", "local:2")
-    assert code == 2 and "converts audio and images folders; a source of kind 'arrays'" in err
+    assert (
+        code == 2
+        and "converts audio and images folders and CSV, TSV and Parquet tables; a source of kind 'arrays'" in err
+    )
     assert not (tmp_path / "out").exists() and not (tmp_path / "out2").exists()
 
 
@@ -486,3 +489,107 @@ def test_convert_dask_local_runs_as_the_command_line_does(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     convert_image_folder(root, tmp_path / "single.h5", size=(64, 64))
     _assert_same(_read_sharded(out), _read(tmp_path / "single.h5"))
+
+
+# --------------------------------------------------------------------------
+# h5ml convert TABLE OUTDIR --dask
+
+
+def _table() -> pd.DataFrame:
+    """Columns whose storage only the whole table decides: ints that turn float late, a label whose classes
+    appear late, text that looks numeric at first, a boolean column, and a split column naming every split."""
+    n = 23
+    return pd.DataFrame(
+        {
+            "x": [float(i) if i != 19 else 2.5 for i in range(n)],  # a fraction only in row 19: float64 everywhere
+            "count": list(range(n)),
+            "code": [str(i) if i < 8 else f"c{i}" for i in range(n)],  # numbers at first, text in most rows
+            "flag": [i % 3 == 0 for i in range(n)],
+            "animal": ["cat", "dog"] * 10 + ["ant", "bee", "cat"],  # 'ant' and 'bee' only in the last rows
+            "part": ["train", "valid", "train", "test"] * 5 + ["valid", "train", "train"],
+        }
+    )
+
+
+def test_table_on_dask_equals_the_one_process_sharded_conversion(client: Client, tmp_path: Path) -> None:
+    """§12.4: a CSV, TSV or Parquet table on Dask writes the shards `convert --samples-per-shard N` writes in one
+    process (every value, the decided dtypes and class names, the index fingerprint), with a split column,
+    split ratios (stratified on the label) or neither."""
+    frame = _table()
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    cases = [
+        ("t.csv", ("--label", "animal", "--split-column", "part")),
+        ("t.tsv", ("--label", "animal", "--split-ratios", "train=0.6,test=0.4", "--seed", "7", "--no-shuffle")),
+        ("t.parquet", ("--label", "animal", "--compression", "gzip")),
+    ]
+    for number, (name, args) in enumerate(cases):
+        one, many = tmp_path / f"one{number}", tmp_path / f"dask{number}"
+        code, _, err = run_cli("convert", str(tmp_path / name), str(one), *args, "--samples-per-shard", "4", "--quiet")
+        assert code == 0, err
+        dask_args = ("--dask", client.scheduler.address, "--samples-per-shard", "4")
+        code, _, err = run_cli("convert", str(tmp_path / name), str(many), *args, *dask_args)
+        assert code == 0, (name, err)
+        want, got = load_index(one)[0], load_index(many)[0]
+        assert got.fingerprint == want.fingerprint, name
+        assert got.splits == want.splits and got.metadata == {**want.metadata, "name": many.name}, name
+        _assert_same(_read_sharded(many), _read_sharded(one))
+        assert _shard_names(many) == _shard_names(one)
+    index, _ = load_index(tmp_path / "dask0")
+    assert {s: e.num_samples for s, e in index.splits.items()} == {"train": 12, "validation": 6, "test": 5}
+    assert [s.num_samples for s in index.splits["train"].shards] == [4, 4, 4]
+    train = index.splits["train"].features
+    assert train["x"].dtype == "<f8" and train["count"].dtype == "<i8" and train["flag"].dtype == "|b1"
+    assert train["code"].encoding == "string"
+    assert train["animal"].class_names == ("ant", "bee", "cat", "dog")  # the classes of the last rows, in every shard
+    values = _read_sharded(tmp_path / "dask0")
+    assert values["validation"]["count"] == [1, 5, 9, 13, 17, 20]
+    assert values["train"]["x"][-2:] == [21.0, 22.0] and values["validation"]["code"][-1] == "c20"
+    code, out, err = run_cli("validate", "--strict", "--deep", str(tmp_path / "dask1"))
+    assert code == 0, out + err
+    report = h5ml.dask.convert_on_dask("table", tmp_path / "t.csv", tmp_path / "default", client=client)
+    assert report.samples == {"train": 23}  # without samples_per_shard a table gets shards of 100000 rows: one
+    assert [s.path for s in load_index(tmp_path / "default")[0].splits["train"].shards] == ["train/train-00000.h5"]
+
+
+def test_table_on_dask_bad_row_and_refusals(client: Client, tmp_path: Path) -> None:
+    """A bad row anywhere stops the job as it stops one process (named, no index); shuffle and skip are refused."""
+    frame = _table()
+    frame["count"] = frame["count"].astype(object)
+    frame.loc[18, "count"] = "many"
+    frame.loc[22, "part"] = None  # the last row, of no split: only the task that reads the table to its end sees it
+    cases = [
+        ("count.csv", frame, "count.csv:row 19", "column 'count' holds 'many', which is not a number"),
+        (
+            "split.csv",
+            _table().assign(part=frame["part"]),
+            "split.csv:row 23",
+            "the split column 'part' holds no value",
+        ),
+    ]
+    for name, table, where, why in cases:
+        table.to_csv(tmp_path / name, index=False)
+        address = client.scheduler.address
+        code, _, err = run_cli(
+            "convert", str(tmp_path / name), str(tmp_path / "out"), "--dask", address, "--split-column", "part",
+            "--samples-per-shard", "4",
+        )  # fmt: skip
+        assert code == 2 and "Traceback" not in err, err
+        assert where in err and why in err and "fix the cause and run again" in err, err
+        assert not (tmp_path / "out" / "index.json").exists()
+    with pytest.raises(IngestError, match=r"split\.csv:row 23 .*the split column 'part' holds no value"):
+        h5ml.dask.convert_on_dask(  # chunks of 2 rows: no task but the last reads row 23 (of no split)
+            "table", tmp_path / "split.csv", tmp_path / "out", client=client, samples_per_shard=4,
+            split_column="part", rows_per_read=2,
+        )  # fmt: skip
+    assert not (tmp_path / "out" / "index.json").exists()
+    _table().to_csv(tmp_path / "t.csv", index=False)
+    for args, message in [
+        (("--shuffle", "--seed", "1"), "shuffle on write (--shuffle, --seed) is not done on Dask"),
+        (("--on-error", "skip"), "--on-error skip is not done on Dask"),
+        (("--split-ratios", "train=0.5,test=0.5", "--seed", "1"), "take --seed N with --no-shuffle"),
+    ]:
+        code, _, err = run_cli("convert", str(tmp_path / "t.csv"), str(tmp_path / "out2"), "--dask", "local:1", *args)
+        assert code == 2 and message in err and "Traceback" not in err, (args, err)
+    assert not (tmp_path / "out2").exists()

@@ -22,8 +22,10 @@ refused (the Dask workers are the processes).
 Not on Dask yet (refused with a message): shuffle on write (a recorded
 ``shuffle_seed`` describes one file's order, §7.6), ``on_error="skip"`` (each
 shard would record other skipped files, and the shards must share their card),
-splits left empty, and the sources that are not folders (tables, HDF5 files,
-arrays, Hugging Face datasets).
+splits left empty, and the sources that are neither folders nor tables (HDF5
+files, arrays, Hugging Face datasets). A table (``kind="table"``) is decided
+whole in the driver and written by one task per shard:
+:mod:`h5ml.ingest.dask.tables`.
 """
 
 from __future__ import annotations
@@ -39,24 +41,29 @@ from typing import Any, Final
 from h5ml.errors import IngestError
 from h5ml.ingest.dask.clusters import dask_client, parse_address
 from h5ml.ingest.dask.outdir import check_target
-from h5ml.ingest.dask.run import write_on_dask
+from h5ml.ingest.dask.run import shards_report, write_on_dask
+from h5ml.ingest.dask.tables import table_runner
 from h5ml.ingest.dask.tasks import ShardJob, write_items_partition
 from h5ml.ingest.dask.writing import dataset_card
 from h5ml.ingest.features import with_user_features
 from h5ml.ingest.options import ConvertOptions, parameter_error
 from h5ml.ingest.pipeline import PLAN_RUNNER
 from h5ml.ingest.report import SKIPPED_ATTR, IngestReport, Skipped, SourceItem
+from h5ml.ingest.tables.convert import TABLE_RUNNER
 from h5ml.model.values import FeatureSpec
 from h5ml.writer.shard_folder import check_outdir
 from h5ml.writer.shard_naming import parse_samples_per_shard
 
-__all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "convert_on_dask"]
+__all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "TABLE_ROWS_PER_SHARD", "convert_on_dask"]
 
 #: The kinds of source ``--dask`` converts.
-DASK_KINDS: Final = ("audio", "images")
+DASK_KINDS: Final = ("audio", "images", "table")
 #: Samples per shard when ``samples_per_shard`` is not given: about 100-200 MB of speech clips or 224x224 photos,
 #: large enough that opening a shard costs little beside reading it, small enough to spread over the workers.
 SAMPLES_PER_SHARD: Final = 1000
+#: Rows per shard of a table when ``samples_per_shard`` is not given: each task reads the table from its start
+#: to its last row (:mod:`h5ml.ingest.dask.tables`), so a table gets fewer, larger shards (a few MB of numbers).
+TABLE_ROWS_PER_SHARD: Final = 100_000
 
 
 def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any) -> int:
@@ -64,14 +71,20 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
     if kind not in DASK_KINDS:
         raise parameter_error(
             "dask",
-            f"dask=... (--dask ...) converts {' and '.join(DASK_KINDS)} folders; a source of kind {kind!r} is "
-            "converted without it, in one process",
+            "dask=... (--dask ...) converts audio and images folders and CSV, TSV and Parquet tables; a source of "
+            f"kind {kind!r} is converted without it, in one process",
         )
-    if options.get("shuffle") or options.get("seed") is not None:
+    # a table's seed without shuffle only cuts split_ratios, in the driver (h5ml.ingest.dask.tables)
+    if options.get("shuffle") or (options.get("seed") is not None and kind != "table"):
+        but = (
+            " (a table's split_ratios=... (--split-ratios) take seed=... (--seed N) with shuffle=False (--no-shuffle))"
+            if kind == "table"
+            else ""
+        )
         raise parameter_error(
             "shuffle",
             "shuffle on write (shuffle=True (--shuffle), seed=... (--seed)) is not done on Dask: the recorded seed "
-            "orders one file; convert without dask=... (--dask ...), or shuffle when reading",
+            f"orders one file; convert without dask=... (--dask ...), or shuffle when reading{but}",
         )
     if options.get("on_error") not in (None, "stop"):
         raise parameter_error(
@@ -92,7 +105,7 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
             "shard of samples_per_shard=N (--samples-per-shard N) samples",
         )
     if samples_per_shard is None:
-        return SAMPLES_PER_SHARD
+        return TABLE_ROWS_PER_SHARD if kind == "table" else SAMPLES_PER_SHARD
     return parse_samples_per_shard(samples_per_shard)
 
 
@@ -134,10 +147,7 @@ def _plan_runner(
             return tasks, labels
 
         path, by_split = write_on_dask(outdir, overwrite, client, make_tasks, retries)
-        report = IngestReport(path, skipped=list(skipped))
-        for split, shards in by_split.items():
-            report.samples[split] = sum(d.num_samples for d in shards if d is not None)
-        report.seconds = time.perf_counter() - start
+        report = shards_report(path, by_split, time.perf_counter() - start, skipped)
         reports.append(report)
         return report
 
@@ -161,14 +171,14 @@ def convert_on_dask(
     retries: int = 0,
     **options: Any,
 ) -> IngestReport:
-    """Convert a folder source to a sharded dataset in ``outdir``, one task per shard on a Dask cluster (§12.4).
+    """Convert a folder or a table to a sharded dataset in ``outdir``, one task per shard on a Dask cluster (§12.4).
 
     Parameters
     ----------
     kind
-        ``"audio"`` or ``"images"`` (:func:`h5ml.ingest.dispatch.detect_kind`).
+        ``"audio"``, ``"images"`` or ``"table"`` (:func:`h5ml.ingest.dispatch.detect_kind`).
     source
-        The folder to convert.
+        The folder, or the table (``.csv``, ``.tsv``, ``.parquet``: :mod:`h5ml.ingest.dask.tables`), to convert.
     outdir
         The dataset's folder: new, empty, or holding a sharded dataset to replace with ``overwrite``
         (:class:`h5ml.writer.shard_folder.ShardFolder`); named like an HDF5 file or inside ``source``: refused.
@@ -179,7 +189,7 @@ def convert_on_dask(
         A ``distributed.Client`` to run on instead.
     samples_per_shard
         Items per partition, hence samples per shard (the last shard of a split may hold fewer); None:
-        :data:`SAMPLES_PER_SHARD`.
+        :data:`SAMPLES_PER_SHARD` (:data:`TABLE_ROWS_PER_SHARD` for a table).
     retries
         How many times a failed task is run again.
     **options
@@ -237,11 +247,18 @@ def _convert(
     """Run the converter with :data:`~h5ml.ingest.pipeline.PLAN_RUNNER` set: its plan is written on ``client``."""
     placeholder = out.parent / f".{out.name}.h5ml-dask-plan.h5"  # the converter checks an output file; none is made
     reports: list[IngestReport] = []
-    token = PLAN_RUNNER.set(_plan_runner(client, out, overwrite, per_shard, retries, reports))
-    try:
-        convert(kind, source, placeholder, **options)
-    finally:
-        PLAN_RUNNER.reset(token)
+    if kind == "table":  # the whole-table decisions come here (h5ml.ingest.dask.tables)
+        table_token = TABLE_RUNNER.set(table_runner(client, out, overwrite, per_shard, retries, reports))
+        try:
+            convert(kind, source, placeholder, **options)
+        finally:
+            TABLE_RUNNER.reset(table_token)
+    else:
+        token = PLAN_RUNNER.set(_plan_runner(client, out, overwrite, per_shard, retries, reports))
+        try:
+            convert(kind, source, placeholder, **options)
+        finally:
+            PLAN_RUNNER.reset(token)
     if len(reports) != 1:  # the converter returned without handing over a plan: a defect
         raise IngestError(f"the {kind} converter wrote no plan for {source}; nothing was written to {out}")
     return reports[0]

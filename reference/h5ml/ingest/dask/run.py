@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from h5ml.errors import IngestError
+from h5ml.ingest.report import IngestReport, Skipped
 from h5ml.model.shard_files import ShardDescription
 from h5ml.writer.shard_folder import ShardFolder
 from h5ml.writer.shard_naming import shard_path
 
-__all__ = ["listed_shards", "run_shards", "write_on_dask"]
+__all__ = ["listed_shards", "run_shards", "shards_report", "write_on_dask"]
 
 
 def _failure(outdir: Path, split: str, number: int, exc: BaseException, others: int) -> IngestError:
@@ -206,3 +207,29 @@ def write_on_dask(
         folder.abort()
         raise
     return index, by_split
+
+
+def shards_report(
+    index: Path, by_split: Mapping[str, Sequence[ShardDescription | None]], seconds: float, skipped: Sequence[Skipped]
+) -> IngestReport:
+    """The report of a conversion on Dask: the index written, the samples of each split's shards, the time taken.
+
+    Parameters
+    ----------
+    index, by_split
+        As :func:`write_on_dask` returns them.
+    seconds
+        The time the conversion took.
+    skipped
+        What was left out while scanning the source (the same in every shard's card).
+
+    Returns
+    -------
+    IngestReport
+        Its ``output`` is ``index``.
+    """
+    report = IngestReport(index, skipped=list(skipped))
+    for split, shards in by_split.items():
+        report.samples[split] = sum(d.num_samples for d in shards if d is not None)
+    report.seconds = seconds
+    return report

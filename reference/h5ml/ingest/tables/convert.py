@@ -4,6 +4,10 @@ Checks the options into a :class:`h5ml.ingest.tables.read.TableRequest`,
 types the columns in a first pass (:mod:`h5ml.ingest.tables.plan`), writes
 the rows in a second (:mod:`h5ml.ingest.tables.write`), through a staging
 file when shuffling on write (:class:`h5ml.ingest.shuffling.ShuffleStage`).
+With :data:`TABLE_RUNNER` set (``h5ml convert TABLE OUTDIR --dask ...``),
+the whole-table decisions of pass 1 (:class:`TableConversion`) go to it
+instead of pass 2, so that the partitions of a Dask job write what one
+process writes (:mod:`h5ml.ingest.dask.tables`, §12.4).
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import codecs
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +40,38 @@ from h5ml.ingest.tables.read import DEFAULT_ROWS_PER_READ, TableFormat, TableReq
 from h5ml.ingest.tables.write import write_table
 from h5ml.model.values import FeatureSpec
 
-__all__ = ["convert_table"]
+__all__ = ["TABLE_RUNNER", "TableConversion", "convert_table"]
+
+
+@dataclass(frozen=True)
+class TableConversion:
+    """The decisions :func:`convert_table` makes from the whole table, before any row is written (pickled to workers).
+
+    Attributes
+    ----------
+    request
+        The checked options: what to read and how.
+    plan
+        Pass 1: the stored columns (types, class names), the row count, the split of each row (ratios) or the
+        rows of each split.
+    meta
+        The root metadata (the dataset card, with the record of source splits: §4.2).
+    features
+        The writer's ``features=`` table: each column's spec, the user's ``features`` over it.
+    options
+        The shared conversion options (compression, ``on_error``, ...).
+    """
+
+    request: TableRequest
+    plan: Plan
+    meta: Mapping[str, Any]
+    features: Mapping[str, Any]
+    options: ConvertOptions
+
+
+#: When set, :func:`convert_table` hands its :class:`TableConversion` to this function and returns its report
+#: instead of writing the rows itself (as :data:`h5ml.ingest.pipeline.PLAN_RUNNER` does for folders).
+TABLE_RUNNER: ContextVar[Callable[[TableConversion], IngestReport] | None] = ContextVar("TABLE_RUNNER", default=None)
 
 _NOT_USED = "Not used: pandas and pyarrow parse the table in this process."
 
@@ -285,6 +322,9 @@ def convert_table(
             _origins(src, request, plan),
         )
         table = with_user_features({c.name: c.spec() for c in plan.columns}, options.features)
+        runner = TABLE_RUNNER.get()
+        if runner is not None:
+            return runner(TableConversion(request, plan, meta, table, options))
         report = IngestReport(out, skipped=list(plan.skipped_lines))
         with ShuffleStage(out, options.seeded()) as stage:
             write_table(request, stage.target, plan, meta, table, stage.writer_options(), report, bars)

@@ -9,7 +9,7 @@ recorded as skipped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,10 @@ from h5ml.ingest.tables.columns import Column, Plan, convert_chunk, take_rows
 from h5ml.ingest.tables.read import TableRequest, csv_chunks, parquet_chunks, parquet_file, split_text
 from h5ml.writer import Writer
 
-__all__ = ["write_table"]
+__all__ = ["TableChunk", "table_chunks", "write_table"]
+
+#: One converted chunk: its first data row, the columns' values, each row's split, which rows are good.
+TableChunk = tuple[int, dict[str, Any], npt.NDArray[Any], npt.NDArray[np.bool_]]
 
 
 def _bad_cells(column: Column, chunk: Any, wrong: npt.NDArray[np.bool_], bad: npt.NDArray[np.bool_]) -> dict[int, str]:
@@ -58,6 +61,64 @@ def _splits_of(
             reasons[i] = f"the split column {request.split_column!r} holds {what} (§5.1.1)"
             bad[i] = True
     return split_of
+
+
+def table_chunks(request: TableRequest, plan: Plan, report: IngestReport) -> Iterator[TableChunk]:
+    """Read the table chunk by chunk, convert each column as ``plan`` types it, and give each row its split.
+
+    The one conversion of a table's rows: :func:`write_table` appends them to one writer, a Dask task
+    (:mod:`h5ml.ingest.dask.tables`) keeps those of its shard.
+
+    Parameters
+    ----------
+    request
+        What to read.
+    plan
+        What pass 1 found (the columns' types and class names, the split of each row or the split column).
+    report
+        Its ``output`` is named in the error of a bad row; bad rows skipped are recorded in its ``skipped``.
+
+    Yields
+    ------
+    TableChunk
+        ``(offset, values, split_of, good)``: the chunk's first data row (from 0), column name -> converted
+        values (n rows), the split of each row (object array of n), and which rows are not bad (bool, n).
+
+    Raises
+    ------
+    h5ml.IngestError
+        With ``on_error="stop"``, for the first bad row (the file, the row and the column).
+    """
+    source = request.source
+    if request.format == "csv":
+        chunks = csv_chunks(request, None)
+    else:
+        names = [c.name for c in plan.columns]
+        chunks = parquet_chunks(parquet_file(source), source, [*names, *request.reserved], request.rows_per_read)
+    offset = 0
+    for chunk in chunks:
+        n = len(chunk)
+        bad = np.zeros(n, dtype=bool)
+        reasons: dict[int, str] = {}
+        values: dict[str, Any] = {}
+        for column in plan.columns:
+            converted, wrong = convert_chunk(column, chunk[column.name], request.format == "csv")
+            values[column.name] = converted
+            if wrong is not None and wrong.any():
+                reasons.update(_bad_cells(column, chunk, wrong, bad))
+                bad |= wrong
+        split_of = _splits_of(request, plan, chunk, offset, bad, reasons)
+        for i in sorted(reasons):
+            where = f"{source}:row {offset + i + 1}"
+            if request.on_error == "stop":
+                raise IngestError(
+                    f"{where} (data rows counted from 1 after the header): {reasons[i]}; nothing was written to "
+                    f"{report.output}. Fix the row, or skip bad rows with on_error='skip' (--on-error skip)",
+                    path=str(source),
+                )
+            report.skipped.append(Skipped(where, reasons[i]))
+        yield offset, values, split_of, ~bad
+        offset += n
 
 
 def write_table(
@@ -100,36 +161,12 @@ def write_table(
     source = request.source
     names = [c.name for c in plan.columns]
     task = bars.add(f"{target.name}: writing", plan.rows)
-    if request.format == "csv":
-        chunks = csv_chunks(request, None)
-    else:
-        chunks = parquet_chunks(parquet_file(source), source, [*names, *request.reserved], request.rows_per_read)
-    offset = 0
     started: set[str] = set()
     with Writer(target, meta, features=features, **writer_options) as writer:
-        for chunk in chunks:
-            n = len(chunk)
-            bad = np.zeros(n, dtype=bool)
-            reasons: dict[int, str] = {}
-            values: dict[str, Any] = {}
-            for column in plan.columns:
-                converted, wrong = convert_chunk(column, chunk[column.name], request.format == "csv")
-                values[column.name] = converted
-                if wrong is not None and wrong.any():
-                    reasons.update(_bad_cells(column, chunk, wrong, bad))
-                    bad |= wrong
-            split_of = _splits_of(request, plan, chunk, offset, bad, reasons)
-            for i in sorted(reasons):
-                where = f"{source}:row {offset + i + 1}"
-                if request.on_error == "stop":
-                    raise IngestError(
-                        f"{where} (data rows counted from 1 after the header): {reasons[i]}; nothing was written to "
-                        f"{report.output}. Fix the row, or skip bad rows with on_error='skip' (--on-error skip)",
-                        path=str(source),
-                    )
-                report.skipped.append(Skipped(where, reasons[i]))
-            for split in sorted({s for s in split_of[~bad].tolist()}, key=natural_key):
-                rows = np.flatnonzero((split_of == split) & ~bad)
+        for offset, values, split_of, good in table_chunks(request, plan, report):
+            n = len(split_of)
+            for split in sorted({s for s in split_of[good].tolist()}, key=natural_key):
+                rows = np.flatnonzero((split_of == split) & good)
                 if split not in started:
                     writer.add_split(split, expected_samples=plan.split_counts.get(split))
                     started.add(split)
@@ -141,6 +178,5 @@ def write_table(
                         path=str(source),
                     ) from exc
                 report.count(split, int(rows.size))
-            offset += n
             bars.advance(task, n)
         record_skipped(writer, report)
