@@ -33,13 +33,37 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CountingProxy", "Request", "RequestLog", "S3Server", "free_port"]
+__all__ = ["CountingProxy", "Request", "RequestLog", "S3Server", "free_port", "time_limit"]
 
 _BUCKETS = itertools.count()
 #: Headers a proxy never forwards (RFC 9110 §7.6.1 hop-by-hop headers; Expect, since the body is read already).
 _HOP = frozenset(
     {"connection", "expect", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 )
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Raise TimeoutError in the main thread after ``seconds`` (SIGALRM): a read from the server must never hang CI."""
+    import signal
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise TimeoutError(f"test ran past {seconds} s: a request to the loopback S3 server hangs?")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _forget_s3_clients() -> None:
+    """Drop s3fs's cached file systems (one per set of options), so that none points at a stopped server."""
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()
 
 
 def free_port() -> int:
@@ -240,10 +264,17 @@ class S3Server:
                 time.sleep(0.05)
         self.proxy = CountingProxy(port, self.KEY)
         self.endpoint = f"http://127.0.0.1:{self.proxy.port}"
+        _forget_s3_clients()
         return self
 
     def stop(self) -> None:
-        """Stop the proxy and moto."""
+        """Stop the proxy and moto, and forget the s3fs clients made for them.
+
+        s3fs keeps one client per set of options: a client made from the environment's credentials (no
+        options) would otherwise outlive this server, and a later server's test would reach this one's
+        closed port through it (connection refused, then reads that never end).
+        """
+        _forget_s3_clients()
         if self.proxy is not None:
             self.proxy.close()
             self.proxy = None

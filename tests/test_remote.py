@@ -23,10 +23,17 @@ from h5ml.model.remote import COALESCE_GAP_BYTES, coalesce, is_url
 from h5ml.model.shard_index import SplitEntry, index_fingerprint, is_index_path, load_index, shard_location
 from h5ml.reader.direct import chunk_index
 from h5ml.tools import cli
-from s3_server import S3Server
+from s3_server import S3Server, time_limit
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
+
+
+@pytest.fixture(autouse=True)
+def _bounded() -> Iterator[None]:
+    """Every test here ends within 300 s, even if a request to the server never returns."""
+    with time_limit(300):
+        yield
 
 
 @pytest.fixture(scope="module")

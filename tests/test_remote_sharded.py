@@ -26,7 +26,7 @@ import pytest
 import h5ml
 from h5ml.model.remote import BLOCK_BYTES, HEAD_BYTES
 from h5ml.tools import cli
-from s3_server import S3Server
+from s3_server import S3Server, time_limit
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
@@ -72,6 +72,13 @@ def _write(folder: Path) -> Path:
                     },
                 )
     return folder
+
+
+@pytest.fixture(autouse=True)
+def _bounded() -> Iterator[None]:
+    """Every test here ends within 300 s, even if a request to the server never returns."""
+    with time_limit(300):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -150,7 +150,7 @@ def test_a_replaced_shard_is_refused_before_its_samples_are_returned(pair: tuple
                 split.read(request_)
             message = str(caught.value)
             assert str(index) in message and "shard 2 of split 'train' (train/train-00002.h5)" in message
-            assert "has fingerprint" in message and "the index says" in message and "write the index again" in message
+            assert "has fingerprint" in message and "the index says" in message and "write the dataset again" in message
         assert ("train", 2) not in ds.open_shards
 
 

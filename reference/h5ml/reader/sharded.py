@@ -380,8 +380,8 @@ class ShardedDataset:
                 # SPEC §12.5-R1: a shard that disagrees with its index entry is refused before any sample is read
                 raise ShardIndexError(
                     f"{where} disagrees with the index: " + "; ".join(problems) + ". The shard was changed "
-                    "or replaced after the index was written: restore it, or write the index again from the shards "
-                    "(`h5ml validate` on the index lists every disagreeing shard)",
+                    "or replaced after the index was written: restore it, or write the dataset again (h5ml shard, "
+                    "h5ml.Writer); `h5ml validate` on the index lists every disagreeing shard",
                     path=location,
                 )
         except BaseException:

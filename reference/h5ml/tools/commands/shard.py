@@ -50,8 +50,9 @@ def shard_options(function: Any) -> Any:
         default=None,
         metavar="SIZE",
         callback=shard_size_option,
-        help="Roll over to a new shard before one exceeds SIZE: bytes, or 512MiB, 1GiB, 100MB (KB/MB/GB: powers "
-        "of 1000; KiB/MiB/GiB: of 1024). The output is then a folder: shards and index.json.",
+        help="Roll over to a new shard before the stored bytes of its samples exceed SIZE (HDF5's own metadata, "
+        "some kB per file, comes on top): bytes, or 512MiB, 1GiB, 100MB (KB/MB/GB: powers of 1000; KiB/MiB/GiB: "
+        "of 1024). The output is then a folder: shards and index.json.",
     )(function)
 
 
