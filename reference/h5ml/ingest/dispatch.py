@@ -17,6 +17,8 @@ kind               source
 ``hdf5``           HDF5 and MATLAB v7.3 files, shard lists (:mod:`h5ml.ingest.hdf5`), through a plan
 ``table``          a ``.csv``, ``.tsv`` or ``.parquet`` file (:mod:`h5ml.ingest.tables`)
 ``hf``             a Hugging Face dataset saved with ``save_to_disk`` (:mod:`h5ml.ingest.hf`)
+``croissant``      a Croissant JSON-LD file (``.json``/``.jsonld`` whose ``conformsTo`` is Croissant),
+                   its records read by mlcroissant from local files (:mod:`h5ml.ingest.croissant`)
 =================  ==========================================================
 """
 
@@ -30,13 +32,14 @@ from typing import Any, Final, Literal
 
 from h5ml import spec
 from h5ml.errors import IngestError, ParameterError
+from h5ml.ingest.croissant.vocabulary import is_croissant
 from h5ml.ingest.options import PIPELINE_OPTIONS, SHARD_OPTIONS, SHARED_OPTIONS, cli_option
 from h5ml.ingest.report import IngestReport
 
 __all__ = ["KINDS", "OPTIONS", "SourceKind", "convert", "detect_kind", "detect_kinds"]
 
-SourceKind = Literal["arrays", "audio", "images", "hdf5", "table", "hf"]
-KINDS: Final[tuple[SourceKind, ...]] = ("arrays", "audio", "images", "hdf5", "table", "hf")
+SourceKind = Literal["arrays", "audio", "images", "hdf5", "table", "hf", "croissant"]
+KINDS: Final[tuple[SourceKind, ...]] = ("arrays", "audio", "images", "hdf5", "table", "hf", "croissant")
 
 _AUDIO: Final = frozenset({".wav", ".flac", ".ogg"})
 _IMAGES: Final = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
@@ -85,6 +88,7 @@ OPTIONS: Final[Mapping[SourceKind, frozenset[str]]] = {
         }
     ),
     "hf": frozenset({"images", "audio", "label", "split_ratios", "columns", "splits", "batch_size", *SHARD_OPTIONS}),
+    "croissant": frozenset({"record_set", "split", *SHARD_OPTIONS}),
 }
 #: The pyproject extra that installs what each kind of source needs, and the packages it needs whatever the source.
 _EXTRAS: Final[Mapping[SourceKind, tuple[str, tuple[str, ...]]]] = {
@@ -92,6 +96,7 @@ _EXTRAS: Final[Mapping[SourceKind, tuple[str, tuple[str, ...]]]] = {
     "images": ("images", ("PIL",)),
     "table": ("tables", ("pandas",)),
     "hf": ("hf", ("datasets",)),
+    "croissant": ("croissant", ("mlcroissant",)),
 }
 #: The options ``.npy`` sources take and ``.npz`` ones do not.
 _NPY_ONLY: Final = ("split", "feature")
@@ -105,7 +110,8 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
     folder by the extensions of the files it holds (the first 2000 met,
     hidden ones skipped), whichever are more numerous. A file goes by its
     suffix, and a file with another suffix that starts with the HDF5
-    signature is ``hdf5``.
+    signature is ``hdf5``; a ``.json``/``.jsonld`` file whose ``conformsTo``
+    names Croissant is ``croissant``.
 
     Parameters
     ----------
@@ -155,6 +161,8 @@ def detect_kind(source: str | os.PathLike[str]) -> SourceKind:
         return "table"
     if suffix in _LISTS and _lists_hdf5(path):
         return "hdf5"
+    if suffix in (".json", ".jsonld") and is_croissant(path):
+        return "croissant"
     with path.open("rb") as handle:
         if spec.superblock_version(handle) is not None:
             return "hdf5"
@@ -235,6 +243,7 @@ def _converter(kind: SourceKind, source: str | os.PathLike[str], given: Mapping[
         "hdf5": ("h5ml.ingest.hdf5", "convert_hdf5"),
         "table": ("h5ml.ingest.tables", "convert_table"),
         "hf": ("h5ml.ingest.hf", "convert_huggingface"),
+        "croissant": ("h5ml.ingest.croissant", "convert_croissant"),
     }[kind]
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 

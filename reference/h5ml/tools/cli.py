@@ -1,4 +1,4 @@
-"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, shard, unshard, demo.
+"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, croissant, export, subset, merge, shard, demo, ...
 
 ``main()`` (the console script; ``python -m h5ml`` and ``python -m
 h5ml.tools.cli`` run the same entry point) only calls :func:`run`, which takes the
@@ -55,6 +55,7 @@ _COMMANDS: Final = {
     "inspect": ("h5ml.tools.commands.inspect", "inspect_command"),
     "dump": ("h5ml.tools.commands.dump", "dump_command"),
     "convert": ("h5ml.tools.commands.convert", "convert_command"),
+    "croissant": ("h5ml.tools.commands.croissant", "croissant_command"),
     "export": ("h5ml.tools.commands.edit", "export_command"),
     "subset": ("h5ml.tools.commands.edit", "subset_command"),
     "merge": ("h5ml.tools.commands.edit", "merge_command"),

@@ -1,4 +1,4 @@
-"""``h5ml convert``: arrays, audio and image folders, HDF5 files, tables and Hugging Face datasets to h5ml.
+"""``h5ml convert``: arrays, audio and image folders, HDF5 files, tables, Hugging Face and Croissant datasets to h5ml.
 
 The options of every kind of source are here; :func:`h5ml.ingest.dispatch.convert`
 checks that the given ones apply to the source's kind and calls its
@@ -31,10 +31,11 @@ __all__ = ["convert_command"]
 @click.option(
     "--from",
     "kind",
-    type=click.Choice(["auto", "arrays", "audio", "images", "hdf5", "table", "hf"]),
+    type=click.Choice(["auto", "arrays", "audio", "images", "hdf5", "table", "hf", "croissant"]),
     default="auto",
     show_default=True,
-    help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, or by the file suffix.",
+    help="What SOURCE is; auto: a folder of audio or image files, a saved Hugging Face dataset, a Croissant "
+    "JSON-LD file (its conformsTo), or by the file suffix.",
 )
 @click.option(
     "--compression",
@@ -68,7 +69,16 @@ __all__ = ["convert_command"]
     default=None,
     help="Split ratios for a source without splits, e.g. train=0.8,test=0.2 (stratified on the label, cut with --seed).",
 )
-@click.option("--split", "split", default=None, help=".npy: the split to write (default train).")
+@click.option(
+    "--split",
+    "split",
+    default=None,
+    help=".npy: the split to write (default train). Croissant: the split of every record of a record set without a "
+    "cr:Split field (required then).",
+)
+@click.option(
+    "--record-set", default=None, help="Croissant: the @id or name of the record set to convert (when several)."
+)
 @click.option(
     "--workers",
     type=click.IntRange(1),
@@ -227,6 +237,7 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
                              several files, or a .txt list of shards, are joined
       a .csv/.parquet file   one feature per column
       a saved HF dataset     a folder written by datasets' save_to_disk
+      a Croissant JSON-LD    its records, read by mlcroissant from local files
     OUTPUT is written in one pass, streaming, and appears only when complete.
     With --shard-size or --samples-per-shard (every kind but .npz/.npy
     arrays), OUTPUT is a folder: shards <split>/<split>-NNNNN.h5 and

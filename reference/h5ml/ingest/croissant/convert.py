@@ -1,0 +1,382 @@
+"""Convert a Croissant dataset to h5ml, its records read by mlcroissant offline: :func:`convert_croissant` (§4, §5, §6).
+
+``h5ml convert metadata.json OUT.h5``: the JSON-LD is checked before any
+record is read, and refused, with what and why, when
+
+- it is not Croissant 1.0 or 1.1 (``conformsTo``), or mlcroissant finds it invalid;
+- a ``cr:FileObject`` has a remote ``contentUrl`` (``http://...``): offline
+  conversion needs local files (the message names the FileObject);
+- a local file it names does not exist;
+- it describes HDF5 files (``application/x-hdf5``, as ``h5ml croissant``
+  writes): mlcroissant reads no HDF5, and the data already is HDF5; the
+  message names the file, and says whether it is h5ml already;
+- a field has a data type h5ml does not convert (the table of
+  :mod:`h5ml.ingest.croissant.records`), or audio needs librosa, which
+  mlcroissant uses to decode it and which is not installed;
+- which record set to convert, or which split its records go to, is not
+  said (below).
+
+Record set: the one record set that is neither an ``sc:Enumeration`` (class
+names) nor a ``cr:Split`` (split names) one, or the one ``record_set=``
+names (by ``@id`` or ``name``). Splits: Croissant's convention is a field
+of data type ``cr:Split``, or one referencing a ``cr:Split`` record set:
+each record goes to the split that field names. Without such a field every
+record goes to the split ``split=`` names, and without ``split=`` the
+conversion is refused (a record set without splits may be anything: train
+data, test data, everything). The card (``name``, ``description``,
+``license``, ``citeAs``, ``creator``, ``version``, ``url``, ``keywords``)
+becomes the root metadata (§4.2); ``metadata=`` wins.
+
+The records stream through :func:`h5ml.ingest.samples.convert_samples`, so
+memory stays bounded and a failed conversion leaves ``output`` as it was.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlparse
+
+import h5py
+
+from h5ml.errors import IngestError, ParameterError
+from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, split_plan
+from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT, READ_VERSIONS, croissant_version, load_jsonld
+from h5ml.ingest.docstrings import shared_doc
+from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, OnError
+from h5ml.ingest.output import check_output
+from h5ml.ingest.report import IngestReport
+from h5ml.ingest.samples import convert_samples
+from h5ml.model.values import FeatureSpec
+
+__all__ = ["convert_croissant"]
+
+#: The key of each sample that carries its split to :func:`convert_samples` (never a feature name: §5.1.1).
+_SPLIT_KEY: Final = "_croissant_split"
+_NOT_DATA: Final = ("https://schema.org/Enumeration", "http://mlcommons.org/croissant/Split")
+
+
+def _nodes(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    given = document.get("distribution", [])
+    return [n for n in (given if isinstance(given, list) else [given]) if isinstance(n, Mapping)]
+
+
+def _node_type(node: Mapping[str, Any]) -> str:
+    kind = node.get("@type", "")
+    return str(kind[0] if isinstance(kind, list) and kind else kind).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _local_path(url: str, folder: Path) -> Path | None:
+    """The local file of a ``contentUrl`` (relative to the JSON-LD's folder, or ``file://``), None when remote."""
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    if parsed.scheme and len(parsed.scheme) > 1:  # a Windows drive letter is no scheme
+        return None
+    return folder / url
+
+
+def _is_h5ml(path: Path) -> bool:
+    try:
+        with h5py.File(path, "r") as handle:
+            return bool(handle.attrs.get("format") in ("h5ml", b"h5ml"))
+    except OSError:
+        return False
+
+
+def check_files(document: Mapping[str, Any], where: str) -> None:
+    """Refuse remote, missing and HDF5 files before any work (the module docstring).
+
+    Raises
+    ------
+    h5ml.IngestError
+        Naming the FileObject or FileSet, its ``contentUrl`` and what to do.
+    """
+    folder = Path(where).parent
+    for node in _nodes(document):
+        kind, node_id = _node_type(node), node.get("@id", node.get("name", "?"))
+        url = node.get("contentUrl")
+        local = _local_path(url, folder) if isinstance(url, str) else None
+        if isinstance(url, str) and local is None:
+            raise IngestError(
+                f"{where}: the {kind} {node_id!r} has the remote contentUrl {url!r}; offline conversion needs local "
+                "files: download it, set contentUrl to its local path (relative to the JSON-LD's folder), and "
+                "convert again",
+                path=where,
+            )
+        hdf5 = node.get("encodingFormat") == HDF5_ENCODING_FORMAT
+        if local is not None and hdf5:
+            what = "an h5ml file already" if local.is_file() and _is_h5ml(local) else "an HDF5 file"
+            raise IngestError(
+                f"{where}: this Croissant describes the HDF5 file {local} ({kind} {node_id!r}), and mlcroissant reads "
+                f"no HDF5; {local} is {what}: open it with h5ml.open({str(local)!r}) (`h5ml inspect {local}`) instead "
+                "of converting its metadata"
+                + (
+                    "" if what.startswith("an h5ml") else f", or convert the file itself: `h5ml convert {local} OUT.h5`"
+                ),
+                path=where,
+            )
+        if hdf5:
+            raise IngestError(
+                f"{where}: the {kind} {node_id!r} holds HDF5 files, which mlcroissant does not read; open the h5ml "
+                "index or files it lists with h5ml.open instead of converting their metadata",
+                path=where,
+            )
+        if local is not None and not local.exists():
+            raise IngestError(
+                f"{where}: the {kind} {node_id!r} names {url!r}, and {local} does not exist; put the file there or "
+                "fix its contentUrl (relative to the JSON-LD's folder)",
+                path=where,
+            )
+
+
+def _load(source: Path) -> Any:
+    """The mlcroissant Dataset of ``source``, its validation errors an IngestError."""
+    try:
+        import mlcroissant
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            "converting a Croissant JSON-LD file needs mlcroissant, which is not installed: pip install 'h5ml[croissant]'",
+            name="mlcroissant",
+        ) from exc
+    try:
+        return mlcroissant.Dataset(jsonld=os.fspath(source))
+    except mlcroissant.ValidationError as exc:
+        raise IngestError(f"{source}: mlcroissant finds this Croissant invalid: {' '.join(str(exc).split())}") from exc
+
+
+def _choose(metadata: Any, record_set: str | None, where: str) -> Any:
+    """The record set to convert (the module docstring)."""
+    every = list(metadata.record_sets)
+    if record_set is not None:
+        chosen = [r for r in every if record_set in (r.id, r.name)]
+        if not chosen:
+            raise ParameterError(
+                f"{where}: no record set {record_set!r}; it has {', '.join(repr(r.id) for r in every) or 'none'} "
+                "(parameter record_set, option --record-set)"
+            )
+        return chosen[0]
+    data = [r for r in every if not set(data_type_names(r)) & set(_NOT_DATA)]
+    if len(data) == 1:
+        return data[0]
+    listed = ", ".join(repr(r.id) for r in data) or "none"
+    raise ParameterError(
+        f"{where}: {len(data)} record sets of data ({listed}); say which to convert with "
+        "record_set='ID' (--record-set ID)"
+    )
+
+
+def _text(value: Any) -> str | None:
+    """A Croissant text value (a string, or a one-language map in 1.1)."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        value = next(iter(value.values()))
+    return value if isinstance(value, str) and value else None
+
+
+def card(document: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The h5ml root metadata (§4.2) of a Croissant card.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If the card has several licenses: which one (or what SPDX expression) applies is the user's to say.
+    """
+    out: dict[str, Any] = {"source": where}
+    for h5ml, croissant in (("name", "name"), ("description", "description"), ("citation", "citeAs")):
+        value = _text(document.get(croissant))
+        if value is not None:
+            out[h5ml] = value
+    version = document.get("version")
+    if isinstance(version, (str, int, float)) and not isinstance(version, bool) and str(version):
+        out["version"] = str(version)
+    url = document.get("url")
+    if isinstance(url, str) and url.startswith(("http://", "https://")):
+        out["homepage"] = url
+    licenses = document.get("license")
+    licenses = licenses if isinstance(licenses, list) else [licenses] if licenses is not None else []
+    licenses = [x.get("url", x.get("name")) if isinstance(x, Mapping) else x for x in licenses]
+    if len(licenses) > 1:
+        raise IngestError(
+            f"{where}: the card has {len(licenses)} licenses ({licenses!r:.200}); an h5ml file has one license "
+            "expression: give it with metadata={'license': ...} (--license)",
+            path=where,
+        )
+    if licenses and isinstance(licenses[0], str) and licenses[0]:
+        out["license"] = licenses[0]
+    creators = document.get("creator")
+    creators = creators if isinstance(creators, list) else [creators] if creators is not None else []
+    names = [_text(c.get("name")) if isinstance(c, Mapping) else _text(c) for c in creators]
+    if any(names):
+        out["creator"] = "; ".join(n for n in names if n)
+    keywords = document.get("keywords")
+    if isinstance(keywords, list) and keywords and all(isinstance(k, str) and k for k in keywords):
+        out["keywords"] = list(keywords)
+    return out
+
+
+def _samples(
+    dataset: Any, record_set: Any, plans: Sequence[FieldPlan], split: str | None, where: str
+) -> Iterator[dict[str, Any]]:
+    """The records of ``record_set`` as samples ``{feature: value, _SPLIT_KEY: split}``."""
+    import mlcroissant
+
+    records = iter(dataset.records(record_set=record_set.id))
+    index = 0
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            return
+        except (mlcroissant.GenerationError, ValueError, OSError) as exc:
+            raise IngestError(
+                f"{where}: mlcroissant could not produce record {index} of record set {record_set.id!r}: "
+                f"{' '.join(str(exc).split())}; nothing was written",
+                path=where,
+            ) from exc
+        at = f"{where}: record {index} of record set {record_set.id!r}"
+        sample = {_SPLIT_KEY if p.kind == "split" else p.name: p.value(record.get(p.field_id), at) for p in plans}
+        if split is not None:
+            sample[_SPLIT_KEY] = split
+        yield sample
+        index += 1
+
+
+@shared_doc(
+    (*SHARED_OPTIONS, *SHARD_OPTIONS),
+    notes={
+        "features": "A feature given here takes these options instead of its field's own (the table of "
+        ":mod:`h5ml.ingest.croissant.records`).",
+        "workers": "Not used: mlcroissant yields the records one at a time, in this thread.",
+        "processes": "Not used (see ``workers``).",
+        "on_error": "A record that does not convert (a missing value, an image of another shape) always stops.",
+    },
+)
+def convert_croissant(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    record_set: str | None = None,
+    split: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    features: Mapping[str, FeatureSpec | Mapping[str, Any]] | None = None,
+    compression: str | None = None,
+    level: int | None = None,
+    shuffle: bool = False,
+    seed: int | None = None,
+    workers: int = 1,
+    processes: bool = False,
+    on_error: OnError = "stop",
+    progress: bool | None = None,
+    overwrite: bool = False,
+    shard_size: int | str | None = None,
+    samples_per_shard: int | None = None,
+) -> IngestReport:
+    """Convert the records of a Croissant JSON-LD dataset to an h5ml file (see the module docstring).
+
+    Parameters
+    ----------
+    source
+        The Croissant JSON-LD file (1.0 or 1.1); its local files are read by mlcroissant.
+    output
+        The h5ml file to write.
+    record_set
+        The ``@id`` or ``name`` of the record set to convert; needed when the
+        dataset has several record sets of data.
+    split
+        The split of every record when the record set has no ``cr:Split``
+        field; refused when it has one.
+    {shared_parameters}
+
+    Returns
+    -------
+    IngestReport
+        Samples written per split.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If the file is not Croissant, or refers to remote, missing or HDF5
+        files, has a field h5ml does not convert, a record that does not
+        convert, or mlcroissant cannot produce the records; ``output`` is left as it was.
+    h5ml.errors.ParameterError
+        If the record set or the split is not said where it must be.
+    ModuleNotFoundError
+        If mlcroissant (``pip install 'h5ml[croissant]'``) is not installed.
+    {shared_raises}
+    """
+    path = Path(source)
+    where = os.fspath(path)
+    sharded = shard_size is not None or samples_per_shard is not None
+    check_output(output, overwrite, [path], sharded=sharded)  # before mlcroissant reads anything
+    document = load_jsonld(path)
+    version = croissant_version(document)
+    if version not in READ_VERSIONS:
+        raise IngestError(
+            f"{where}: not a Croissant 1.0 or 1.1 JSON-LD file (conformsTo is {document.get('conformsTo')!r}); "
+            f"h5ml reads conformsTo {' or '.join(READ_VERSIONS)}",
+            path=where,
+        )
+    check_files(document, where)
+    meta = {**card(document, where), **dict(metadata or {})}
+    dataset = _load(path)
+    by_id = {r.id: r for r in dataset.metadata.record_sets}
+    chosen = _choose(dataset.metadata, record_set, where)
+    plans = plan_fields(chosen, by_id, where)
+    split_field = split_plan(plans)
+    if split_field is not None and split is not None:
+        raise ParameterError(
+            f"{where}: record set {chosen.id!r} names each record's split in field {split_field.field_id!r}; "
+            "split= (--split) does not apply: leave it out"
+        )
+    if split_field is None and split is None:
+        raise ParameterError(
+            f"{where}: record set {chosen.id!r} has no cr:Split field, so nothing says which split its records "
+            "belong to; confirm one with split='train' (--split train), or another split name"
+        )
+    if any(p.kind == "audio" for p in plans) and importlib.util.find_spec("librosa") is None:
+        raise IngestError(
+            f"{where}: record set {chosen.id!r} has sc:AudioObject fields, which mlcroissant decodes with librosa, "
+            "which is not installed (pip install librosa); or convert the audio files themselves: "
+            "`h5ml convert AUDIO_FOLDER OUT.h5`",
+            path=where,
+        )
+    samples = _samples(dataset, chosen, plans, split, where)
+    first = next(samples, None)
+    if first is None:
+        raise IngestError(f"{where}: record set {chosen.id!r} has no records; nothing to write", path=where)
+    table: dict[str, FeatureSpec | Mapping[str, Any]] = {}
+    for plan in plans:
+        if plan.kind != "split":
+            own = plan.spec()
+            rate = plan.audio_rate()
+            table[plan.name] = (
+                own if rate is None else FeatureSpec(encoding="ragged", dtype="float32", sample_rate=rate)
+            )
+    for name, given in (features or {}).items():
+        table[name] = given
+    return convert_samples(
+        _chain(first, samples),
+        output,
+        split_key=_SPLIT_KEY,
+        metadata=meta,
+        features=table,
+        compression=compression,
+        level=level,
+        shuffle=shuffle,
+        seed=seed,
+        workers=workers,
+        processes=processes,
+        on_error=on_error,
+        progress=progress,
+        overwrite=overwrite,
+        shard_size=shard_size,
+        samples_per_shard=samples_per_shard,
+    )
+
+
+def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest

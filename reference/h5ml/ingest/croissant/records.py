@@ -1,0 +1,267 @@
+"""How each Croissant field of a record set becomes an h5ml feature, and its values samples (§6).
+
+:func:`plan_fields` decides, before any record is read, the encoding of each
+field of the chosen record set from its ``dataType`` (mlcroissant's parsed
+:class:`mlcroissant.Field`), and refuses the fields it cannot convert;
+:class:`FieldPlan` turns each value that ``mlcroissant`` produces into one
+sample value for :func:`h5ml.ingest.samples.convert_samples`.
+
+===============================  ===========================  ========================================
+Croissant ``dataType``           mlcroissant gives            h5ml feature
+===============================  ===========================  ========================================
+``sc:Integer``, ``cr:Int*``,     int                          dense int64 (the sized types: their
+``cr:UInt*``                                                  dtype); ``isArray``: dense arrays
+``sc:Float``, ``cr:Float*``      float                        dense float64 (float16/32 when sized)
+``sc:Boolean``                   bool                         dense bool
+``sc:Text``                      bytes (UTF-8)                string
+``sc:Text`` referencing an       bytes                        categorical; class names: the
+``sc:Enumeration`` record set                                 referenced field's values, in order
+``sc:ImageObject``               PIL image                    dense uint8 (H, W[, C]); every image the
+                                                              same shape, else refused
+``sc:AudioObject``               (samples, rate) by librosa   ragged float32 with ``sample_rate``;
+                                                              every clip the same rate, else refused
+a ``cr:Split`` field             bytes                        the record's split (not a feature)
+anything else                    --                           refused before any record is read
+===============================  ===========================  ========================================
+
+A missing value (None, or NaN in an integer or boolean field) is refused with
+the record and the field: h5ml has no missing value but in categorical
+features, and a guessed fill would be a wrong answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from h5ml.errors import IngestError
+from h5ml.model.values import FeatureSpec
+
+__all__ = ["FieldPlan", "data_type_names", "plan_fields", "split_plan"]
+
+_SC: Final = "https://schema.org/"
+_CR: Final = "http://mlcommons.org/croissant/"
+#: Croissant numeric and boolean data types -> the numpy dtype of their dense feature.
+_NUMERIC: Final[Mapping[str, str]] = {
+    _SC + "Integer": "int64",
+    _SC + "Float": "float64",
+    _SC + "Boolean": "bool",
+    **{_CR + f"Int{bits}": f"int{bits}" for bits in (8, 16, 32, 64)},
+    **{_CR + f"UInt{bits}": f"uint{bits}" for bits in (8, 16, 32, 64)},
+    **{_CR + f"Float{bits}": f"float{bits}" for bits in (16, 32, 64)},
+}
+_TEXT: Final = _SC + "Text"
+_IMAGE: Final = _SC + "ImageObject"
+_AUDIO: Final = _SC + "AudioObject"
+_SPLIT: Final = _CR + "Split"
+_ENUMERATION: Final = _SC + "Enumeration"
+
+
+def data_type_names(node: Any) -> list[str]:
+    """The ``dataType`` IRIs of a mlcroissant node (a Field or a RecordSet), as strings."""
+    given = getattr(node, "data_types", None) or []
+    return [str(t) for t in (given if isinstance(given, list) else [given])]
+
+
+def _short(iri: str) -> str:
+    return iri.replace(_SC, "sc:").replace(_CR, "cr:")
+
+
+@dataclass
+class FieldPlan:
+    """One field of the record set and the h5ml feature it becomes.
+
+    Attributes
+    ----------
+    field_id
+        The field's ``@id`` (the key of its values in mlcroissant's records).
+    name
+        The feature name (the field's ``name``).
+    kind
+        ``"numeric"``, ``"text"``, ``"categorical"``, ``"image"``, ``"audio"`` or ``"split"``.
+    dtype
+        The numpy dtype of a numeric feature.
+    class_names
+        The class names of a categorical feature.
+    """
+
+    field_id: str
+    name: str
+    kind: str
+    dtype: str | None = None
+    class_names: list[str] | None = None
+    _shape: tuple[int, ...] | None = field(default=None, repr=False)
+    _rate: float | None = field(default=None, repr=False)
+
+    def spec(self) -> FeatureSpec:
+        """The writer's options of the feature (its encoding, dtype, class names)."""
+        if self.kind == "numeric":
+            return FeatureSpec(encoding="dense", dtype=self.dtype)
+        if self.kind == "text":
+            return FeatureSpec(encoding="string")
+        if self.kind == "categorical":
+            return FeatureSpec(encoding="categorical", class_names=self.class_names)
+        if self.kind == "image":
+            return FeatureSpec(encoding="dense", dtype="uint8")
+        return FeatureSpec(encoding="ragged", dtype="float32")
+
+    def audio_rate(self) -> float | None:
+        """The sample rate the clips share (Hz), known after the first clip."""
+        return self._rate
+
+    def value(self, value: Any, where: str) -> Any:
+        """One sample value of mlcroissant's ``value`` for this field.
+
+        Raises
+        ------
+        h5ml.IngestError
+            If the value is missing, is not UTF-8 text, or an image or a clip
+            disagrees with the first in shape or sample rate (``where`` names the record).
+        """
+        floating = self.dtype is not None and np.dtype(self.dtype).kind == "f"
+        if value is None or (isinstance(value, float) and math.isnan(value) and not floating):
+            raise IngestError(
+                f"{where}: field {self.field_id!r} has no value; h5ml stores no missing values outside categorical "
+                "features: fill or drop those records in the source"
+            )
+        if self.kind in ("text", "categorical", "split"):
+            if isinstance(value, bytes):
+                try:
+                    return value.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise IngestError(f"{where}: field {self.field_id!r} is not UTF-8 text ({exc.reason})") from exc
+            return str(value)
+        if self.kind == "numeric":
+            return np.asarray(value, dtype=self.dtype)
+        if self.kind == "image":
+            return self._image(value, where)
+        return self._audio(value, where)
+
+    def _image(self, value: Any, where: str) -> np.ndarray:
+        pixels = np.asarray(value)
+        if pixels.dtype != np.uint8:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} decodes to {pixels.dtype} pixels (image mode "
+                f"{getattr(value, 'mode', '?')}); h5ml writes 8-bit images only: convert the images to 8 bits first"
+            )
+        if self._shape is None:
+            self._shape = pixels.shape
+        elif pixels.shape != self._shape:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} is an image of shape {pixels.shape}, the first was {self._shape}; "
+                "a dense feature holds images of one size and mode: resize them in the source, or convert the image "
+                "folder with `h5ml convert FOLDER OUT.h5 --size WxH`"
+            )
+        return pixels
+
+    def _audio(self, value: Any, where: str) -> np.ndarray:
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise IngestError(f"{where}: field {self.field_id!r} gave {type(value).__name__}, not (samples, rate)")
+        samples, rate = np.asarray(value[0], dtype=np.float32), float(value[1])
+        if self._rate is None:
+            self._rate = rate
+        elif rate != self._rate:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} has a clip at {rate} Hz, the first was at {self._rate} Hz; one "
+                "feature has one sample_rate: resample the clips in the source"
+            )
+        return samples.T if samples.ndim > 1 else samples
+
+
+def _enumeration_values(field: Any, record_sets: Mapping[str, Any], where: str) -> list[str] | None:
+    """The class names of a field that references an ``sc:Enumeration`` record set's field (else None)."""
+    references = getattr(field, "references", None)
+    target = getattr(references, "field", None) if references is not None else None
+    if not target:
+        return None
+    set_id = str(target).rsplit("/", 1)[0]
+    record_set = record_sets.get(set_id)
+    if record_set is None or _ENUMERATION not in data_type_names(record_set):
+        return None
+    rows = getattr(record_set, "data", None)
+    if not isinstance(rows, list):
+        raise IngestError(
+            f"{where}: field {field.id!r} references the enumeration {set_id!r}, whose class names are not inline "
+            "(`data`); h5ml reads inline class names only: list them in the record set's data"
+        )
+    names = [row.get(str(target)) for row in rows if isinstance(row, Mapping)]
+    if not names or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise IngestError(
+            f"{where}: the enumeration {set_id!r} field {str(target)!r} does not hold unique non-empty class names "
+            f"({names!r:.200}); fix its data"
+        )
+    return names  # type: ignore[return-value]
+
+
+def plan_fields(record_set: Any, record_sets: Mapping[str, Any], where: str) -> list[FieldPlan]:
+    """The plan of every field of ``record_set`` (see the module table), decided before any record is read.
+
+    Parameters
+    ----------
+    record_set
+        The mlcroissant RecordSet to convert.
+    record_sets
+        Every record set of the dataset by ``@id`` (enumerations are looked up there).
+    where
+        The JSON-LD file, for messages.
+
+    Returns
+    -------
+    list of FieldPlan
+        One per field, in the record set's order; at most one of kind ``"split"``.
+
+    Raises
+    ------
+    h5ml.IngestError
+        If a field has sub-fields, no or several data types, a data type h5ml
+        does not convert, or the record set has two split fields (each is named).
+    """
+    plans: list[FieldPlan] = []
+    refused: list[str] = []
+    for item in record_set.fields:
+        types = data_type_names(item)
+        label = f"{item.id!r} ({', '.join(_short(t) for t in types) or 'no dataType'})"
+        if getattr(item, "sub_fields", None):
+            refused.append(f"{label}: has subField (nested records); h5ml converts flat records")
+            continue
+        references = getattr(item, "references", None)
+        target = str(getattr(references, "field", "") or "")
+        target_set = record_sets.get(target.rsplit("/", 1)[0]) if target else None
+        if _SPLIT in types or (target_set is not None and _SPLIT in data_type_names(target_set)):
+            plans.append(FieldPlan(item.id, item.name, "split"))
+            continue
+        if len(types) != 1:
+            refused.append(f"{label}: needs exactly one dataType")
+            continue
+        kind = types[0]
+        if getattr(item, "is_array", False) or getattr(item, "repeated", False):
+            refused.append(f"{label}: isArray/repeated values are not converted yet; convert the array's source")
+        elif kind in _NUMERIC:
+            plans.append(FieldPlan(item.id, item.name, "numeric", dtype=_NUMERIC[kind]))
+        elif kind == _TEXT:
+            names = _enumeration_values(item, record_sets, where)
+            plans.append(FieldPlan(item.id, item.name, "text" if names is None else "categorical", class_names=names))
+        elif kind == _IMAGE:
+            plans.append(FieldPlan(item.id, item.name, "image"))
+        elif kind == _AUDIO:
+            plans.append(FieldPlan(item.id, item.name, "audio"))
+        else:
+            refused.append(f"{label}: h5ml has no encoding for this data type")
+    splits = [p.field_id for p in plans if p.kind == "split"]
+    if len(splits) > 1:
+        refused.append(f"{', '.join(map(repr, splits))}: several split fields; a record has one split")
+    if refused:
+        raise IngestError(
+            f"{where}: record set {record_set.id!r}: cannot convert " + "; ".join(refused) + ". Nothing was written",
+            path=where,
+        )
+    return plans
+
+
+def split_plan(plans: Sequence[FieldPlan]) -> FieldPlan | None:
+    """The plan of the record set's split field, or None."""
+    return next((p for p in plans if p.kind == "split"), None)

@@ -1,0 +1,373 @@
+"""The MLCommons Croissant 1.1 JSON-LD of an h5ml file or sharded index: :func:`croissant_metadata`, :func:`export_croissant`.
+
+``h5ml croissant FILE`` writes what catalogues that speak Croissant read: the
+card (§4.2), the files, and one ``cr:RecordSet`` per split (§5.1) with one
+``cr:Field`` per feature (§5.2, §6). It passes ``mlcroissant validate``.
+
+=====================  ======================================================================
+Croissant              from
+=====================  ======================================================================
+``name``               ``name`` (§4.2)
+``description``        ``description``; left out when the file has none
+``license``            ``license`` (an SPDX expression, as written)
+``citeAs``             ``citation``
+``creator``            ``creator``, as an ``sc:Person`` or an ``sc:Organization``: the
+                       file's free text cannot tell which, so ``creator_type`` must say
+``dateCreated``        ``created``
+``datePublished``      ``date_published`` when given (the file does not record it)
+``version``            ``version``
+``url``                ``homepage``
+``keywords``           ``keywords``
+``conformsTo``         ``http://mlcommons.org/croissant/1.1``
+``distribution``       the file as a ``cr:FileObject`` (``contentUrl`` relative to the JSON-LD's
+                       folder, ``encodingFormat`` ``application/x-hdf5``, ``sha256`` of its
+                       bytes); for a sharded index (§12): the index and every shard as a
+                       FileObject with its sha256, and per split a ``cr:FileSet``
+                       ``shards/<split>`` whose ``includes`` lists that split's shards
+``recordSet``          per split ``<split>``: a Field ``<split>/<feature>`` per feature
+                       (:mod:`h5ml.ingest.croissant.vocabulary` gives the data types), and
+                       per categorical feature an ``sc:Enumeration`` record set
+                       ``<split>/<feature>/classes`` of ``index`` (the code) and ``name``
+=====================  ======================================================================
+
+Where each field's values are: Croissant has no way to extract values from
+HDF5, so each field's ``source`` names the file (``fileObject``, or the
+split's ``fileSet``) and records the feature's HDF5 path, ``/<split>/<feature>``
+(a dataset, or the group of a ragged, categorical or bytes feature, §6), in
+``extract.column``; the field's ``description`` says so, with the encoding,
+dtype and sample shape. mlcroissant therefore validates the document but
+cannot read its records; ``h5ml convert`` of it says that the data already is
+h5ml and names the file.
+
+The JSON is deterministic: keys sorted, record sets and fields in name order,
+and written atomically (a temporary file beside it, renamed).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import numpy as np
+
+from h5ml.errors import IngestError, ParameterError
+from h5ml.ingest.croissant.vocabulary import CONFORMS_TO, CONTEXT, HDF5_ENCODING_FORMAT, field_data_type
+from h5ml.ingest.output import check_output, temp_beside
+from h5ml.model.paths import require_regular_file
+from h5ml.reader import ShardedDataset
+from h5ml.reader import open as open_any
+
+__all__ = ["CREATOR_TYPES", "croissant_metadata", "croissant_text", "export_croissant", "file_sha256"]
+
+#: The schema.org types a Croissant ``creator`` takes (``creator_type``).
+CREATOR_TYPES: Final = ("Person", "Organization")
+#: Bytes hashed at a time.
+_HASH_BLOCK: Final = 8 << 20
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, 64 lowercase hex digits (read in blocks of 8 MiB)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_id(name: str, what: str, where: str) -> str:
+    """Refuse a split or feature name that mlcroissant does not take in an ``@id`` (it holds whitespace)."""
+    if any(ch.isspace() for ch in name):
+        raise IngestError(
+            f"{where}: the {what} name {name!r} holds whitespace, which Croissant's @id does not take (mlcroissant "
+            "refuses it even URL-escaped); write the file with another name before writing its Croissant metadata",
+            path=where,
+        )
+    return name
+
+
+def _relative(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder``, '/'-separated (a FileObject's ``contentUrl``)."""
+    return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
+
+
+def _file_object(file_id: str, path: Path, folder: Path) -> dict[str, Any]:
+    return {
+        "@type": "cr:FileObject",
+        "@id": file_id,
+        "name": path.name,
+        "contentUrl": _relative(path, folder),
+        "encodingFormat": HDF5_ENCODING_FORMAT,
+        "sha256": file_sha256(path),
+        "contentSize": f"{path.stat().st_size} B",
+    }
+
+
+def _shape_text(shape: Iterable[int | None]) -> str:
+    return ",".join("-1" if d is None else str(int(d)) for d in shape)
+
+
+def _field(feature: Any, record_id: str, source: dict[str, Any], where: str) -> tuple[dict[str, Any], Any]:
+    """The Field of one feature and, for a categorical one, its enumeration record set (else None)."""
+    name = _check_id(feature.name, "feature", where)
+    encoding, shape = feature.encoding, tuple(feature.sample_shape)
+    dtype = "str" if encoding == "string" else np.dtype(feature.dtype).name
+    hdf5_path = f"/{feature.split}/{feature.name}"
+    field_id = f"{record_id}/{name}"
+    attrs = feature.first_shard_feature() if hasattr(feature, "first_shard_feature") else feature
+    media_type = getattr(attrs, "media_type", None)
+    data_type = field_data_type(encoding, feature.dtype, media_type, f"{where}:{hdf5_path}")
+    text = (
+        f"h5ml feature {feature.name!r} at HDF5 path {hdf5_path} (source.extract.column): encoding {encoding}, "
+        f"dtype {dtype}, sample shape {shape}"
+    )
+    if getattr(attrs, "sample_rate", None) is not None:
+        text += f", sample rate {attrs.sample_rate} Hz"
+    if getattr(attrs, "units", None) is not None:
+        text += f", units {attrs.units}"
+    if getattr(attrs, "description", None):
+        text += f". {attrs.description}"
+    field: dict[str, Any] = {
+        "@type": "cr:Field",
+        "@id": field_id,
+        "name": feature.name,
+        "description": text,
+        "dataType": data_type,
+        "source": {**source, "extract": {"column": hdf5_path}},
+    }
+    if encoding in ("dense", "ragged") and shape:
+        field["isArray"] = True
+        field["arrayShape"] = _shape_text(shape)
+    if encoding == "bytes" and media_type is not None:
+        field["encodingFormat"] = media_type
+    if encoding != "categorical":
+        return field, None
+    enum_id = f"{field_id}/classes"
+    field["references"] = {"field": {"@id": f"{enum_id}/index"}}
+    names = list(feature.class_names or [])
+    enumeration = {
+        "@type": "cr:RecordSet",
+        "@id": enum_id,
+        "name": f"{feature.name} classes ({feature.split})",
+        "description": f"The class names of feature {feature.name!r} of split {feature.split!r}: code -> name "
+        "(code -1, a missing value, has no class).",
+        "dataType": "sc:Enumeration",
+        "key": {"@id": f"{enum_id}/index"},
+        "field": [
+            {"@type": "cr:Field", "@id": f"{enum_id}/index", "name": "index", "dataType": "sc:Integer"},
+            {"@type": "cr:Field", "@id": f"{enum_id}/name", "name": "name", "dataType": "sc:Text"},
+        ],
+        "data": [{f"{enum_id}/index": code, f"{enum_id}/name": label} for code, label in enumerate(names)],
+    }
+    return field, enumeration
+
+
+def _card(metadata: Any, creator_type: str | None, date_published: str | None, where: str) -> dict[str, Any]:
+    """The Dataset properties of the card (the module table)."""
+    card: dict[str, Any] = {"name": metadata.name, "dateCreated": metadata.created}
+    for croissant, h5ml in (
+        ("description", "description"),
+        ("license", "license"),
+        ("citeAs", "citation"),
+        ("version", "version"),
+        ("url", "homepage"),
+        ("keywords", "keywords"),
+    ):
+        value = getattr(metadata, h5ml)
+        if value is not None and value != "":
+            card[croissant] = value
+    if metadata.creator:
+        if creator_type is None:
+            raise ParameterError(
+                f"{where}: the file's creator {metadata.creator!r} is free text, and Croissant needs to know whether it "
+                "is a person or an organisation: pass creator_type='Person' (--creator-type Person) or "
+                "creator_type='Organization' (--creator-type Organization)"
+            )
+        card["creator"] = {"@type": f"sc:{creator_type}", "name": metadata.creator}
+    if date_published is not None:
+        card["datePublished"] = date_published
+    return card
+
+
+def _check_options(creator_type: str | None, date_published: str | None) -> None:
+    if creator_type is not None and creator_type not in CREATOR_TYPES:
+        raise ParameterError(
+            f"creator_type must be one of {list(CREATOR_TYPES)}, got {creator_type!r} "
+            "(parameter creator_type, option --creator-type)"
+        )
+    if date_published is not None:
+        try:
+            datetime.date.fromisoformat(date_published) if len(
+                date_published
+            ) == 10 else datetime.datetime.fromisoformat(date_published.replace("Z", "+00:00"))
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"date_published must be an ISO 8601 date (2026-01-31) or date and time (2026-01-31T12:00:00Z), got "
+                f"{date_published!r} (parameter date_published, option --date-published)"
+            ) from None
+
+
+def croissant_metadata(
+    source: str | os.PathLike[str],
+    *,
+    folder: str | os.PathLike[str] | None = None,
+    creator_type: Literal["Person", "Organization"] | None = None,
+    date_published: str | None = None,
+    allow_external: bool = False,
+) -> dict[str, Any]:
+    """The Croissant 1.1 JSON-LD document of an h5ml file or sharded index (see the module docstring).
+
+    Parameters
+    ----------
+    source
+        An h5ml file, or the ``index.json`` (or folder) of a sharded dataset (§12).
+    folder
+        The folder the JSON-LD will be written to: ``contentUrl`` values are
+        relative to it. Default: the current directory.
+    creator_type
+        ``"Person"`` or ``"Organization"``: the schema.org type of the file's
+        ``creator``. Required when the file has a creator (its free text does
+        not say), unused otherwise.
+    date_published
+        ``datePublished``, an ISO 8601 date or date and time; default none
+        (mlcroissant then warns that the recommended property is missing).
+    allow_external
+        As :func:`h5ml.open` (§10.1).
+
+    Returns
+    -------
+    dict
+        The JSON-LD document.
+
+    Raises
+    ------
+    h5ml.errors.ParameterError
+        If ``creator_type`` is missing for a file with a creator, or not one of
+        :data:`CREATOR_TYPES`, or ``date_published`` is not ISO 8601.
+    h5ml.IngestError
+        If a split or feature name holds whitespace (Croissant's ``@id`` cannot),
+        or a bytes feature is neither ``image/*`` nor ``audio/*``.
+    h5ml.H5MLError, OSError
+        If the source cannot be read (as :func:`h5ml.open`).
+    """
+    _check_options(creator_type, date_published)
+    base = Path.cwd() if folder is None else Path(folder)
+    with open_any(source, allow_external=allow_external) as dataset:
+        sharded = isinstance(dataset, ShardedDataset)
+        where = dataset.path if sharded else os.fspath(source)
+        main = Path(dataset.path)
+        main_id = main.name
+        distribution = [_file_object(main_id, main, base)]
+        record_sets: list[dict[str, Any]] = []
+        for split_name in dataset.every_split():
+            split = dataset[split_name]
+            record_id = _check_id(split_name, "split", where)
+            source_node: dict[str, Any] = {"fileObject": {"@id": main_id}}
+            if sharded:
+                shards = [shard.path for shard in split.entry.shards]
+                for shard in shards:
+                    distribution.append(_file_object(shard, Path(dataset.folder) / shard, base))
+                set_id = f"shards/{split_name}"
+                includes = [_relative(Path(dataset.folder) / s, base) for s in shards]
+                distribution.append(
+                    {
+                        "@type": "cr:FileSet",
+                        "@id": set_id,
+                        "name": set_id,
+                        "description": f"The shards of split {split_name!r}, in sample order.",
+                        "encodingFormat": HDF5_ENCODING_FORMAT,
+                        "includes": includes,
+                    }
+                )
+                source_node = {"fileSet": {"@id": set_id}}
+            fields, enumerations = [], []
+            for feature_name in sorted(split.every_feature()):
+                field, enumeration = _field(split.feature(feature_name), record_id, source_node, where)
+                fields.append(field)
+                if enumeration is not None:
+                    enumerations.append(enumeration)
+            record_sets.append(
+                {
+                    "@type": "cr:RecordSet",
+                    "@id": record_id,
+                    "name": split_name,
+                    "description": f"Split {split_name!r} of the h5ml dataset: {split.num_samples} samples, one "
+                    "record per sample.",
+                    "field": fields,
+                }
+            )
+            record_sets.extend(enumerations)
+        card = _card(dataset.metadata, creator_type, date_published, where)
+    return {
+        "@context": dict(CONTEXT),
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        **card,
+        "distribution": sorted(distribution, key=lambda node: str(node["@id"])),
+        "recordSet": sorted(record_sets, key=lambda node: str(node["@id"])),
+    }
+
+
+def croissant_text(document: dict[str, Any]) -> str:
+    """A JSON-LD document as the deterministic text h5ml writes: keys sorted, indented by 2, UTF-8, a final newline."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def export_croissant(
+    source: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    creator_type: Literal["Person", "Organization"] | None = None,
+    date_published: str | None = None,
+    allow_external: bool = False,
+) -> Path:
+    """Write the Croissant 1.1 JSON-LD of an h5ml file or sharded index to ``output`` (see :func:`croissant_metadata`).
+
+    Parameters
+    ----------
+    source
+        An h5ml file, or the ``index.json`` of a sharded dataset (§12).
+    output
+        The JSON-LD file to write (``metadata.json``); ``contentUrl`` values
+        are relative to its folder.
+    overwrite
+        Replace ``output`` if it exists.
+    creator_type, date_published, allow_external
+        As :func:`croissant_metadata`.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
+
+    Raises
+    ------
+    FileExistsError
+        If ``output`` exists and ``overwrite`` is false, or is the source.
+    FileNotFoundError
+        If the source or the output's folder does not exist.
+    h5ml.errors.ParameterError, h5ml.IngestError, h5ml.H5MLError
+        As :func:`croissant_metadata`; ``output`` is left as it was.
+    """
+    given = Path(source)
+    sources = [require_regular_file(given)] if not given.is_dir() else [given]
+    out = check_output(output, overwrite, sources)
+    document = croissant_metadata(
+        source,
+        folder=out.parent,
+        creator_type=creator_type,
+        date_published=date_published,
+        allow_external=allow_external,
+    )
+    temp = temp_beside(out, "croissant")
+    try:
+        temp.write_text(croissant_text(document), encoding="utf-8")
+        os.replace(temp, out)
+    finally:
+        temp.unlink(missing_ok=True)
+    return out
