@@ -136,7 +136,7 @@ def check_files(document: Mapping[str, Any], where: str) -> None:
 def _load(source: Path) -> Any:
     """The mlcroissant Dataset of ``source``, its validation errors an IngestError."""
     try:
-        import mlcroissant
+        import mlcroissant  # type: ignore[import-untyped]  # mlcroissant ships no type information
     except ImportError as exc:
         raise ModuleNotFoundError(
             "converting a Croissant JSON-LD file needs mlcroissant, which is not installed: pip install 'h5ml[croissant]'",
@@ -217,6 +217,18 @@ def card(document: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+def _causes(exc: BaseException) -> str:
+    """What ``exc`` and the exceptions it was raised from say, on one line (mlcroissant's own names only the step)."""
+    said: list[str] = []
+    current: BaseException | None = exc
+    while current is not None and len(said) < 4:
+        text = " ".join(str(current).split())
+        if text and text not in said:
+            said.append(text)
+        current = current.__cause__ or current.__context__
+    return ": ".join(said)
+
+
 def _samples(
     dataset: Any, record_set: Any, plans: Sequence[FieldPlan], split: str | None, where: str
 ) -> Iterator[dict[str, Any]]:
@@ -233,7 +245,7 @@ def _samples(
         except (mlcroissant.GenerationError, ValueError, OSError) as exc:
             raise IngestError(
                 f"{where}: mlcroissant could not produce record {index} of record set {record_set.id!r}: "
-                f"{' '.join(str(exc).split())}; nothing was written",
+                f"{_causes(exc)}; nothing was written",
                 path=where,
             ) from exc
         at = f"{where}: record {index} of record set {record_set.id!r}"

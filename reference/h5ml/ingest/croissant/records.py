@@ -25,8 +25,8 @@ anything else                    --                           refused before any
 ===============================  ===========================  ========================================
 
 A missing value (None, or NaN in an integer or boolean field) is refused with
-the record and the field: h5ml has no missing value but in categorical
-features, and a guessed fill would be a wrong answer.
+the record and the field, in every field (categorical ones too): a guessed
+fill would be a wrong answer.
 """
 
 from __future__ import annotations
@@ -125,8 +125,8 @@ class FieldPlan:
         floating = self.dtype is not None and np.dtype(self.dtype).kind == "f"
         if value is None or (isinstance(value, float) and math.isnan(value) and not floating):
             raise IngestError(
-                f"{where}: field {self.field_id!r} has no value; h5ml stores no missing values outside categorical "
-                "features: fill or drop those records in the source"
+                f"{where}: field {self.field_id!r} has no value; a missing value is not guessed (no fill, no "
+                "missing class): fill or drop those records in the source"
             )
         if self.kind in ("text", "categorical", "split"):
             if isinstance(value, bytes):

@@ -166,6 +166,25 @@ def _field(feature: Any, record_id: str, source: dict[str, Any], where: str) -> 
     return field, enumeration
 
 
+def _shard_nodes(dataset: ShardedDataset, split: str, base: Path, distribution: list[dict[str, Any]]) -> dict[str, Any]:
+    """Add a split's shards (a FileObject each, with its sha256) and their FileSet; return the fields' ``source``."""
+    shards = [shard.path for shard in dataset.index.splits[split].shards]
+    folder = Path(dataset.folder)
+    distribution.extend(_file_object(shard, folder / shard, base) for shard in shards)
+    set_id = f"shards/{split}"
+    distribution.append(
+        {
+            "@type": "cr:FileSet",
+            "@id": set_id,
+            "name": set_id,
+            "description": f"The shards of split {split!r}, in sample order.",
+            "encodingFormat": HDF5_ENCODING_FORMAT,
+            "includes": [_relative(folder / shard, base) for shard in shards],
+        }
+    )
+    return {"fileSet": {"@id": set_id}}
+
+
 def _card(metadata: Any, creator_type: str | None, date_published: str | None, where: str) -> dict[str, Any]:
     """The Dataset properties of the card (the module table)."""
     card: dict[str, Any] = {"name": metadata.name, "dateCreated": metadata.created}
@@ -257,8 +276,7 @@ def croissant_metadata(
     _check_options(creator_type, date_published)
     base = Path.cwd() if folder is None else Path(folder)
     with open_any(source, allow_external=allow_external) as dataset:
-        sharded = isinstance(dataset, ShardedDataset)
-        where = dataset.path if sharded else os.fspath(source)
+        where = dataset.path if isinstance(dataset, ShardedDataset) else os.fspath(source)
         main = Path(dataset.path)
         main_id = main.name
         distribution = [_file_object(main_id, main, base)]
@@ -267,23 +285,8 @@ def croissant_metadata(
             split = dataset[split_name]
             record_id = _check_id(split_name, "split", where)
             source_node: dict[str, Any] = {"fileObject": {"@id": main_id}}
-            if sharded:
-                shards = [shard.path for shard in split.entry.shards]
-                for shard in shards:
-                    distribution.append(_file_object(shard, Path(dataset.folder) / shard, base))
-                set_id = f"shards/{split_name}"
-                includes = [_relative(Path(dataset.folder) / s, base) for s in shards]
-                distribution.append(
-                    {
-                        "@type": "cr:FileSet",
-                        "@id": set_id,
-                        "name": set_id,
-                        "description": f"The shards of split {split_name!r}, in sample order.",
-                        "encodingFormat": HDF5_ENCODING_FORMAT,
-                        "includes": includes,
-                    }
-                )
-                source_node = {"fileSet": {"@id": set_id}}
+            if isinstance(dataset, ShardedDataset):
+                source_node = _shard_nodes(dataset, split_name, base, distribution)
             fields, enumerations = [], []
             for feature_name in sorted(split.every_feature()):
                 field, enumeration = _field(split.feature(feature_name), record_id, source_node, where)
