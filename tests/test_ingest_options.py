@@ -44,6 +44,7 @@ def _converters() -> dict[str, Callable[..., Any]]:
         "convert_hdf5",
         "convert_table",
         "convert_huggingface",
+        "convert_croissant",
         "convert_samples",
         "convert_arrays",
     ]

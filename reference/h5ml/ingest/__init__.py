@@ -22,9 +22,10 @@ package / module         holds
 ``hdf5``                 HDF5 and MATLAB v7.3 files through a plan: :func:`convert_hdf5`, :func:`plan_hdf5`
 ``tables``               CSV and Parquet tables: :func:`convert_table`
 ``hf``                   Hugging Face datasets: :func:`convert_huggingface`
+``croissant``            MLCommons Croissant datasets (read by mlcroissant): :func:`convert_croissant`
 ``samples``              any iterable of samples: :func:`convert_samples`
 ``in_memory``            arrays in memory: :func:`convert_arrays`
-``export``               back out: :func:`export_npz`, :func:`export_parquet`
+``export``               back out: :func:`export_npz`, :func:`export_parquet`; :func:`export_croissant`
 ``edit``                 :func:`subset`, :func:`merge`
 ``dispatch``             which converter a source needs (``h5ml convert``)
 ``options``,             the shared options, checked once, and their
@@ -64,6 +65,8 @@ _LAZY = {
     "convert_npz": "h5ml.ingest.npz",
     "convert_npy": "h5ml.ingest.npz",
     "convert_huggingface": "h5ml.ingest.hf",
+    "convert_croissant": "h5ml.ingest.croissant",
+    "export_croissant": "h5ml.ingest.export",
     "export_npz": "h5ml.ingest.export",
     "export_parquet": "h5ml.ingest.export",
     "subset": "h5ml.ingest.edit",
