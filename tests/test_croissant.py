@@ -103,13 +103,13 @@ def test_croissant_of_a_file_validates_with_its_sha256_splits_fields_and_classes
     with h5ml.open(data) as dataset:
         assert doc["dateCreated"] == dataset.metadata.created
     files = by_id(doc["distribution"])
-    assert list(files) == ["d.h5"]
-    assert files["d.h5"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
-    assert files["d.h5"]["contentUrl"] == "../data/d.h5"  # relative to the JSON-LD's folder
-    assert files["d.h5"]["encodingFormat"] == "application/x-hdf5"
+    assert list(files) == ["files/d.h5"]
+    assert files["files/d.h5"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    assert files["files/d.h5"]["contentUrl"] == "../data/d.h5"  # relative to the JSON-LD's folder
+    assert files["files/d.h5"]["encodingFormat"] == "application/x-hdf5"
     sets = by_id(doc["recordSet"])
-    assert sorted(sets) == ["test", "test/label/classes", "train", "train/label/classes"]
-    fields = {f["name"]: f for f in sets["train"]["field"]}
+    assert sorted(sets) == ["classes/test/label", "classes/train/label", "splits/test", "splits/train"]
+    fields = {f["name"]: f for f in sets["splits/train"]["field"]}
     types = {name: f["dataType"] for name, f in fields.items()}
     assert types == {
         "clip": "sc:Float",
@@ -124,17 +124,17 @@ def test_croissant_of_a_file_validates_with_its_sha256_splits_fields_and_classes
     assert (fields["clip"]["isArray"], fields["clip"]["arrayShape"]) == (True, "-1")
     assert "sample rate 16000.0 Hz" in fields["clip"]["description"]
     assert fields["photo"]["encodingFormat"] == "image/png"
-    assert fields["text"]["source"] == {"fileObject": {"@id": "d.h5"}, "extract": {"column": "/train/text"}}
-    assert fields["label"]["references"] == {"field": {"@id": "train/label/classes/index"}}
-    classes = sets["train/label/classes"]
+    assert fields["text"]["source"] == {"fileObject": {"@id": "files/d.h5"}, "extract": {"column": "/train/text"}}
+    assert fields["label"]["references"] == {"field": {"@id": "classes/train/label/index"}}
+    classes = sets["classes/train/label"]
     assert classes["dataType"] == "sc:Enumeration"
     assert classes["data"] == [
-        {"train/label/classes/index": 0, "train/label/classes/name": "cat"},
-        {"train/label/classes/index": 1, "train/label/classes/name": "dog"},
+        {"classes/train/label/index": 0, "classes/train/label/name": "cat"},
+        {"classes/train/label/index": 1, "classes/train/label/name": "dog"},
     ]
     # the enumeration's records are what mlcroissant reads back: the class names
-    records = list(mlc.Dataset(jsonld=str(output)).records(record_set="train/label/classes"))
-    assert [r["train/label/classes/name"] for r in records] == ["cat", "dog"]
+    records = list(mlc.Dataset(jsonld=str(output)).records(record_set="classes/train/label"))
+    assert [r["classes/train/label/name"] for r in records] == ["cat", "dog"]
 
 
 def test_croissant_names_the_warning_of_a_missing_date_published_and_is_deterministic(tmp_path: Path) -> None:
@@ -178,6 +178,14 @@ def test_croissant_refuses_opaque_bytes_and_names_with_whitespace(tmp_path: Path
     code, _, err = cli("croissant", str(spaced), "-o", str(tmp_path / "s.json"))
     assert code == 2 and "'my train'" in err and "whitespace" in err
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "s.json").exists()
+    odd = tmp_path / "odd.h5"
+    h5ml.write(odd, {"q#1": {'a"b%': np.arange(3)}}, {"name": "o"})
+    assert cli("croissant", str(odd), "-o", str(tmp_path / "o.json"))[0] == 0
+    doc = json.loads((tmp_path / "o.json").read_text())
+    (split,) = doc["recordSet"]
+    assert (split["@id"], split["name"]) == ("splits/q%231", "q#1")  # an IRI's fragment sign, percent-encoded
+    assert [(f["@id"], f["name"]) for f in split["field"]] == [("splits/q%231/a%22b%25", 'a"b%')]
+    validate(tmp_path / "o.json")
 
 
 def test_croissant_of_a_sharded_index_lists_every_shard_with_its_sha256(tmp_path: Path) -> None:
@@ -193,11 +201,19 @@ def test_croissant_of_a_sharded_index_lists_every_shard_with_its_sha256(tmp_path
     shards = sorted(p.relative_to(tmp_path / "sharded").as_posix() for p in (tmp_path / "sharded").rglob("*.h5"))
     assert len(shards) == 3  # train: 2 + 2, test: 2
     for shard in shards:
-        assert files[shard]["sha256"] == hashlib.sha256((tmp_path / "sharded" / shard).read_bytes()).hexdigest()
-    assert files["index.json"]["contentUrl"] == "sharded/index.json"
+        assert (
+            files[f"files/{shard}"]["sha256"] == hashlib.sha256((tmp_path / "sharded" / shard).read_bytes()).hexdigest()
+        )
+    assert files["files/index.json"]["contentUrl"] == "sharded/index.json"
+    assert files["files/index.json"]["encodingFormat"] == "application/json"
     assert files["shards/train"]["includes"] == [f"sharded/{s}" for s in shards if s.startswith("train/")]
-    train = by_id(doc["recordSet"])["train"]
+    train = by_id(doc["recordSet"])["splits/train"]
     assert all(f["source"]["fileSet"] == {"@id": "shards/train"} for f in train["field"])
+    # converting it back says where the data already is: the index
+    code, _, err = cli("convert", str(output), str(tmp_path / "again.h5"))
+    assert (
+        code == 2 and "the index of a sharded h5ml dataset" in err and str(tmp_path / "sharded" / "index.json") in err
+    )
 
 
 def csv_croissant(folder: Path, *, split_field: bool = True, version: str = "1.0") -> Path:
@@ -309,7 +325,9 @@ def test_convert_of_a_csv_croissant_round_trips_through_h5ml_croissant(tmp_path:
     code, _, err = cli("croissant", str(output), "-o", str(back), "--creator-type", "Person")
     assert code == 0, err
     validate(back)
-    fields = {f["name"]: f["dataType"] for f in by_id(json.loads(back.read_text())["recordSet"])["train"]["field"]}
+    fields = {
+        f["name"]: f["dataType"] for f in by_id(json.loads(back.read_text())["recordSet"])["splits/train"]["field"]
+    }
     assert fields == {"label": "sc:Integer", "text": "sc:Text", "x": "sc:Integer", "y": "sc:Float"}
     # mlcroissant reads no HDF5: converting h5ml's own Croissant says the data already is h5ml, and where
     code, _, err = cli("convert", str(back), str(tmp_path / "again.h5"))

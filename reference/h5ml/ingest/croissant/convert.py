@@ -87,6 +87,38 @@ def _is_h5ml(path: Path) -> bool:
         return False
 
 
+def _is_h5ml_index(path: Path) -> bool:
+    """Whether ``path`` is the index of a sharded h5ml dataset (§12.1: ``"format": "h5ml-index"``)."""
+    try:
+        return bool(load_jsonld(path).get("format") == "h5ml-index")
+    except (IngestError, OSError):
+        return False
+
+
+def _hdf5_refusal(where: str, kind: str, node_id: Any, local: Path | None, index: Path | None) -> IngestError:
+    """The refusal of a Croissant that describes HDF5 files: where the data already is, and how to open it."""
+    if index is not None:
+        found, what = index, "the index of a sharded h5ml dataset"
+    elif local is not None and local.is_file() and _is_h5ml(local):
+        found, what = local, "an h5ml file already"
+    else:
+        found, what = local, "an HDF5 file"
+    if found is None:
+        return IngestError(
+            f"{where}: the {kind} {node_id!r} holds HDF5 files, which mlcroissant does not read; open them with "
+            "h5ml.open instead of converting their metadata",
+            path=where,
+        )
+    advice = f"open it with h5ml.open({str(found)!r}) (`h5ml inspect {found}`) instead of converting its metadata"
+    if what == "an HDF5 file":
+        advice += f", or convert the file itself: `h5ml convert {found} OUT.h5`"
+    return IngestError(
+        f"{where}: this Croissant describes HDF5 data ({kind} {node_id!r}), and mlcroissant reads no HDF5; the data "
+        f"already is HDF5: {found} is {what}: {advice}",
+        path=where,
+    )
+
+
 def check_files(document: Mapping[str, Any], where: str) -> None:
     """Refuse remote, missing and HDF5 files before any work (the module docstring).
 
@@ -96,6 +128,7 @@ def check_files(document: Mapping[str, Any], where: str) -> None:
         Naming the FileObject or FileSet, its ``contentUrl`` and what to do.
     """
     folder = Path(where).parent
+    located: list[tuple[str, Any, Mapping[str, Any], Path | None]] = []
     for node in _nodes(document):
         kind, node_id = _node_type(node), node.get("@id", node.get("name", "?"))
         url = node.get("contentUrl")
@@ -107,28 +140,15 @@ def check_files(document: Mapping[str, Any], where: str) -> None:
                 "convert again",
                 path=where,
             )
-        hdf5 = node.get("encodingFormat") == HDF5_ENCODING_FORMAT
-        if local is not None and hdf5:
-            what = "an h5ml file already" if local.is_file() and _is_h5ml(local) else "an HDF5 file"
-            raise IngestError(
-                f"{where}: this Croissant describes the HDF5 file {local} ({kind} {node_id!r}), and mlcroissant reads "
-                f"no HDF5; {local} is {what}: open it with h5ml.open({str(local)!r}) (`h5ml inspect {local}`) instead "
-                "of converting its metadata"
-                + (
-                    "" if what.startswith("an h5ml") else f", or convert the file itself: `h5ml convert {local} OUT.h5`"
-                ),
-                path=where,
-            )
-        if hdf5:
-            raise IngestError(
-                f"{where}: the {kind} {node_id!r} holds HDF5 files, which mlcroissant does not read; open the h5ml "
-                "index or files it lists with h5ml.open instead of converting their metadata",
-                path=where,
-            )
+        located.append((kind, node_id, node, local))
+    index = next((p for _, _, _, p in located if p is not None and p.is_file() and _is_h5ml_index(p)), None)
+    for kind, node_id, node, local in located:
+        if node.get("encodingFormat") == HDF5_ENCODING_FORMAT:
+            raise _hdf5_refusal(where, kind, node_id, local, index)
         if local is not None and not local.exists():
             raise IngestError(
-                f"{where}: the {kind} {node_id!r} names {url!r}, and {local} does not exist; put the file there or "
-                "fix its contentUrl (relative to the JSON-LD's folder)",
+                f"{where}: the {kind} {node_id!r} names {node.get('contentUrl')!r}, and {local} does not exist; put "
+                "the file there or fix its contentUrl (relative to the JSON-LD's folder)",
                 path=where,
             )
 

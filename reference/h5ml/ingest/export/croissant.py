@@ -19,15 +19,18 @@ Croissant              from
 ``url``                ``homepage``
 ``keywords``           ``keywords``
 ``conformsTo``         ``http://mlcommons.org/croissant/1.1``
-``distribution``       the file as a ``cr:FileObject`` (``contentUrl`` relative to the JSON-LD's
-                       folder, ``encodingFormat`` ``application/x-hdf5``, ``sha256`` of its
-                       bytes); for a sharded index (§12): the index and every shard as a
-                       FileObject with its sha256, and per split a ``cr:FileSet``
-                       ``shards/<split>`` whose ``includes`` lists that split's shards
-``recordSet``          per split ``<split>``: a Field ``<split>/<feature>`` per feature
+``distribution``       the file as a ``cr:FileObject`` ``files/<file name>`` (``contentUrl``
+                       relative to the JSON-LD's folder, ``encodingFormat``
+                       ``application/x-hdf5``, ``sha256`` of its bytes); for a sharded index
+                       (§12): the index (``application/json``) and every shard
+                       (``files/<path in the index>``) as a FileObject with its sha256, and per
+                       split a ``cr:FileSet`` ``shards/<split>`` whose ``includes`` lists that
+                       split's shards
+``recordSet``          per split a record set ``splits/<split>`` (named ``<split>``) with a
+                       Field ``splits/<split>/<feature>`` per feature
                        (:mod:`h5ml.ingest.croissant.vocabulary` gives the data types), and
                        per categorical feature an ``sc:Enumeration`` record set
-                       ``<split>/<feature>/classes`` of ``index`` (the code) and ``name``
+                       ``classes/<split>/<feature>`` of ``index`` (the code) and ``name``
 =====================  ======================================================================
 
 Where each field's values are: Croissant has no way to extract values from
@@ -39,8 +42,11 @@ dtype and sample shape. mlcroissant therefore validates the document but
 cannot read its records; ``h5ml convert`` of it says that the data already is
 h5ml and names the file.
 
-The JSON is deterministic: keys sorted, record sets and fields in name order,
-and written atomically (a temporary file beside it, renamed).
+The ``@id`` prefixes (``files/``, ``shards/``, ``splits/``, ``classes/``) keep
+the ids of files, splits, features and class lists apart whatever the names
+(a split may be named ``d.h5``). The JSON is deterministic: keys sorted,
+files, record sets and fields in ``@id`` order, and written atomically (a
+temporary file beside it, renamed).
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ __all__ = ["CREATOR_TYPES", "croissant_metadata", "croissant_text", "export_croi
 
 #: The schema.org types a Croissant ``creator`` takes (``creator_type``).
 CREATOR_TYPES: Final = ("Person", "Organization")
+#: Characters an IRI cannot hold as they are (RFC 3987), or that would start its query or fragment; and ``%``.
+_IRI_UNSAFE: Final = frozenset('"<>\\^`{|}#%?[]')
 #: Bytes hashed at a time.
 _HASH_BLOCK: Final = 8 << 20
 
@@ -80,14 +88,24 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def _check_id(name: str, what: str, where: str) -> str:
-    """Refuse a split or feature name that mlcroissant does not take in an ``@id`` (it holds whitespace)."""
+    """A split or feature name as a piece of an ``@id``: the characters an IRI cannot hold percent-encoded.
+
+    ``%`` itself is encoded, so different names give different ids; a name
+    with whitespace is refused, as mlcroissant refuses it in an ``@id`` even
+    percent-encoded.
+    """
     if any(ch.isspace() for ch in name):
         raise IngestError(
             f"{where}: the {what} name {name!r} holds whitespace, which Croissant's @id does not take (mlcroissant "
             "refuses it even URL-escaped); write the file with another name before writing its Croissant metadata",
             path=where,
         )
-    return name
+    return "".join(
+        "".join(f"%{byte:02X}" for byte in ch.encode("utf-8"))
+        if ch in _IRI_UNSAFE or ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0
+        else ch
+        for ch in name
+    )
 
 
 def _relative(path: Path, folder: Path) -> str:
@@ -95,13 +113,13 @@ def _relative(path: Path, folder: Path) -> str:
     return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
 
 
-def _file_object(file_id: str, path: Path, folder: Path) -> dict[str, Any]:
+def _file_object(file_id: str, path: Path, folder: Path, encoding_format: str = HDF5_ENCODING_FORMAT) -> dict[str, Any]:
     return {
         "@type": "cr:FileObject",
-        "@id": file_id,
+        "@id": f"files/{file_id}",
         "name": path.name,
         "contentUrl": _relative(path, folder),
-        "encodingFormat": HDF5_ENCODING_FORMAT,
+        "encodingFormat": encoding_format,
         "sha256": file_sha256(path),
         "contentSize": f"{path.stat().st_size} B",
     }
@@ -111,13 +129,13 @@ def _shape_text(shape: Iterable[int | None]) -> str:
     return ",".join("-1" if d is None else str(int(d)) for d in shape)
 
 
-def _field(feature: Any, record_id: str, source: dict[str, Any], where: str) -> tuple[dict[str, Any], Any]:
+def _field(feature: Any, split_id: str, source: dict[str, Any], where: str) -> tuple[dict[str, Any], Any]:
     """The Field of one feature and, for a categorical one, its enumeration record set (else None)."""
     name = _check_id(feature.name, "feature", where)
     encoding, shape = feature.encoding, tuple(feature.sample_shape)
     dtype = "str" if encoding == "string" else np.dtype(feature.dtype).name
     hdf5_path = f"/{feature.split}/{feature.name}"
-    field_id = f"{record_id}/{name}"
+    field_id = f"splits/{split_id}/{name}"
     attrs = feature.first_shard_feature() if hasattr(feature, "first_shard_feature") else feature
     media_type = getattr(attrs, "media_type", None)
     data_type = field_data_type(encoding, feature.dtype, media_type, f"{where}:{hdf5_path}")
@@ -146,7 +164,7 @@ def _field(feature: Any, record_id: str, source: dict[str, Any], where: str) -> 
         field["encodingFormat"] = media_type
     if encoding != "categorical":
         return field, None
-    enum_id = f"{field_id}/classes"
+    enum_id = f"classes/{split_id}/{name}"
     field["references"] = {"field": {"@id": f"{enum_id}/index"}}
     names = list(feature.class_names or [])
     enumeration = {
@@ -278,25 +296,26 @@ def croissant_metadata(
     with open_any(source, allow_external=allow_external) as dataset:
         where = dataset.path if isinstance(dataset, ShardedDataset) else os.fspath(source)
         main = Path(dataset.path)
-        main_id = main.name
-        distribution = [_file_object(main_id, main, base)]
+        main_kind = "application/json" if isinstance(dataset, ShardedDataset) else HDF5_ENCODING_FORMAT
+        distribution = [_file_object(main.name, main, base, main_kind)]
+        main_id = distribution[0]["@id"]
         record_sets: list[dict[str, Any]] = []
         for split_name in dataset.every_split():
             split = dataset[split_name]
-            record_id = _check_id(split_name, "split", where)
+            split_id = _check_id(split_name, "split", where)
             source_node: dict[str, Any] = {"fileObject": {"@id": main_id}}
             if isinstance(dataset, ShardedDataset):
                 source_node = _shard_nodes(dataset, split_name, base, distribution)
             fields, enumerations = [], []
             for feature_name in sorted(split.every_feature()):
-                field, enumeration = _field(split.feature(feature_name), record_id, source_node, where)
+                field, enumeration = _field(split.feature(feature_name), split_id, source_node, where)
                 fields.append(field)
                 if enumeration is not None:
                     enumerations.append(enumeration)
             record_sets.append(
                 {
                     "@type": "cr:RecordSet",
-                    "@id": record_id,
+                    "@id": f"splits/{split_id}",
                     "name": split_name,
                     "description": f"Split {split_name!r} of the h5ml dataset: {split.num_samples} samples, one "
                     "record per sample.",
