@@ -384,6 +384,12 @@ def test_convert_refuses_data_types_it_cannot_store_naming_the_field(tmp_path: P
     source.write_text(json.dumps(doc))
     code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
     assert code == 2 and "'rows/text' (sc:Date)" in err and "no encoding" in err
+    doc["recordSet"][2]["field"][3]["dataType"] = "sc:Text"
+    doc["recordSet"][2]["field"][0]["isArray"] = True
+    doc["@context"], doc["conformsTo"] = dict(CONTEXT), "http://mlcommons.org/croissant/1.1"
+    source.write_text(json.dumps(doc))
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
+    assert code == 2 and "'rows/x' (sc:Integer): isArray/repeated" in err
     plain = tmp_path / "plain.json"
     plain.write_text('{"a": 1}')
     code, _, err = cli("convert", str(plain), str(tmp_path / "o.h5"))
