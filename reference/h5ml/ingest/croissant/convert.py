@@ -97,6 +97,7 @@ def _is_h5ml_index(path: Path) -> bool:
 
 def _hdf5_refusal(where: str, kind: str, node_id: Any, local: Path | None, index: Path | None) -> IngestError:
     """The refusal of a Croissant that describes HDF5 files: where the data already is, and how to open it."""
+    found: Path | None
     if index is not None:
         found, what = index, "the index of a sharded h5ml dataset"
     elif local is not None and local.is_file() and _is_h5ml(local):
