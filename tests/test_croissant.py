@@ -498,3 +498,26 @@ def test_convert_of_a_parquet_croissant_and_a_missing_value(tmp_path: Path) -> N
     code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
     assert code == 2 and "record 1" in err and "'rows/y' has no value" in err
     assert not (tmp_path / "o.h5").exists()
+
+
+def test_convert_takes_the_card_and_asks_which_license_or_language(tmp_path: Path) -> None:
+    """Several licenses, or a description in several languages but not English, are not chosen for the user (§4.2)."""
+    source = csv_croissant(tmp_path, version="1.1")
+    doc = json.loads(source.read_text())
+    doc["license"] = ["CC-BY-4.0", "MIT"]
+    source.write_text(json.dumps(doc))
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
+    assert code == 2 and "2 licenses" in err and "--license" in err
+    assert cli("convert", str(source), str(tmp_path / "o.h5"), "--license", "MIT")[0] == 0
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        assert (dataset.metadata.license, dataset.metadata.source) == ("MIT", str(source))
+    del doc["license"]
+    doc["description"] = {"fr": "Trois lignes.", "de": "Drei Zeilen."}
+    source.write_text(json.dumps(doc))
+    code, _, err = cli("convert", str(source), str(tmp_path / "p.h5"))
+    assert code == 2 and "['de', 'fr']" in err and "--description" in err
+    doc["description"] = {"fr": "Trois lignes.", "en": "Three rows."}
+    source.write_text(json.dumps(doc))
+    assert cli("convert", str(source), str(tmp_path / "p.h5"))[0] == 0
+    with h5ml.open(tmp_path / "p.h5") as dataset:
+        assert (dataset.metadata.description, dataset.metadata.license) == ("Three rows.", "NOASSERTION")

@@ -47,7 +47,7 @@ from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_field
 from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT, READ_VERSIONS, croissant_version, load_jsonld
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, OnError
-from h5ml.ingest.output import check_output
+from h5ml.ingest.output import check_output, conversion_metadata
 from h5ml.ingest.report import IngestReport
 from h5ml.ingest.samples import convert_samples
 from h5ml.model.values import FeatureSpec
@@ -190,24 +190,40 @@ def _choose(metadata: Any, record_set: str | None, where: str) -> Any:
     )
 
 
-def _text(value: Any) -> str | None:
-    """A Croissant text value (a string, or a one-language map in 1.1)."""
-    if isinstance(value, Mapping) and len(value) == 1:
-        value = next(iter(value.values()))
-    return value if isinstance(value, str) and value else None
-
-
-def card(document: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """The h5ml root metadata (§4.2) of a Croissant card.
+def _text(value: Any, what: str, where: str) -> str | None:
+    """A Croissant text value: a string, or a 1.1 language map (its ``en`` text, or its one language's).
 
     Raises
     ------
     h5ml.IngestError
-        If the card has several licenses: which one (or what SPDX expression) applies is the user's to say.
+        If a language map has several languages and no ``en``: which to keep is the user's to say.
     """
-    out: dict[str, Any] = {"source": where}
+    if isinstance(value, Mapping):
+        if "en" in value or len(value) == 1:
+            value = value.get("en", next(iter(value.values())))
+        else:
+            option = f" (--{what})" if what in ("name", "description") else ""
+            raise IngestError(
+                f"{where}: the card's {what} is given in {sorted(value)} and not in English; an h5ml file has one "
+                f"{what}: give it with metadata={{{what!r}: ...}}{option}",
+                path=where,
+            )
+    return value if isinstance(value, str) and value else None
+
+
+def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The h5ml root metadata (§4.2) of a Croissant card, under the user's ``given`` metadata (which wins).
+
+    Raises
+    ------
+    h5ml.IngestError
+        If the card has several licenses (which one, or what SPDX expression,
+        applies is the user's to say), or a name, description or citation in
+        several languages but not English.
+    """
+    out: dict[str, Any] = {}
     for h5ml, croissant in (("name", "name"), ("description", "description"), ("citation", "citeAs")):
-        value = _text(document.get(croissant))
+        value = None if h5ml in given else _text(document.get(croissant), h5ml, where)
         if value is not None:
             out[h5ml] = value
     version = document.get("version")
@@ -216,7 +232,7 @@ def card(document: Mapping[str, Any], where: str) -> dict[str, Any]:
     url = document.get("url")
     if isinstance(url, str) and url.startswith(("http://", "https://")):
         out["homepage"] = url
-    licenses = document.get("license")
+    licenses = None if "license" in given else document.get("license")
     licenses = licenses if isinstance(licenses, list) else [licenses] if licenses is not None else []
     licenses = [x.get("url", x.get("name")) if isinstance(x, Mapping) else x for x in licenses]
     if len(licenses) > 1:
@@ -227,15 +243,15 @@ def card(document: Mapping[str, Any], where: str) -> dict[str, Any]:
         )
     if licenses and isinstance(licenses[0], str) and licenses[0]:
         out["license"] = licenses[0]
-    creators = document.get("creator")
+    creators = None if "creator" in given else document.get("creator")
     creators = creators if isinstance(creators, list) else [creators] if creators is not None else []
-    names = [_text(c.get("name")) if isinstance(c, Mapping) else _text(c) for c in creators]
+    names = [_text(c.get("name") if isinstance(c, Mapping) else c, "creator", where) for c in creators]
     if any(names):
         out["creator"] = "; ".join(n for n in names if n)
     keywords = document.get("keywords")
     if isinstance(keywords, list) and keywords and all(isinstance(k, str) and k for k in keywords):
         out["keywords"] = list(keywords)
-    return out
+    return {**out, **given}
 
 
 def _causes(exc: BaseException) -> str:
@@ -353,7 +369,7 @@ def convert_croissant(
             path=where,
         )
     check_files(document, where)
-    meta = {**card(document, where), **dict(metadata or {})}
+    meta = conversion_metadata("Croissant dataset", where, card(document, where, dict(metadata or {})), output)
     dataset = _load(path)
     by_id = {r.id: r for r in dataset.metadata.record_sets}
     chosen = _choose(dataset.metadata, record_set, where)
