@@ -521,3 +521,54 @@ def test_convert_takes_the_card_and_asks_which_license_or_language(tmp_path: Pat
     assert cli("convert", str(source), str(tmp_path / "p.h5"))[0] == 0
     with h5ml.open(tmp_path / "p.h5") as dataset:
         assert (dataset.metadata.description, dataset.metadata.license) == ("Three rows.", "NOASSERTION")
+
+
+def test_convert_of_audio_says_that_mlcroissant_needs_librosa(tmp_path: Path) -> None:
+    """sc:AudioObject records need librosa inside mlcroissant; without it the refusal comes before any record."""
+    import importlib.util
+
+    if importlib.util.find_spec("librosa") is not None:
+        pytest.skip("librosa is installed: mlcroissant can decode audio here")
+    (tmp_path / "wav").mkdir()
+    (tmp_path / "wav" / "a.wav").write_bytes(b"RIFF")
+    doc = {
+        "@context": CONTEXT_1_0,
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": "clips",
+        "description": "Clips.",
+        "license": "CC0-1.0",
+        "citeAs": "Clips",
+        "datePublished": "2026-01-01",
+        "url": "https://example.org/clips",
+        "distribution": [
+            {
+                "@type": "cr:FileSet",
+                "@id": "wavs",
+                "name": "wavs",
+                "encodingFormat": "audio/wav",
+                "includes": "wav/*.wav",
+            }
+        ],
+        "recordSet": [
+            {
+                "@type": "cr:RecordSet",
+                "@id": "clips",
+                "name": "clips",
+                "field": [
+                    {
+                        "@type": "cr:Field",
+                        "@id": "clips/audio",
+                        "name": "audio",
+                        "dataType": "sc:AudioObject",
+                        "source": {"fileSet": {"@id": "wavs"}, "extract": {"fileProperty": "content"}},
+                    }
+                ],
+            }
+        ],
+    }
+    source = tmp_path / "clips.json"
+    source.write_text(json.dumps(doc))
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "librosa" in err and "sc:AudioObject" in err and "h5ml convert AUDIO_FOLDER" in err
+    assert not (tmp_path / "o.h5").exists()
