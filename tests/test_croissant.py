@@ -385,6 +385,11 @@ def test_convert_refuses_data_types_it_cannot_store_naming_the_field(tmp_path: P
     code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
     assert code == 2 and "'rows/text' (sc:Date)" in err and "no encoding" in err
     doc["recordSet"][2]["field"][3]["dataType"] = "sc:Text"
+    doc["recordSet"][2]["field"][1]["references"] = {"field": {"@id": "labels/name"}}  # codes without class names
+    source.write_text(json.dumps(doc))
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"))
+    assert code == 2 and "'rows/y' (sc:Float): references the enumeration 'labels'" in err
+    del doc["recordSet"][2]["field"][1]["references"]
     doc["recordSet"][2]["field"][0]["isArray"] = True
     doc["@context"], doc["conformsTo"] = dict(CONTEXT), "http://mlcommons.org/croissant/1.1"
     source.write_text(json.dumps(doc))

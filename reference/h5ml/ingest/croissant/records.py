@@ -20,6 +20,8 @@ Croissant ``dataType``           mlcroissant gives            h5ml feature
                                                               same shape, else refused
 ``sc:AudioObject``               (samples, rate) by librosa   ragged float32 with ``sample_rate``;
                                                               every clip the same rate, else refused
+another type referencing an      --                           refused: its codes alone would lose
+``sc:Enumeration``                                            the class names
 a ``cr:Split`` field             bytes                        the record's split (not a feature)
 anything else                    --                           refused before any record is read
 ===============================  ===========================  ========================================
@@ -238,7 +240,12 @@ def plan_fields(record_set: Any, record_sets: Mapping[str, Any], where: str) -> 
             refused.append(f"{label}: needs exactly one dataType")
             continue
         kind = types[0]
-        if getattr(item, "is_array", False) or getattr(item, "repeated", False):
+        if target_set is not None and _ENUMERATION in data_type_names(target_set) and kind != _TEXT:
+            refused.append(
+                f"{label}: references the enumeration {target_set.id!r}; h5ml takes class names from an sc:Text "
+                "field whose values are the class names (its codes alone would lose them)"
+            )
+        elif getattr(item, "is_array", False) or getattr(item, "repeated", False):
             refused.append(f"{label}: isArray/repeated values are not converted yet; convert the array's source")
         elif kind in _NUMERIC:
             plans.append(FieldPlan(item.id, item.name, "numeric", dtype=_NUMERIC[kind]))
