@@ -119,6 +119,35 @@ def test_the_spec_page_holds_every_heading_of_spec_md(site: Path) -> None:
     assert shown == expected
 
 
+class _NestedItems(HTMLParser):
+    """The number of list items inside another list item."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.nested = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "li":
+            self.depth += 1
+            self.nested += self.depth >= 2
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li":
+            self.depth -= 1
+
+
+def test_the_spec_page_nests_the_lists_spec_md_nests(site: Path) -> None:
+    """SPEC.md nests list items by two spaces (GitHub's way); docs/hooks/nested_lists.py keeps them nested."""
+    spec = (ROOT / "SPEC.md").read_text(encoding="utf-8")
+    nested_in_source = len(re.findall(r"^  (?:- |\* |\d+\. )", spec, flags=re.MULTILINE))
+    assert nested_in_source >= 20
+    page = (site / "spec" / "index.html").read_text(encoding="utf-8")
+    parser = _NestedItems()
+    parser.feed(page[page.index("<article") : page.index("</article>")])  # the page, not the theme's menus
+    assert parser.nested == nested_in_source
+
+
 def test_the_cli_page_lists_every_command_and_its_options(site: Path) -> None:
     page = _page(site, "cli")
     ctx = click.Context(app, info_name="h5ml")
