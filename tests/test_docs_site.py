@@ -156,12 +156,50 @@ def test_the_cli_page_lists_every_command_and_its_options(site: Path) -> None:
     shown = {text for level, _, text in page.headings if level == 3}
     assert shown == {f"h5ml {name}" for name in names}
     text = _plain(page)
+    assert "Sentinel" not in text  # click 8.3's marker of "no default", shown as what the command receives
     for name in names:
         command = app.get_command(ctx, name)
         assert command is not None
         for param in command.params:
             if isinstance(param, click.Option) and not param.hidden:
                 assert any(opt in text for opt in param.opts), f"h5ml {name}: {param.opts} not on the page"
+
+
+def _default_cell(option: click.Option, ctx: click.Context) -> str:
+    """What the Default column must say: what the command receives when the option is not given."""
+    unset = getattr(click.core, "UNSET", object())
+    value = option.default if option.default is not unset else option.get_default(ctx)
+    if value is unset:
+        value = () if option.multiple else None
+    if value is None:
+        return "required" if option.required else "None"
+    return str(value)
+
+
+def test_the_cli_page_shows_each_option_default(site: Path) -> None:
+    page = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    ctx = click.Context(app, info_name="h5ml")
+    checked = 0
+    for name in app.list_commands(ctx):
+        command = app.get_command(ctx, name)
+        assert command is not None
+        start = page.index(f'id="h5ml-{name}"')
+        following = page.find("<h3 ", start + 1)
+        section = page[start : following if following != -1 else len(page)]
+        rows = {
+            cells[0]: cells[-1]
+            for cells in (
+                re.findall(r"<td>(.*?)</td>", row, re.DOTALL) for row in re.findall(r"<tr>.*?</tr>", section, re.DOTALL)
+            )
+            if cells
+        }
+        for param in command.get_params(ctx):
+            if not isinstance(param, click.Option) or param.hidden:
+                continue
+            row = next(cell for first, cell in rows.items() if f"<code>{param.opts[0]}</code>" in first)
+            assert _plain_html(row) == _default_cell(param, ctx), f"h5ml {name} {param.opts[0]}"
+            checked += 1
+    assert checked > 50
 
 
 def _exported(module: str) -> list[str]:
