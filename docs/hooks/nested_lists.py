@@ -28,7 +28,7 @@ _TOP_ITEM = re.compile(r"^([-*+] |\d+\. )")
 
 
 def four_space_lists(markdown: str) -> str:
-    """``markdown`` with each two-space nested list item indented by four spaces per level.
+    """``markdown`` with the items of each list nested by two spaces per level nested by four.
 
     Parameters
     ----------
@@ -38,27 +38,40 @@ def four_space_lists(markdown: str) -> str:
     Returns
     -------
     str
-        The same text, but the indentation of the list-item lines that sit inside a list (after a top-level
-        item, with no blank-line-separated paragraph in between) doubled; fenced code is left as it is.
+        The same text, but in each list (from a top-level item to the next line that starts at the margin and
+        is not an item) that nests an item by two spaces (an indent that is not a multiple of four), the
+        indentation of every item line doubled; continuation lines and fenced code are left as they are.
     """
-    out: list[str] = []
+    lines = markdown.split("\n")
     fence = False
+    block: list[tuple[int, int]] = []  # (line number, indent) of the nested items of the current list
+
+    def close() -> None:
+        if any(indent % 4 for _, indent in block):
+            for number, indent in block:
+                lines[number] = " " * indent + lines[number]
+        block.clear()
+
     in_list = False
-    for line in markdown.split("\n"):
+    for number, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
+            if not line.startswith(" "):
+                close()
+                in_list = False
+            continue
         if fence:
-            out.append(line)
             continue
         if _TOP_ITEM.match(line):
             in_list = True
         elif line and not line.startswith(" "):
+            close()
             in_list = False
-        match = _ITEM.match(line) if in_list else None
-        if match is not None and len(match.group("indent")) % 4 != 0:
-            line = match.group("indent") * 2 + line[len(match.group("indent")) :]
-        out.append(line)
-    return "\n".join(out)
+        item = _ITEM.match(line) if in_list else None
+        if item is not None:
+            block.append((number, len(item.group("indent"))))
+    close()
+    return "\n".join(lines)
 
 
 class _Preprocessor(Preprocessor):
