@@ -228,6 +228,13 @@ def test_the_api_pages_document_every_exported_name(site: Path, page: str, modul
     assert not missing, f"{page}: not documented: {missing}"
 
 
+def test_the_api_pages_show_inherited_methods(site: Path) -> None:
+    """``H5MLLoader``'s resume methods come from its base class in ``h5ml.reader``; the PyTorch guide uses them."""
+    ids = {anchor for _, anchor, _ in _page(site, "api/h5ml_torch").headings}
+    for method in ("set_epoch", "state_dict", "load_state_dict"):
+        assert f"h5ml_torch.H5MLLoader.{method}" in ids
+
+
 def test_the_api_page_shows_the_parameters_of_open(site: Path) -> None:
     page = (site / "api" / "h5ml" / "index.html").read_text(encoding="utf-8")
     start = page.index('id="h5ml.open"')
