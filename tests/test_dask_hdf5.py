@@ -30,6 +30,7 @@ from h5ml.errors import IngestError
 from h5ml.ingest.dask.hdf5 import SourceStamp
 from h5ml.model.shard_index import load_index
 from test_dask import _assert_same, _cluster, _read, _read_sharded, _shard_names, _without_sizes
+from test_ingest_hdf5 import _japanese_layout
 
 #: test_dask's time limit (autouse): a hung cluster fails the test instead of the CI job.
 time_limit = test_dask.time_limit
@@ -130,28 +131,38 @@ def test_hdf5_files_on_dask_equal_the_one_process_sharded_conversion(
     assert code == 0, text + err
 
 
-def test_shard_lists_and_a_plan_file_on_dask(client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """ModelNet's shards listed in .txt files (3 files, class names from shape_names.txt), and the plan written with
-    --plan -o and passed back with --plan-file (no SOURCES): the shards of the one-process sharded conversion."""
+def test_shard_lists_records_and_a_plan_file_on_dask(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ModelNet's shards listed in .txt files (3 files, class names from shape_names.txt), the plan written with
+    --plan -o and passed back with --plan-file (no SOURCES), and one group per sample (ragged waves, record ids,
+    gzip): the shards of the one-process sharded conversion."""
     replicas.modelnet(tmp_path)
+    _japanese_layout(tmp_path / "waves.hdf5", {"train": 12, "test": 5})
     monkeypatch.chdir(tmp_path)
     lists = ["train_files.txt", "test_files.txt"]
-    _one_process(lists, tmp_path / "one", "--samples-per-shard", "2")
     address = client.scheduler.address
-    code, _, err = run_cli("convert", *lists, str(tmp_path / "dask"), "--dask", address, "--samples-per-shard", "2")
-    assert code == 0, err
     assert run_cli("convert", *lists, "--plan", "-o", "plan.json")[0] == 0
-    code, _, err = run_cli(
-        "convert", "--plan-file", "plan.json", str(tmp_path / "planned"), "--dask", address, "--samples-per-shard", "2"
-    )
-    assert code == 0, err
-    want = load_index(tmp_path / "one")[0]
-    for name in ("dask", "planned"):
-        got = load_index(tmp_path / name)[0]
-        assert got.fingerprint == want.fingerprint and _without_sizes(got) == _without_sizes(want), name
-        _assert_same(_read_sharded(tmp_path / name), _read_sharded(tmp_path / "one"))
-    assert want.splits["train"].features["label"].class_names == tuple(replicas.SHAPE_NAMES)
-    assert [s.num_samples for s in want.splits["train"].shards] == [2, 2, 2, 2, 1]
+    cases = [
+        (lists, "lists", ("--samples-per-shard", "2")),
+        (["--plan-file", "plan.json"], "lists", ("--samples-per-shard", "2")),
+        (["waves.hdf5"], "waves", ("--samples-per-shard", "5", "--compression", "gzip")),
+    ]
+    for number, (sources, name, args) in enumerate(cases):
+        if not (tmp_path / f"one-{name}").exists():
+            _one_process(sources, tmp_path / f"one-{name}", *args)
+        code, _, err = run_cli("convert", *sources, str(tmp_path / f"dask{number}"), "--dask", address, *args)
+        assert code == 0, err
+        want, got = load_index(tmp_path / f"one-{name}")[0], load_index(tmp_path / f"dask{number}")[0]
+        assert got.fingerprint == want.fingerprint and _without_sizes(got) == _without_sizes(want), number
+        _assert_same(_read_sharded(tmp_path / f"dask{number}"), _read_sharded(tmp_path / f"one-{name}"))
+    lists_index, waves_index = load_index(tmp_path / "dask0")[0], load_index(tmp_path / "dask2")[0]
+    assert lists_index.splits["train"].features["label"].class_names == tuple(replicas.SHAPE_NAMES)
+    assert [s.num_samples for s in lists_index.splits["train"].shards] == [2, 2, 2, 2, 1]
+    assert waves_index.splits["train"].features["data"].encoding == "ragged"
+    assert [s.num_samples for s in waves_index.splits["train"].shards] == [5, 5, 2]
+    ids = _read_sharded(tmp_path / "dask2")["train"]["id"]
+    assert ids == [str(i) for i in range(12)]  # natural order of the record ids (2 before 10), across shards
 
 
 def test_a_long_lived_worker_reads_a_replaced_file_anew(client: Client, tmp_path: Path) -> None:

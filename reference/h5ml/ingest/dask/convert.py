@@ -66,6 +66,7 @@ __all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "TABLE_ROWS_PER_SHARD", "convert_o
 DASK_KINDS: Final = ("audio", "images", "table", "hdf5")
 #: Samples per shard when ``samples_per_shard`` is not given: about 100-200 MB of speech clips or 224x224 photos,
 #: large enough that opening a shard costs little beside reading it, small enough to spread over the workers.
+#: HDF5 rows too (give samples_per_shard for small rows: 1000 MNIST digits are 784 kB).
 SAMPLES_PER_SHARD: Final = 1000
 #: Rows per shard of a table when ``samples_per_shard`` is not given: each task reads the table from its start
 #: to its last row (:mod:`h5ml.ingest.dask.tables`), so a table gets fewer, larger shards (a few MB of numbers).
