@@ -26,7 +26,7 @@ import h5ml.dask
 import hdf5_replicas as replicas
 import test_dask
 from _files import chunk_spans, run_cli
-from h5ml.errors import IngestError
+from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.dask.hdf5 import SourceStamp
 from h5ml.model.shard_index import load_index
 from test_dask import _assert_same, _cluster, _read, _read_sharded, _shard_names, _without_sizes
@@ -179,7 +179,8 @@ def test_a_long_lived_worker_reads_a_replaced_file_anew(client: Client, tmp_path
 
 def test_refusals_on_dask_are_those_of_one_process(client: Client, tmp_path: Path) -> None:
     """Files that disagree (x and y files of other lengths) and a plan with decisions to make (two splits giving
-    code 0 two meanings) stop before any task, with the one-process message; --dask options refused in words."""
+        code 0 two meanings) stop before any task, with the one-process message; --dask options refused in words, and
+    allow_external=True (Python only) in Python's."""
     replicas.pcam(tmp_path, {"train": 8})
     with h5py.File(tmp_path / "camelyonpatch_level_2_split_train_y.h5", "w") as f:
         f["y"] = np.zeros((7, 1, 1, 1), np.uint8)
@@ -209,6 +210,10 @@ def test_refusals_on_dask_are_those_of_one_process(client: Client, tmp_path: Pat
     ]:
         code, _, err = run_cli("convert", *files, str(tmp_path / "out"), "--dask", address, *args)
         assert code == 2 and message in err and "Traceback" not in err, (args, err)
+    with pytest.raises(
+        ParameterError, match=r"allow_external=True is not done on Dask: .* \(parameter allow_external\)"
+    ):
+        h5ml.dask.convert_on_dask("hdf5", files, tmp_path / "out", client=client, allow_external=True)
     assert not (tmp_path / "out").exists()
 
 

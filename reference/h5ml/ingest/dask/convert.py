@@ -22,7 +22,8 @@ refused (the Dask workers are the processes).
 Not on Dask yet (refused with a message): shuffle on write (a recorded
 ``shuffle_seed`` describes one file's order, §7.6), ``on_error="skip"`` (each
 shard would record other skipped files, and the shards must share their card),
-splits left empty, and the sources that are neither folders, tables nor HDF5
+splits left empty, HDF5 sources read with ``allow_external=True`` (HDF5
+resolves external file names in each process's working folder), and the sources that are neither folders, tables nor HDF5
 files (``.npz``/``.npy`` arrays, Hugging Face datasets). A table
 (``kind="table"``) is decided whole in the driver and written by one task
 per shard: :mod:`h5ml.ingest.dask.tables`. HDF5 files (``kind="hdf5"``, one
@@ -110,6 +111,13 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
             "shard_size",
             "shard_size=... (--shard-size ...) does not apply with dask=... (--dask ...): each task writes one "
             "shard of samples_per_shard=N (--samples-per-shard N) samples",
+        )
+    if options.get("allow_external"):  # Python only: relative external file names resolve in each worker's folder
+        raise parameter_error(
+            "allow_external",
+            "allow_external=True is not done on Dask: HDF5 finds the bytes of external storage and the sources of "
+            "virtual datasets relative to each process's working folder, which the workers do not share with the "
+            "client; convert without dask=..., or repack the sources with `h5repack` so that their bytes are in them",
         )
     if samples_per_shard is None:
         return TABLE_ROWS_PER_SHARD if kind == "table" else SAMPLES_PER_SHARD
@@ -215,7 +223,8 @@ def convert_on_dask(
         How many times a failed task is run again.
     **options
         The converter's options, as :func:`h5ml.ingest.dispatch.convert` takes them (``overwrite``,
-        ``metadata``, ``compression``, ``sample_rate``, ``size``, ...), but shuffling and ``on_error="skip"``.
+        ``metadata``, ``compression``, ``sample_rate``, ``size``, ``plan``, ``label``, ...), but shuffling,
+        ``on_error="skip"``, ``processes``, ``shard_size`` and ``allow_external``.
 
     Returns
     -------
