@@ -105,7 +105,8 @@ class SourceStamp:
             raise IngestError(
                 f"{self.path}: the Dask worker on host {host} cannot open this source ({exc.strerror or exc}), "
                 "which the client read there. The workers must see the client's files at the same paths (the "
-                "same machine, or a shared file system mounted at the same place), or convert without dask=... (--dask ...)",
+                "same machine, or a shared file system mounted at the same place); or convert without dask=... "
+                "(--dask ...) in one process",
                 path=self.path,
             ) from None
         if (info.st_size, info.st_mtime_ns) != (self.size, self.mtime_ns):
