@@ -203,8 +203,8 @@ def _feature_facts(feature: Any, summary: FeatureSummary, rows: SampleRows) -> F
 def _label(split: Any, summaries: list[FeatureSummary]) -> str | None:
     categorical = [s for s in summaries if s.encoding == "categorical" and s.class_names is not None]
     targets = [s for s in categorical if s.role == "target"]
-    chosen = (targets or categorical or [None])[0]
-    return None if chosen is None else chosen.name
+    chosen = targets or categorical
+    return chosen[0].name if chosen else None
 
 
 def _split_facts(split: Any, summaries: list[FeatureSummary], unread: int = 0) -> SplitFacts:

@@ -266,7 +266,7 @@ def _plots(split: SplitFacts) -> str:
             title = f"{split.name} / {s.name}: samples per class"
             if len(s.class_counts) > plots.MAX_CLASSES_PLOTTED:
                 title += f" (the {plots.MAX_CLASSES_PLOTTED} most frequent)"
-            data = dict(zip(s.class_names, s.class_counts, strict=True))
+            data: dict[str, Any] = dict(zip(s.class_names, s.class_counts, strict=True))
             out.append(
                 _plot("class-histogram", s.name, plots.class_histogram(s.class_names, s.class_counts, title), data)
             )

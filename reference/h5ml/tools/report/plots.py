@@ -61,10 +61,9 @@ def figure_uri(fig: Figure) -> str:
         The URI, for the ``src`` of an ``<img>``.
     """
     buffer = io.BytesIO()
-    with_paths = {"svg.fonttype": "path", "svg.hashsalt": "h5ml-report"}
     import matplotlib
 
-    with matplotlib.rc_context(with_paths):
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "h5ml-report"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
@@ -84,9 +83,9 @@ def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> 
     str
         An SVG data URI; at most :data:`MAX_CLASSES_PLOTTED` classes, the most frequent, in code order.
     """
-    order = np.arange(len(counts))
+    order = list(range(len(counts)))
     if len(counts) > MAX_CLASSES_PLOTTED:
-        order = np.sort(np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+        order = sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
     shown_names = [_short(names[i]) for i in order]
     shown_counts = [int(counts[i]) for i in order]
     fig = _figure(6.0, 0.9 + 0.22 * len(order))
@@ -108,9 +107,9 @@ def _histogram(values: npt.NDArray[np.float64], title: str, xlabel: str, integer
     ax = fig.add_subplot()
     if values.size:
         low, high = float(values.min()), float(values.max())
-        bins: int | npt.NDArray[np.float64] = _BINS
-        if integer and high - low < _BINS:
-            bins = np.arange(low - 0.5, high + 1.5)
+        bins: int | list[float] = _BINS
+        if integer and high - low < _BINS:  # one bar per length
+            bins = [float(b) for b in np.arange(low - 0.5, high + 1.5)]
         ax.hist(values, bins=bins, color=_COLOR)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")

@@ -160,15 +160,9 @@ def merge_features(parts: list[FeatureSummary]) -> FeatureSummary:
     shapes_min = [p.shape_min for p in parts if p.shape_min is not None]
     shapes_max = [p.shape_max for p in parts if p.shape_max is not None]
     logical = _total([p.logical_bytes for p in parts])
-    fixed_stored = [
-        None if not p.compression_ratio or p.logical_bytes is None else p.logical_bytes / p.compression_ratio
-        for p in parts
-    ]
-    ratio = (
-        logical / sum(fixed_stored)
-        if logical and None not in fixed_stored and sum(s or 0 for s in fixed_stored)
-        else None
-    )  # type: ignore[misc]
+    # the stored bytes of each shard's fixed-size components (raw / ratio), the ratio's denominator
+    fixed = [p.logical_bytes / p.compression_ratio for p in parts if p.compression_ratio and p.logical_bytes]
+    ratio = logical / sum(fixed) if logical and len(fixed) == len(parts) else None
     counts = None
     if all(p.class_counts is not None for p in parts):
         counts = [sum(c) for c in zip(*(p.class_counts or [] for p in parts), strict=True)]
