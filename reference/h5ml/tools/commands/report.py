@@ -5,7 +5,10 @@ the validation result, per split and feature the storage figures and
 statistics, plots and previews; it needs no network to view. ``-o`` names
 the page; by default it goes beside FILE as ``<stem>.report.html`` (beside
 the folder of a sharded dataset, named after it). An existing page is
-replaced only with ``--overwrite``. A missing file, a file that is not HDF5
+replaced only with ``--overwrite``. An invalid dataset that the reader
+refuses (the validator found errors: an attribute of the wrong type, a
+missing shard) gets a page of its card and validation only, and exit status
+1. A missing file, a file that is not HDF5
 or not h5ml ends with one ``h5ml: error:`` line and exit status 2, and no
 page is written.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.console import EXIT_INVALID, EXIT_OK, Streams, safe_text
 
 __all__ = ["report_command"]
 
@@ -45,6 +48,12 @@ def report_command(streams: Streams, file: str, output: str | None, overwrite: b
 
     if not is_index_path(file):
         require_file(file)
-    written = write_report(file, output, overwrite=overwrite)
+    written, refused = write_report(file, output, overwrite=overwrite)
     streams.console().print(Text(f"wrote {written}"), soft_wrap=True)
+    if refused is not None:
+        streams.stderr.write(
+            f"h5ml: the dataset is invalid and could not be read ({safe_text(refused)}); the page shows its card "
+            f"and validation only (h5ml validate {safe_text(file)} lists the same issues)\n"
+        )
+        return EXIT_INVALID
     return EXIT_OK

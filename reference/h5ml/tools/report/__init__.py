@@ -52,7 +52,7 @@ def default_output(path: str | os.PathLike[str]) -> Path:
 
 def write_report(
     path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *, overwrite: bool = False
-) -> Path:
+) -> tuple[Path, str | None]:
     """Write the HTML report of an h5ml file or a sharded dataset.
 
     Parameters
@@ -66,8 +66,9 @@ def write_report(
 
     Returns
     -------
-    pathlib.Path
-        The page written.
+    (pathlib.Path, str or None)
+        The page written, and why the reader refused the dataset when it did (the validator found errors in
+        it: the page then shows its card and validation only), else None.
 
     Raises
     ------
@@ -95,7 +96,8 @@ def write_report(
     from h5ml.tools.report.collect import collect
     from h5ml.tools.report.html import render_page
 
-    page = render_page(collect(path))
+    facts = collect(path)
+    page = render_page(facts)
     temp = temp_beside(out, "report")
     try:
         temp.write_text(page, encoding="utf-8")
@@ -103,4 +105,4 @@ def write_report(
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    return out
+    return out, facts.refused

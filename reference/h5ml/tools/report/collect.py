@@ -23,6 +23,7 @@ and categorical codes; else none.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from h5ml.errors import H5MLError
+from h5ml.errors import H5MLError, NotH5MLError
 from h5ml.model.shard_index import is_index_path
 from h5ml.tools.report.sample import PREVIEW_SAMPLES, SampleRows, ValueStats, sample_rows, value_stats
 from h5ml.tools.report.shards import ShardRow, shard_summaries
@@ -133,6 +134,8 @@ class ReportFacts:
         One :class:`SplitFacts` per split, in order.
     shards
         For an index: one row per shard.
+    refused
+        Why the reader refused a file the validator found errors in (``splits`` is then empty); None when it read it.
     """
 
     path: str
@@ -143,6 +146,7 @@ class ReportFacts:
     validation: FileReport
     splits: list[SplitFacts]
     shards: list[ShardRow] = field(default_factory=list)
+    refused: str | None = None
 
 
 def preview_kind(summary: FeatureSummary, sample_shape: tuple[int | None, ...]) -> str:
@@ -243,16 +247,19 @@ def collect(path: str | os.PathLike[str]) -> ReportFacts:
     Returns
     -------
     ReportFacts
-        See the module docstring for what is read: metadata, codes, offsets and a bounded sample.
+        See the module docstring for what is read: metadata, codes, offsets and a bounded sample. When the
+        validator found errors and the reader then refuses the file (an attribute of the wrong type, a missing
+        shard), the facts hold the card and the validation, no split, and the reader's message in ``refused``:
+        the page shows why, never figures of a part of the file.
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
     H5MLError
-        If it is not an h5ml file (:class:`h5ml.errors.NotH5MLError`) or index, or the reader refuses it.
+        If it is not an h5ml file (:class:`h5ml.errors.NotH5MLError`) or index, or the reader refuses a file the
+        validator found no error in.
     """
-    import h5ml
     from h5ml.validator import validate
 
     text = os.fspath(path)
@@ -262,30 +269,63 @@ def collect(path: str | os.PathLike[str]) -> ReportFacts:
     from h5ml.tools.summary import summarize
 
     require_file(text)
-    summary = summarize(text)
     validation = validate(text)
-    with h5ml.open(text) as ds:
-        splits = [_split_facts(ds.splits[s.name], s.features) for s in summary.splits if s.name in ds.splits]
+    try:
+        summary = summarize(text)
+        with h5ml_open(text) as ds:
+            splits = [_split_facts(ds.splits[s.name], s.features) for s in summary.splits if s.name in ds.splits]
+    except NotH5MLError:
+        raise
+    except H5MLError as exc:
+        if validation.valid or not validation.readable:  # nothing the page could show instead
+            raise
+        size = Path(text).stat().st_size
+        version = validation.format_version or "?"
+        return ReportFacts(text, False, size, version, _root_card(text), validation, [], refused=str(exc))
     return ReportFacts(text, False, summary.file_bytes, summary.format_version, summary.metadata, validation, splits)
 
 
-def _collect_index(text: str) -> ReportFacts:
+def h5ml_open(path: str) -> Any:
+    """:func:`h5ml.open` (imported when a report runs: the reader is not needed to import this module)."""
     import h5ml
+
+    return h5ml.open(path)
+
+
+def _root_card(path: str) -> dict[str, Any]:
+    """The root attributes of a file the reader refused, as JSON values, for the card; ``{}`` when unreadable."""
+    import h5py
+
+    from h5ml.tools.dump import attribute_json
+
+    try:
+        with h5py.File(path, "r") as f:
+            return {key: attribute_json(f.attrs[key]) for key in f.attrs}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def _collect_index(text: str) -> ReportFacts:
     from h5ml.model.shard_index import load_index
     from h5ml.validator import validate
 
     index, where = load_index(text)
-    merged, rows = shard_summaries(index, where)
     validation = validate(text)
-    with h5ml.open(text) as ds:
-        try:  # the index's card, with the first shard's created and writer (ShardedDataset.attrs)
-            card = dict(ds.attrs)
-        except H5MLError:  # no shard, or the first cannot be read: the validation says why
-            card = dict(index.metadata)
-        splits = [
-            _split_facts(ds.splits[name], merged[name].features, merged[name].unread)
-            for name in index.splits
-            if name in ds.splits
-        ]
+    merged, rows = shard_summaries(index, where)
     size = sum(r.size_bytes for r in rows)
+    card: dict[str, Any] = dict(index.metadata)
+    try:
+        with h5ml_open(text) as ds:
+            with contextlib.suppress(H5MLError):  # the first shard's created and writer too (ShardedDataset.attrs)
+                card = dict(ds.attrs)
+            splits = [
+                _split_facts(ds.splits[name], merged[name].features, merged[name].unread)
+                for name in index.splits
+                if name in ds.splits
+            ]
+    except (H5MLError, OSError) as exc:
+        if validation.valid and all(r.valid for r in validation.each()):
+            raise
+        version = index.format_version
+        return ReportFacts(str(where), True, size, version, card, validation, [], rows, refused=str(exc))
     return ReportFacts(str(Path(where)), True, size, index.format_version, card, validation, splits, rows)

@@ -153,6 +153,14 @@ def _what_was_read(facts: ReportFacts) -> str:
     )
 
 
+def _refusal(facts: ReportFacts) -> str:
+    """The reader's refusal of a file the validator failed: the page shows no figure of a part of it."""
+    return (
+        '<h2>Not read</h2><p class="invalid" id="refused">The reader refused this dataset, so this page shows its '
+        f"card and validation only: {_e(facts.refused)}</p>"
+    )
+
+
 def _shards(facts: ReportFacts) -> str:
     if not facts.sharded:
         return ""
@@ -394,7 +402,7 @@ def render_page(facts: ReportFacts) -> str:
         f"{_e(plural(len(facts.splits), 'split'))}.</p>",
         _card(facts),
         _validation(facts),
-        _what_was_read(facts),
+        _refusal(facts) if facts.refused else _what_was_read(facts),
         _shards(facts),
         *(_split(split) for split in facts.splits),
     ]
