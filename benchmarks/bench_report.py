@@ -27,7 +27,6 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,11 +34,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import h5ml  # noqa: E402
-from bench_compressed import photo_tiles  # noqa: E402  (the same tiles as the compressed-read benchmark)
-from h5ml.tools.report import write_report  # noqa: E402
+import h5ml
+from bench_compressed import photo_tiles  # the same tiles as the compressed-read benchmark
+from h5ml.tools.report import write_report
 
 TILE_BYTES = 64 * 64 * 3
 BATCH = 4096
