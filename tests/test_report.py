@@ -215,6 +215,20 @@ def test_invalid_file_the_reader_refuses_gets_its_validation_only(tmp_path: Path
     assert not page.all("section") and not page.all("figure")  # no figure of a part of the file
 
 
+def test_incomplete_file_gets_its_validation_only(tmp_path: Path) -> None:
+    """A file without its completion marker (E106, §4.4): the reader refuses it; the page says why, exit 1."""
+    import h5py
+
+    write_media(tmp_path / "cut.h5", n=5)
+    with h5py.File(tmp_path / "cut.h5", "r+") as f:
+        del f.attrs["complete"]
+    code, _, err = run_cli("report", str(tmp_path / "cut.h5"))
+    assert code == 1 and "could not be read" in err
+    page = Page((tmp_path / "cut.report.html").read_text(encoding="utf-8"))
+    assert "E106" in page.text and "§4.4" in page.text and page.all("p", class_="invalid")
+    assert not page.all("figure")
+
+
 def test_sharded_dataset_report(tmp_path: Path) -> None:
     """h5ml report INDEX: the card from the index, a row per shard, figures over every shard, the index validated."""
     n = 25
