@@ -152,6 +152,35 @@ def test_ragged_lengths_min_median_max(media: tuple[Path, dict[str, Any], Page, 
     assert f"{lengths.min()} / {np.median(lengths):g} / {lengths.max()}" in text
 
 
+def test_stored_png_and_grey_images_are_previewed(tmp_path: Path) -> None:
+    """A bytes feature of media_type image/png is embedded as stored; (H, W) uint8 images as grey PNGs."""
+    from PIL import Image
+
+    grey = np.random.default_rng(3).integers(0, 256, (10, 9, 7), dtype=np.uint8)
+    encoded = []
+    for image in grey:
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG")
+        encoded.append(buffer.getvalue())
+    h5ml.write(
+        tmp_path / "png.h5",
+        {"train": {"png": encoded, "grey": grey}},
+        {"name": "png", "license": "MIT"},
+        features={"png": {"encoding": "bytes", "media_type": "image/png"}},
+    )
+    code, _, err = run_cli("report", str(tmp_path / "png.h5"))
+    assert (code, err) == (0, "")
+    page = Page((tmp_path / "png.report.html").read_text(encoding="utf-8"))
+    grids = {a["data-feature"] for a in page.all("div", class_="grid")}
+    assert grids == {"png", "grey"}
+    sources = [a["src"] for a in page.all("img") if a.get("alt", "").startswith("#")]
+    assert len(sources) == 2 * PREVIEW_SAMPLES
+    stored = [base64.b64decode(src.split(",", 1)[1]) for src in sources if src.startswith("data:image/png")]
+    assert encoded[0] in stored  # the stored PNG, unchanged
+    drawn = [np.asarray(Image.open(io.BytesIO(b)).convert("L")) for b in stored if b not in encoded]
+    np.testing.assert_array_equal(drawn[0], grey[0])
+
+
 def test_string_and_table_rows_are_escaped_text(media: tuple[Path, dict[str, Any], Page, str]) -> None:
     """The first rows of string, categorical and scalar features, their markup shown as text."""
     _, data, page, text = media

@@ -62,13 +62,13 @@ def image_uri(sample: npt.NDArray[Any]) -> str:
     from matplotlib.image import imsave
 
     image = np.asarray(sample)
-    if image.ndim == 3 and image.shape[2] == 1:
-        image = image[:, :, 0]
-    buffer = io.BytesIO()
     if image.ndim == 2:
-        imsave(buffer, image, format="png", cmap="gray", vmin=0, vmax=255)
-    else:
-        imsave(buffer, image, format="png")
+        image = image[:, :, None]
+    if image.shape[2] == 1:
+        # grey as three equal channels: the stored values exactly (a colormap would round some by one)
+        image = np.repeat(image, 3, axis=2)
+    buffer = io.BytesIO()
+    imsave(buffer, np.ascontiguousarray(image), format="png")
     return _uri("image/png", buffer.getvalue())
 
 
