@@ -16,6 +16,8 @@ command -v sox >/dev/null 2>&1 || missing+=(sox libsox-fmt-base)
 # Node.js and npm run h5wasm, an HDF5 reader that is not ours, over the conformance fixtures.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# Debian's chromium opens the pages of `h5ml report` in tests/test_report_browser.py (driven by Playwright).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq
