@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -458,3 +459,75 @@ def test_artifact_uri_is_relative_below_the_current_folder(tmp_path: Path, monke
     assert artifact_uri("data set/a#1.h5") == artifact_uri("./data set/../data set/a#1.h5") == "data%20set/a%231.h5"
     assert artifact_uri(str(inside), cwd=str(tmp_path / "data set" / "sub")) == inside.as_uri()
     assert artifact_uri("s3://bucket/ds.h5") == "s3://bucket/ds.h5"
+
+
+# --------------------------------------------------------------------------- the documented workflow
+
+WORKFLOW = ROOT / "docs" / "guides" / "validate-workflow.yml"
+GUIDE = ROOT / "docs" / "guides" / "validation-in-ci.md"
+
+
+def _steps() -> list[dict[str, Any]]:
+    import yaml
+
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as true
+    assert set(triggers) == {"push", "pull_request"}
+    assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
+    steps: list[dict[str, Any]] = workflow["jobs"]["validate"]["steps"]
+    return steps
+
+
+def test_the_documented_workflow_checks_out_installs_validates_and_uploads() -> None:
+    """docs/guides/validate-workflow.yml parses, its steps in order; the guide includes that file, not a copy."""
+    steps = _steps()
+    uses = [step.get("uses", "").split("@")[0] for step in steps]
+    assert uses == ["actions/checkout", "actions/setup-python", "", "", "github/codeql-action/upload-sarif"]
+    assert steps[2]["run"] == "pip install h5ml"
+    assert "h5ml validate --format sarif --output h5ml.sarif data/**/*.h5" in steps[3]["run"]
+    assert steps[3]["shell"] == "bash" and "shopt -s globstar" in steps[3]["run"]
+    assert steps[4]["with"]["sarif_file"] == "h5ml.sarif"
+    assert "!cancelled()" in steps[4]["if"]  # the report is uploaded when validation fails too
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert '--8<-- "docs/guides/validate-workflow.yml"' in guide
+    assert "upload-sarif" not in guide.split("```yaml\n--8<--")[0].split("## GitHub Actions")[1]
+
+
+def test_the_documented_validation_step_runs_and_writes_a_valid_sarif_report(
+    files: Path, tmp_path: Path, sarif_schema: jsonschema.protocols.Validator
+) -> None:
+    """The workflow's Validate step, run with bash in a checkout holding data/good.h5 and data/deep/er/bad.h5."""
+    bash = shutil.which("bash")
+    script = shutil.which("h5ml", path=str(Path(sys.executable).parent)) or shutil.which("h5ml")
+    if bash is None or script is None:
+        pytest.fail("bash and the h5ml console script (pip install -e .) are needed to run the workflow's step")
+    (tmp_path / "data" / "deep" / "er").mkdir(parents=True)
+    shutil.copy(files / "good.h5", tmp_path / "data" / "good.h5")
+    shutil.copy(files / "bad.h5", tmp_path / "data" / "deep" / "er" / "bad.h5")
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(script).parent), os.environ.get("PATH", "")])}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "reference"), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [bash, "-e", "-c", _steps()[3]["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr  # bad.h5 is invalid: the step fails, the upload step still runs
+    log = json.loads((tmp_path / "h5ml.sarif").read_text(encoding="utf-8"))
+    assert list(sarif_schema.iter_errors(log)) == []
+    uris = sorted(a["location"]["uri"] for a in log["runs"][0]["artifacts"])
+    assert uris == ["data/deep/er/bad.h5", "data/good.h5"]
+
+
+def test_the_guides_pre_commit_snippet_names_the_hook_of_this_repository() -> None:
+    """The .pre-commit-config.yaml of the guide uses the id that .pre-commit-hooks.yaml defines."""
+    import yaml
+
+    guide = GUIDE.read_text(encoding="utf-8")
+    snippet = next(block for block in re.findall(r"```yaml\n(.*?)```", guide, re.S) if "repos:" in block)
+    (repo,) = yaml.safe_load(snippet)["repos"]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in hooks} and repo["rev"].startswith("v")
