@@ -419,7 +419,11 @@ def test_output_writes_the_report_to_a_file_and_refuses_to_replace_without_overw
     before = (here / "good.h5").read_bytes()
     code, _, err = run_cli("validate", "--format", "sarif", "--output", "good.h5", "--overwrite", "good.h5")
     assert code == 2 and "--output good.h5 is one of the FILEs checked" in err
-    assert (here / "good.h5").read_bytes() == before
+    shard = here / "sharded" / "train" / "train-00000.h5"
+    shard_bytes = shard.read_bytes()
+    code, _, err = run_cli("validate", "-o", str(shard), "--overwrite", "sharded/index.json")  # a shard of it
+    assert code == 2 and f"--output {shard} is an HDF5 file (a dataset?), which a report never replaces" in err
+    assert (here / "good.h5").read_bytes() == before and shard.read_bytes() == shard_bytes
     code, _, err = run_cli("validate", "--output", str(tmp_path / "missing" / "r.txt"), "good.h5")
     assert code == 2 and "does not exist; create it first" in err
     code, out, _ = run_cli("validate", "--output", str(tmp_path / "report.txt"), "bad.h5")

@@ -17,6 +17,8 @@ from typing import TextIO
 
 import click
 
+from h5ml.spec.constants import superblock_version
+
 __all__ = ["STDOUT", "check_output_file", "output_stream"]
 
 #: The ``--output`` value that means standard output.
@@ -24,7 +26,7 @@ STDOUT = "-"
 
 
 def check_output_file(output: str, overwrite: bool, inputs: Sequence[str]) -> None:
-    """Refuse an ``--output`` path before any work: one that exists (without ``--overwrite``), or is an input.
+    """Refuse an ``--output`` path before any work: one that exists (without ``--overwrite``), an input, an HDF5 file.
 
     Parameters
     ----------
@@ -38,7 +40,9 @@ def check_output_file(output: str, overwrite: bool, inputs: Sequence[str]) -> No
     Raises
     ------
     click.UsageError
-        If ``output`` is one of ``inputs``, exists without ``overwrite``, is a directory, or its folder is missing.
+        If ``output`` is one of ``inputs``, is an HDF5 file (a dataset, or the shard of an index checked: a report
+        never replaces one, ``--overwrite`` or not), exists without ``overwrite``, is a directory, or its folder
+        is missing.
     """
     if output == STDOUT:
         return
@@ -51,11 +55,25 @@ def check_output_file(output: str, overwrite: bool, inputs: Sequence[str]) -> No
             )
     if os.path.isdir(output):
         raise click.UsageError(f"--output {output} is a directory: give the path of the report file")
+    if os.path.isfile(output) and _is_hdf5(output):
+        raise click.UsageError(
+            f"--output {output} is an HDF5 file (a dataset?), which a report never replaces, --overwrite or not: "
+            "give the path of the report file"
+        )
     if os.path.lexists(output) and not overwrite:
         raise click.UsageError(f"--output {output} exists: give another path, or pass --overwrite to replace it")
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise click.UsageError(f"--output {output}: the folder {folder} does not exist; create it first")
+
+
+def _is_hdf5(path: str) -> bool:
+    """Whether the file at ``path`` starts with an HDF5 signature (at offset 0, 512, 1024, ..., §3.1)."""
+    try:
+        with open(path, "rb") as stream:
+            return superblock_version(stream) is not None
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -281,6 +281,7 @@ def _checked(
 @click.option(
     "--output",
     "-o",
+    metavar="FILE",
     default=STDOUT,
     show_default=True,
     help="Write the report to this file, atomically (complete or not at all); - is standard output.",
