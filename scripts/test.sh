@@ -19,6 +19,8 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # git: tests/test_precommit_hook.py runs the pre-commit hook in a temporary git repository.
 command -v git >/dev/null 2>&1 || missing+=(git)
+# Debian's chromium opens the pages of `h5ml report` in tests/test_report_browser.py (driven by Playwright).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update -qq

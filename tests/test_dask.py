@@ -442,7 +442,8 @@ def test_convert_dask_refusals_speak_the_command_line(tmp_path: Path) -> None:
     code, _, err = run_cli("convert", str(arrays), str(tmp_path / "out2"), "--dask", "local:2")
     assert (
         code == 2
-        and "converts audio and images folders and CSV, TSV and Parquet tables; a source of kind 'arrays'" in err
+        and "converts audio and images folders, CSV, TSV and Parquet tables, and HDF5 files; a source of kind 'arrays'"
+        in err
     )
     assert not (tmp_path / "out").exists() and not (tmp_path / "out2").exists()
 

@@ -13,9 +13,10 @@
 
 Each partition becomes one shard ``ds/<split>/<split>-NNNNN.h5`` written by
 one task with h5ml's writer, and ``ds/index.json`` is written last, once
-every shard is complete (:func:`to_h5ml`). Folder sources convert the same
-way with ``h5ml convert SOURCE OUTDIR --dask tcp://scheduler:8786`` (or
-``--dask local:4``; :func:`convert_on_dask` in Python).
+every shard is complete (:func:`to_h5ml`). Audio and image folders, tables
+and HDF5 files convert the same way with ``h5ml convert SOURCE... OUTDIR
+--dask tcp://scheduler:8786`` (or ``--dask local:4``; :func:`convert_on_dask`
+in Python); the workers read HDF5 files at the paths the client sees.
 
 This module is a thin facade over :mod:`h5ml.ingest.dask`; it needs the
 ``dask`` extra (``pip install "h5ml[dask]"``: ``dask[dataframe]`` and

@@ -1,4 +1,4 @@
-"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, shard, unshard, demo.
+"""The ``h5ml`` command line: validate, verify, inspect, dump, convert, export, subset, merge, shard, unshard, demo, report.
 
 ``main()`` (the console script; ``python -m h5ml`` and ``python -m
 h5ml.tools.cli`` run the same entry point) only calls :func:`run`, which takes the
@@ -63,6 +63,7 @@ _COMMANDS: Final = {
     "temporaries": ("h5ml.tools.commands.temporaries", "temporaries_command"),
     "demo": ("h5ml.tools.commands.demo", "demo_command"),
     "view": ("h5ml.tools.commands.view", "view_command"),
+    "report": ("h5ml.tools.commands.report", "report_command"),
 }
 
 

@@ -21,7 +21,36 @@ from h5ml.writer.shard_naming import shard_path
 from h5ml.writer.shard_split import SplitShards
 from h5ml.writer.streaming import Writer
 
-__all__ = ["ShardOpener"]
+__all__ = ["ShardOpener", "split_features"]
+
+
+def split_features(features: Mapping[str, Any], split: str, names: Sequence[str] | None) -> dict[str, Any]:
+    """The ``features=`` keys a shard of ``split`` takes: its own, and the general ones of the features it stores.
+
+    A shard's writer refuses a key that applies to none of its features, so a key of another split
+    (``"<other>/<name>"``) never goes to it, and a general key (``"<name>"``) only when ``names`` holds it
+    (``names`` None, not known yet: every general key). Used by :class:`ShardOpener` and by the shards
+    written on Dask (:mod:`h5ml.ingest.dask.convert`), so that both give a shard the same keys.
+
+    Parameters
+    ----------
+    features
+        ``features=`` options by key, for every split (:class:`h5ml.Writer`).
+    split
+        The one split of the shard.
+    names
+        The features the shard's split stores, or None.
+
+    Returns
+    -------
+    dict
+        The keys a writer of that one split does not refuse as naming no feature it creates.
+    """
+    return {
+        key: value
+        for key, value in features.items()
+        if key.startswith(f"{split}/") or ("/" not in key and (names is None or key in names))
+    }
 
 
 class ShardOpener:
@@ -59,13 +88,10 @@ class ShardOpener:
         """The ``features=`` keys a shard of ``split`` takes: its own, and the general ones of its features.
 
         A shard's writer refuses a key that applies to none of its features, so a general key (``"label"``)
-        goes only to the shards of the splits that have that feature; ``names`` None (not known yet): all.
+        goes only to the shards of the splits that have that feature; ``names`` None (not known yet): all
+        (:func:`split_features`).
         """
-        return {
-            key: value
-            for key, value in self._features.items()
-            if key.startswith(f"{split}/") or ("/" not in key and (names is None or key in names))
-        }
+        return split_features(self._features, split, names)
 
     def open(self, state: SplitShards, names: Sequence[str] | None = None) -> Writer:
         """Open the next shard of a split: its writer, its split, and (after the first) its features."""

@@ -9,6 +9,7 @@ module             holds
 ``writing``        :func:`to_h5ml`: a bag, dataframe or dict of arrays to shards
 ``convert``        :func:`convert_on_dask`: ``h5ml convert ... --dask``
 ``tables``         a table on Dask: decided whole in the driver, a task a shard
+``hdf5``           HDF5 files on Dask: the plan in the driver, sources checked
 ``partitions``     a collection's partitions as shard-writing tasks
 ``tasks``          what one task does on a worker: write one shard, describe it
 ``run``            the driver: run the tasks, check the shards agree, the index

@@ -1,7 +1,7 @@
-"""``h5ml convert SOURCE OUTDIR --dask ADDRESS``: a folder source converted to shards on a Dask cluster (§12.4).
+"""``h5ml convert SOURCE OUTDIR --dask ADDRESS``: a folder, a table or HDF5 files converted to shards on Dask (§12.4).
 
-The folder converters (audio, images) scan and check their source as they
-always do, then hand their plan (every split's items in order, the picklable
+The folder converters (audio, images) and the HDF5 converter scan and check
+their sources as they always do, then hand their plan (every split's items in order, the picklable
 per-sample decoder, the features and the card) to
 :func:`h5ml.ingest.pipeline.ingest`. :func:`convert_on_dask` runs the
 converter with :data:`h5ml.ingest.pipeline.PLAN_RUNNER` set, so that the plan
@@ -22,10 +22,15 @@ refused (the Dask workers are the processes).
 Not on Dask yet (refused with a message): shuffle on write (a recorded
 ``shuffle_seed`` describes one file's order, §7.6), ``on_error="skip"`` (each
 shard would record other skipped files, and the shards must share their card),
-splits left empty, and the sources that are neither folders nor tables (HDF5
-files, arrays, Hugging Face datasets). A table (``kind="table"``) is decided
-whole in the driver and written by one task per shard:
-:mod:`h5ml.ingest.dask.tables`.
+splits left empty, HDF5 sources read with ``allow_external=True`` (HDF5
+resolves external file names in each process's working folder), and the sources that are neither folders, tables nor HDF5
+files (``.npz``/``.npy`` arrays, Hugging Face datasets). A table
+(``kind="table"``) is decided whole in the driver and written by one task
+per shard: :mod:`h5ml.ingest.dask.tables`. HDF5 files (``kind="hdf5"``, one
+or several, a plan given back): their plan is made and checked in the
+driver, and each task opens the sources itself at the paths the driver
+resolved, after checking that it sees the files the driver saw:
+:mod:`h5ml.ingest.dask.hdf5`.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Any, Final
 
 from h5ml.errors import IngestError
 from h5ml.ingest.dask.clusters import dask_client, parse_address
+from h5ml.ingest.dask.hdf5 import hdf5_plan
 from h5ml.ingest.dask.outdir import check_target
 from h5ml.ingest.dask.run import shards_report, write_on_dask
 from h5ml.ingest.dask.tables import table_runner
@@ -53,13 +59,15 @@ from h5ml.ingest.tables.convert import TABLE_RUNNER
 from h5ml.model.values import FeatureSpec
 from h5ml.writer.shard_folder import check_outdir
 from h5ml.writer.shard_naming import parse_samples_per_shard
+from h5ml.writer.shard_opening import split_features
 
 __all__ = ["DASK_KINDS", "SAMPLES_PER_SHARD", "TABLE_ROWS_PER_SHARD", "convert_on_dask"]
 
 #: The kinds of source ``--dask`` converts.
-DASK_KINDS: Final = ("audio", "images", "table")
+DASK_KINDS: Final = ("audio", "images", "table", "hdf5")
 #: Samples per shard when ``samples_per_shard`` is not given: about 100-200 MB of speech clips or 224x224 photos,
 #: large enough that opening a shard costs little beside reading it, small enough to spread over the workers.
+#: HDF5 rows too (give samples_per_shard for small rows: 1000 MNIST digits are 784 kB).
 SAMPLES_PER_SHARD: Final = 1000
 #: Rows per shard of a table when ``samples_per_shard`` is not given: each task reads the table from its start
 #: to its last row (:mod:`h5ml.ingest.dask.tables`), so a table gets fewer, larger shards (a few MB of numbers).
@@ -71,8 +79,8 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
     if kind not in DASK_KINDS:
         raise parameter_error(
             "dask",
-            "dask=... (--dask ...) converts audio and images folders and CSV, TSV and Parquet tables; a source of "
-            f"kind {kind!r} is converted without it, in one process",
+            "dask=... (--dask ...) converts audio and images folders, CSV, TSV and Parquet tables, and HDF5 files; "
+            f"a source of kind {kind!r} is converted without it, in one process",
         )
     # a table's seed without shuffle only cuts split_ratios, in the driver (h5ml.ingest.dask.tables)
     if options.get("shuffle") or (options.get("seed") is not None and kind != "table"):
@@ -104,13 +112,26 @@ def _check_options(kind: str, options: Mapping[str, Any], samples_per_shard: Any
             "shard_size=... (--shard-size ...) does not apply with dask=... (--dask ...): each task writes one "
             "shard of samples_per_shard=N (--samples-per-shard N) samples",
         )
+    if options.get("allow_external"):  # Python only: relative external file names resolve in each worker's folder
+        raise parameter_error(
+            "allow_external",
+            "allow_external=True is not done on Dask: HDF5 finds the bytes of external storage and the sources of "
+            "virtual datasets relative to each process's working folder, which the workers do not share with the "
+            "client; convert without dask=..., or repack the sources with `h5repack` so that their bytes are in them",
+        )
     if samples_per_shard is None:
         return TABLE_ROWS_PER_SHARD if kind == "table" else SAMPLES_PER_SHARD
     return parse_samples_per_shard(samples_per_shard)
 
 
 def _plan_runner(
-    client: Any, outdir: Path, overwrite: bool, samples_per_shard: int, retries: int, reports: list[IngestReport]
+    kind: str,
+    client: Any,
+    outdir: Path,
+    overwrite: bool,
+    samples_per_shard: int,
+    retries: int,
+    reports: list[IngestReport],
 ) -> Callable[..., IngestReport]:
     """The runner :func:`h5ml.ingest.pipeline.ingest` hands the converter's plan to (its arguments, as they are)."""
 
@@ -136,13 +157,19 @@ def _plan_runner(
                     "convert without dask=... (--dask ...) to write it empty",
                 )
 
+        write: Callable[..., Any] = write_items_partition
+        read = decode
+        if kind == "hdf5":  # each task opens the sources at the driver's absolute paths, checked first
+            read, write = hdf5_plan(decode)
+
         def make_tasks(staging: str) -> tuple[list[Any], list[tuple[str, int]]]:
             tasks, labels = [], []
             for split, items in splits.items():
-                job = ShardJob(staging, split, card, table, options.compression, options.level)
+                keys = split_features(table, split, None)  # a key of another split would be refused by the shard
+                job = ShardJob(staging, split, card, keys, options.compression, options.level)
                 for number, first in enumerate(range(0, len(items), samples_per_shard)):
                     part = list(items[first : first + samples_per_shard])
-                    tasks.append(_delayed(write_items_partition)(part, number, job, decode, options))
+                    tasks.append(_delayed(write)(part, number, job, read, options))
                     labels.append((split, number))
             return tasks, labels
 
@@ -162,7 +189,7 @@ def _delayed(fn: Callable[..., Any]) -> Any:
 
 def convert_on_dask(
     kind: str,
-    source: str | os.PathLike[str],
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     outdir: str | os.PathLike[str],
     *,
     dask: str | None = None,
@@ -171,14 +198,16 @@ def convert_on_dask(
     retries: int = 0,
     **options: Any,
 ) -> IngestReport:
-    """Convert a folder or a table to a sharded dataset in ``outdir``, one task per shard on a Dask cluster (§12.4).
+    """Convert a folder, a table or HDF5 files to a sharded dataset in ``outdir``, one task per shard on Dask (§12.4).
 
     Parameters
     ----------
     kind
-        ``"audio"``, ``"images"`` or ``"table"`` (:func:`h5ml.ingest.dispatch.detect_kind`).
+        ``"audio"``, ``"images"``, ``"table"`` or ``"hdf5"`` (:func:`h5ml.ingest.dispatch.detect_kinds`).
     source
-        The folder, or the table (``.csv``, ``.tsv``, ``.parquet``: :mod:`h5ml.ingest.dask.tables`), to convert.
+        The folder, the table (``.csv``, ``.tsv``, ``.parquet``: :mod:`h5ml.ingest.dask.tables`), or the HDF5
+        files (one path or a list; empty with ``plan=``: :mod:`h5ml.ingest.dask.hdf5`) to convert. The Dask
+        workers must see the HDF5 files at the paths the client resolves them to.
     outdir
         The dataset's folder: new, empty, or holding a sharded dataset to replace with ``overwrite``
         (:class:`h5ml.writer.shard_folder.ShardFolder`); named like an HDF5 file or inside ``source``: refused.
@@ -194,7 +223,8 @@ def convert_on_dask(
         How many times a failed task is run again.
     **options
         The converter's options, as :func:`h5ml.ingest.dispatch.convert` takes them (``overwrite``,
-        ``metadata``, ``compression``, ``sample_rate``, ``size``, ...), but shuffling and ``on_error="skip"``.
+        ``metadata``, ``compression``, ``sample_rate``, ``size``, ``plan``, ``label``, ...), but shuffling,
+        ``on_error="skip"``, ``processes``, ``shard_size`` and ``allow_external``.
 
     Returns
     -------
@@ -206,7 +236,9 @@ def convert_on_dask(
     h5ml.errors.ParameterError
         For a source kind, an option or a ``dask`` address the Dask path does not take (named).
     h5ml.IngestError
-        As the converter (nothing is written then), or if a partition fails (named, no index is written).
+        As the converter (nothing is written then: an HDF5 plan to confirm, or files that disagree, are refused
+        as without Dask), or if a partition fails (named, and the file and HDF5 path for HDF5 sources; no index
+        is written), or a worker does not see an HDF5 source as the client does (named).
     FileExistsError, NotADirectoryError, FileNotFoundError
         As :class:`~h5ml.writer.shard_folder.ShardFolder` and :func:`~h5ml.ingest.dask.outdir.check_target`,
         before the source is scanned.
@@ -221,7 +253,8 @@ def convert_on_dask(
         raise parameter_error("dask", "give dask='tcp://host:port' or dask='local:N' (--dask), or client=")
     if client is None:
         parse_address(dask)  # before anything is created
-    out = check_target(outdir, (Path(source),))
+    given = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    out = check_target(outdir, tuple(Path(s) for s in given))
     overwrite = bool(options.get("overwrite"))
     check_outdir(out, overwrite)  # before the source is scanned; the runner opens the folder itself
     options["metadata"] = dataset_card(out, options.get("metadata"))
@@ -254,7 +287,7 @@ def _convert(
         finally:
             TABLE_RUNNER.reset(table_token)
     else:
-        token = PLAN_RUNNER.set(_plan_runner(client, out, overwrite, per_shard, retries, reports))
+        token = PLAN_RUNNER.set(_plan_runner(kind, client, out, overwrite, per_shard, retries, reports))
         try:
             convert(kind, source, placeholder, **options)
         finally:

@@ -234,7 +234,7 @@ def write_items_partition(
     decode: Callable[[SourceItem], Mapping[str, Any]],
     options: ConvertOptions,
 ) -> ShardDescription:
-    """Decode items of a converter's plan (an audio or image folder) and write them as one shard (§12.4).
+    """Decode items of a converter's plan (an audio or image folder, HDF5 rows) and write them as one shard (§12.4).
 
     The decoding and the error messages are those of the single-file path
     (:func:`h5ml.ingest.pipeline.write_split`), ``options.workers`` threads

@@ -19,7 +19,7 @@ import bisect
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,7 +38,7 @@ from h5ml.ingest.pipeline import ingest
 from h5ml.ingest.report import DecodeError, IngestReport, Skipped, SourceItem
 from h5ml.model.values import FeatureSpec
 
-__all__ = ["BLOCK_BYTES", "decode_sample", "run_plan"]
+__all__ = ["BLOCK_BYTES", "RunSpec", "decode_sample", "run_plan"]
 
 #: Bytes of one part read at once, rounded to whole HDF5 chunks.
 BLOCK_BYTES: Final = 8 << 20
@@ -64,11 +64,49 @@ class _FeatureRun:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What :func:`decode_sample` needs (pickled to worker processes)."""
+    """What :func:`decode_sample` needs (pickled to worker processes, and to Dask workers).
+
+    Attributes
+    ----------
+    features
+        ``(split, feature)`` -> where its samples are read: the plan's parts, their rows and block sizes.
+    cache_bytes
+        The HDF5 chunk cache of each source opened (0: h5py's default).
+    allow_external
+        The sources were walked with ``allow_external=True`` (§10.1).
+    """
 
     features: Mapping[tuple[str, str], _FeatureRun]
     cache_bytes: int
     allow_external: bool = False  # the sources were walked with allow_external=True (§10.1)
+
+    def sources(self, split: str | None = None) -> tuple[str, ...]:
+        """The source files the features of ``split`` (None: of every split) read, each once, in the plan's order."""
+        return tuple(
+            dict.fromkeys(
+                p.part.source for (name, _), run in self.features.items() if split in (None, name) for p in run.parts
+            )
+        )
+
+    def reading_from(self, paths: Mapping[str, str]) -> RunSpec:
+        """This spec with every part reading its source from ``paths[source]`` (the same rows, the same checks).
+
+        A Dask worker opens the sources itself, in its own working folder, so the driver gives it the paths as
+        the driver resolved them (absolute: :mod:`h5ml.ingest.dask.hdf5`). Messages then name those paths.
+        """
+
+        def moved(part: Part) -> Part:
+            return part.model_copy(update={"source": paths.get(part.source, part.source)})
+
+        features = {
+            key: replace(
+                run,
+                feature=run.feature.model_copy(update={"parts": [moved(p) for p in run.feature.parts]}),
+                parts=tuple(replace(p, part=moved(p.part)) for p in run.parts),
+            )
+            for key, run in self.features.items()
+        }
+        return replace(self, features=features)
 
 
 def _block_rows(inv: Inventory, part: Part, shuffle: bool) -> int:

@@ -93,9 +93,10 @@ __all__ = ["convert_command"]
     "dask",
     default=None,
     metavar="ADDRESS",
-    help="Audio and image folders, CSV/TSV/Parquet tables: write OUTPUT as a sharded dataset (a folder: "
-    "index.json and shards of 1000 samples, 100000 rows of a table, --samples-per-shard) in parallel on Dask: "
-    "tcp://HOST:PORT of a running scheduler, or local:N for N worker processes on this machine (needs h5ml[dask]).",
+    help="Audio and image folders, CSV/TSV/Parquet tables, HDF5 files (one or several, or --plan-file): write "
+    "OUTPUT as a sharded dataset (a folder: index.json and shards of 1000 samples, 100000 rows of a table, "
+    "--samples-per-shard) in parallel on Dask: tcp://HOST:PORT of a running scheduler, or local:N for N worker "
+    "processes on this machine (needs h5ml[dask]). The workers read HDF5 files at the paths this machine sees.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")

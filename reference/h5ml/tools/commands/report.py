@@ -1,0 +1,59 @@
+"""``h5ml report``: write a self-contained HTML page that shows an h5ml file or a sharded dataset.
+
+The page (:func:`h5ml.tools.report.write_report`) holds the dataset card,
+the validation result, per split and feature the storage figures and
+statistics, plots and previews; it needs no network to view. ``-o`` names
+the page; by default it goes beside FILE as ``<stem>.report.html`` (beside
+the folder of a sharded dataset, named after it). An existing page is
+replaced only with ``--overwrite``. An invalid dataset that the reader
+refuses (the validator found errors: an attribute of the wrong type, a
+missing shard) gets a page of its card and validation only, and exit status
+1. A missing file, a file that is not HDF5
+or not h5ml ends with one ``h5ml: error:`` line and exit status 2, and no
+page is written.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.text import Text
+
+from h5ml.tools.console import EXIT_INVALID, EXIT_OK, Streams, safe_text
+
+__all__ = ["report_command"]
+
+
+@click.command("report")
+@click.argument("file")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The HTML file to write (default: <FILE stem>.report.html beside FILE; for a sharded dataset "
+    "<folder>.report.html beside its folder).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace the output if it exists.")
+@click.pass_obj
+def report_command(streams: Streams, file: str, output: str | None, overwrite: bool) -> int:
+    """Write an HTML report of FILE (an h5ml file, or a sharded dataset's index.json or folder).
+
+    The page shows the dataset card, the validation result, each split's features with their storage and
+    statistics, plots and previews; it is one file that needs no network. Large files are read in part:
+    metadata, codes and lengths, the first samples and a bounded sample of rows (the page says which).
+    """
+    from h5ml.model.shard_index import is_index_path
+    from h5ml.tools.console import require_file
+    from h5ml.tools.report import write_report
+
+    if not is_index_path(file):
+        require_file(file)
+    written, refused = write_report(file, output, overwrite=overwrite)
+    streams.console().print(Text(f"wrote {written}"), soft_wrap=True)
+    if refused is not None:
+        streams.stderr.write(
+            f"h5ml: the dataset is invalid and could not be read ({safe_text(refused)}); the page shows its card "
+            f"and validation only (h5ml validate {safe_text(file)} lists the same issues)\n"
+        )
+        return EXIT_INVALID
+    return EXIT_OK

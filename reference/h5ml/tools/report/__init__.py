@@ -1,0 +1,108 @@
+"""``h5ml report``: a self-contained HTML page that shows a dataset (issue 17).
+
+:func:`write_report` gathers the facts (:mod:`~h5ml.tools.report.collect`:
+the card, the validation, the figures of ``h5ml inspect``, a bounded sample),
+draws the plots (:mod:`~h5ml.tools.report.plots`) and previews
+(:mod:`~h5ml.tools.report.previews`), renders the page
+(:mod:`~h5ml.tools.report.html`), and writes it through a temporary file
+beside the output, renamed when complete, so that a failed report leaves no
+half-written page. The report is a tool: it needs matplotlib (``pip install
+"h5ml[report]"``), which nothing below :mod:`h5ml.tools` imports.
+
+Where the page goes by default (:func:`default_output`): beside the file, named
+after it, ``data/mnist.h5`` -> ``data/mnist.report.html``; for a sharded
+dataset beside its folder, named after the folder, ``data/mnist/index.json``
+(or ``data/mnist/``) -> ``data/mnist.report.html``. An existing output is
+replaced only with ``overwrite=True`` (``--overwrite``), as ``h5ml convert``
+does, and never when it is the input itself.
+
+It implements no SPEC clause; it reads through the reader (§6, §12.5) and the validator (§9, §12.1-R7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["default_output", "write_report"]
+
+
+def default_output(path: str | os.PathLike[str]) -> Path:
+    """Where the report of ``path`` goes when no output is given (see the module docstring).
+
+    Parameters
+    ----------
+    path
+        An h5ml file, or the index of a sharded dataset (a ``.json`` file or its folder).
+
+    Returns
+    -------
+    pathlib.Path
+        ``<stem>.report.html`` beside the file, or ``<folder name>.report.html`` beside a sharded dataset's folder.
+    """
+    from h5ml.model.shard_index import is_index_path
+
+    given = Path(path)
+    if is_index_path(given):
+        folder = given if given.is_dir() else given.absolute().parent
+        return folder.parent / f"{folder.name}.report.html"
+    return given.with_name(f"{given.stem}.report.html")
+
+
+def write_report(
+    path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *, overwrite: bool = False
+) -> tuple[Path, str | None]:
+    """Write the HTML report of an h5ml file or a sharded dataset.
+
+    Parameters
+    ----------
+    path
+        An h5ml file; or the index of a sharded dataset (a ``.json`` file, or a folder holding ``index.json``).
+    output
+        The HTML file to write; None: :func:`default_output`.
+    overwrite
+        Replace an existing ``output``.
+
+    Returns
+    -------
+    (pathlib.Path, str or None)
+        The page written, and why the reader refused the dataset when it did (the validator found errors in
+        it: the page then shows its card and validation only), else None.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist, or the output's folder does not.
+    FileExistsError
+        If ``output`` exists and ``overwrite`` is False, or is ``path`` itself.
+    IsADirectoryError
+        If ``output`` is a directory.
+    H5MLError
+        If ``path`` is not an h5ml file or index (:class:`h5ml.errors.NotH5MLError`, ...), or the reader refuses it.
+    ImportError
+        If matplotlib is not installed.
+    """
+    from h5ml.ingest.output import check_output, temp_beside
+
+    try:
+        import matplotlib  # noqa: F401  (the plots need it; said here, before any work)
+    except ImportError as exc:
+        raise ImportError(
+            f"the report draws its plots with matplotlib, which is not installed ({exc}); "
+            'install it with pip install "h5ml[report]"'
+        ) from exc
+    out = check_output(default_output(path) if output is None else output, overwrite, [Path(path)])
+    from h5ml.tools.report.collect import collect
+    from h5ml.tools.report.html import render_page
+
+    facts = collect(path)
+    page = render_page(facts)
+    temp = temp_beside(out, "report")
+    try:
+        temp.write_text(page, encoding="utf-8")
+        os.replace(temp, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    return out, facts.refused

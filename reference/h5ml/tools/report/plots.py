@@ -1,0 +1,187 @@
+"""The plots of ``h5ml report``: matplotlib figures, drawn with the Agg canvas, as embedded SVG data URIs.
+
+Each function draws one small figure and returns it as a ``data:image/svg+xml``
+URI for an ``<img>`` (an SVG in an ``<img>`` runs no script and loads
+nothing, so the page stays self-contained). Figures are made with
+:class:`matplotlib.figure.Figure` on a :class:`~matplotlib.backends.backend_agg.FigureCanvasAgg`,
+never through :mod:`matplotlib.pyplot`: no display, no global backend
+switched, nothing left open. Text is drawn as paths (no font needed to view
+it), and the SVG carries no date, so one file gives the same page twice.
+
+It implements no SPEC clause: it draws what :mod:`h5ml.tools.report.collect` gathered.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "MAX_CLASSES_PLOTTED",
+    "class_histogram",
+    "figure_uri",
+    "length_histogram",
+    "value_histogram",
+    "waveform",
+]
+
+#: Classes drawn in a class histogram; with more, the most frequent ones (the page says so).
+MAX_CLASSES_PLOTTED: Final = 40
+#: Bins of a length or value histogram.
+_BINS: Final = 40
+#: Points of a waveform thumbnail (the samples are reduced to a min/max envelope of this many bins).
+_WAVE_POINTS: Final = 600
+_COLOR: Final = "#3b6ea8"
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def figure_uri(fig: Figure) -> str:
+    """The figure as a ``data:image/svg+xml;base64,...`` URI (text as paths, no date).
+
+    Parameters
+    ----------
+    fig
+        A figure of this module.
+
+    Returns
+    -------
+    str
+        The URI, for the ``src`` of an ``<img>``.
+    """
+    buffer = io.BytesIO()
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "h5ml-report"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> str:
+    """A bar chart of the samples of each class (horizontal bars, class names on the axis).
+
+    Parameters
+    ----------
+    names, counts
+        The class names (§6.5) and the samples of each, in class-code order.
+    title
+        The figure's title.
+
+    Returns
+    -------
+    str
+        An SVG data URI; at most :data:`MAX_CLASSES_PLOTTED` classes, the most frequent, in code order.
+    """
+    order = list(range(len(counts)))
+    if len(counts) > MAX_CLASSES_PLOTTED:
+        order = sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+    shown_names = [_short(names[i]) for i in order]
+    shown_counts = [int(counts[i]) for i in order]
+    fig = _figure(6.0, 0.9 + 0.22 * len(order))
+    ax = fig.add_subplot()
+    ax.barh(range(len(order)), shown_counts, color=_COLOR)
+    ax.set_yticks(range(len(order)), shown_names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("samples")
+    ax.set_title(title, fontsize=10)
+    return figure_uri(fig)
+
+
+def _short(name: str, limit: int = 30) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "\u2026"
+
+
+def _histogram(values: npt.NDArray[np.float64], title: str, xlabel: str, integer: bool) -> str:
+    fig = _figure(6.0, 2.4)
+    ax = fig.add_subplot()
+    if values.size:
+        low, high = float(values.min()), float(values.max())
+        bins: int | list[float] = _BINS
+        if integer and high - low < _BINS:  # one bar per length
+            bins = [float(b) for b in np.arange(low - 0.5, high + 1.5)]
+        ax.hist(values, bins=bins, color=_COLOR)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("count")
+    ax.set_title(title, fontsize=10)
+    return figure_uri(fig)
+
+
+def length_histogram(lengths: npt.NDArray[np.int64], title: str, unit: str) -> str:
+    """A histogram of the per-sample lengths of a ragged or bytes feature.
+
+    Parameters
+    ----------
+    lengths
+        Every sample's length, int64.
+    title
+        The figure's title.
+    unit
+        What a length counts (``"values"``, ``"bytes"``, ``"frames"``), for the axis label.
+
+    Returns
+    -------
+    str
+        An SVG data URI.
+    """
+    return _histogram(np.asarray(lengths, dtype=np.float64), title, f"length ({unit})", integer=True)
+
+
+def value_histogram(values: npt.NDArray[np.float64], title: str) -> str:
+    """A histogram of sampled numeric values (finite ones, float64).
+
+    Parameters
+    ----------
+    values
+        The values (:attr:`h5ml.tools.report.sample.ValueStats.values`).
+    title
+        The figure's title.
+
+    Returns
+    -------
+    str
+        An SVG data URI.
+    """
+    return _histogram(values, title, "value", integer=False)
+
+
+def waveform(samples: npt.NDArray[np.float64], sample_rate: float) -> str:
+    """A small waveform thumbnail: the min/max envelope of the (mono-mixed) signal against time in seconds.
+
+    Parameters
+    ----------
+    samples
+        One sample of an audio-like feature, float64, shape (frames,) or (frames, channels): channels are averaged.
+    sample_rate
+        Frames per second (Hz, the feature's ``sample_rate``, §6.1).
+
+    Returns
+    -------
+    str
+        An SVG data URI.
+    """
+    mono = samples.mean(axis=1) if samples.ndim == 2 else samples.ravel()
+    fig = _figure(3.2, 0.9)
+    ax = fig.add_subplot()
+    if mono.size:
+        bins = min(_WAVE_POINTS, mono.size)
+        edges = np.linspace(0, mono.size, bins + 1).astype(np.int64)
+        low = np.minimum.reduceat(mono, edges[:-1])
+        high = np.maximum.reduceat(mono, edges[:-1])
+        t = edges[:-1] / sample_rate
+        ax.fill_between(t, low, high, color=_COLOR, linewidth=0.5)
+        ax.set_xlim(0, mono.size / sample_rate)
+    ax.set_yticks([])
+    ax.tick_params(labelsize=6)
+    ax.set_xlabel("s", fontsize=6, labelpad=0)
+    return figure_uri(fig)

@@ -1,0 +1,185 @@
+"""The previews of ``h5ml report``: images, audio players and waveforms, and table cells, as embeddable values.
+
+Images become PNG data URIs (:func:`image_uri`, via :func:`matplotlib.image.imsave`;
+a bytes feature of a raster ``media_type`` is embedded as stored,
+:func:`encoded_image_uri`); an audio-like sample (a feature with
+``sample_rate``, §6.1) becomes a 16-bit PCM WAV data URI (:func:`wav_uri`,
+the standard library's :mod:`wave`) for an ``<audio>`` player; a string or a
+number becomes the short text of a table cell (:func:`cell_text`). Every
+preview is bounded: :data:`MAX_AUDIO_SECONDS` of audio, :data:`MAX_IMAGE_BYTES`
+of a stored image, :data:`MAX_CELL_CHARS` of text, and each function says
+what it cut (the page shows it).
+
+It implements no SPEC clause: it renders samples the reader returned (§6).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import wave
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "MAX_AUDIO_SECONDS",
+    "MAX_CELL_CHARS",
+    "MAX_IMAGE_BYTES",
+    "cell_text",
+    "encoded_image_uri",
+    "image_uri",
+    "pcm16",
+    "wav_uri",
+]
+
+#: Seconds of each audio sample put in the page (a longer one is cut, and the page says so).
+MAX_AUDIO_SECONDS: Final = 5.0
+#: Bytes of a stored image (a bytes feature) put in the page; a larger one is not embedded.
+MAX_IMAGE_BYTES: Final = 1 << 20
+#: Characters of a string shown in a table cell.
+MAX_CELL_CHARS: Final = 200
+
+
+def _uri(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64," + base64.b64encode(data).decode("ascii")
+
+
+def image_uri(sample: npt.NDArray[Any]) -> str:
+    """One uint8 image, (H, W) grey or (H, W, C) with C 1, 3 or 4, as a PNG data URI.
+
+    Parameters
+    ----------
+    sample
+        The image as the reader returned it (uint8).
+
+    Returns
+    -------
+    str
+        ``data:image/png;base64,...``.
+    """
+    from matplotlib.image import imsave
+
+    image = np.asarray(sample)
+    if image.ndim == 2:
+        image = image[:, :, None]
+    if image.shape[2] == 1:
+        # grey as three equal channels: the stored values exactly (a colormap would round some by one)
+        image = np.repeat(image, 3, axis=2)
+    buffer = io.BytesIO()
+    imsave(buffer, np.ascontiguousarray(image), format="png")
+    return _uri("image/png", buffer.getvalue())
+
+
+def encoded_image_uri(data: bytes, media_type: str) -> str | None:
+    """A stored image (a bytes feature's sample, §6.6) as a data URI of its ``media_type``, unchanged.
+
+    Parameters
+    ----------
+    data
+        The stored bytes.
+    media_type
+        The feature's ``media_type`` (one of :data:`h5ml.tools.report.collect.IMAGE_MEDIA_TYPES`).
+
+    Returns
+    -------
+    str or None
+        The URI; None when ``data`` is larger than :data:`MAX_IMAGE_BYTES` (not embedded).
+    """
+    if len(data) > MAX_IMAGE_BYTES:
+        return None
+    return _uri(media_type, bytes(data))
+
+
+def pcm16(sample: npt.NDArray[Any], sample_rate: float) -> tuple[npt.NDArray[np.int16], bool, bool]:
+    """An audio sample as 16-bit PCM frames, at most :data:`MAX_AUDIO_SECONDS` long.
+
+    Parameters
+    ----------
+    sample
+        (frames,) or (frames, channels), any numeric dtype: int16 is kept; other
+        integers are scaled by their type's range; floats are taken as full scale
+        1.0, and a signal that exceeds it is scaled down to its peak.
+    sample_rate
+        Frames per second (§6.1).
+
+    Returns
+    -------
+    (numpy.ndarray, bool, bool)
+        The frames (frames, channels) int16; whether the sample was cut to
+        :data:`MAX_AUDIO_SECONDS`; whether it was scaled to its peak.
+    """
+    frames = np.asarray(sample)
+    if frames.ndim == 1:
+        frames = frames[:, None]
+    limit = max(1, int(MAX_AUDIO_SECONDS * sample_rate))
+    cut = frames.shape[0] > limit
+    frames = frames[:limit]
+    scaled = False
+    if frames.dtype == np.int16:
+        return np.ascontiguousarray(frames), cut, scaled
+    if frames.dtype.kind in "iu":
+        info = np.iinfo(frames.dtype)
+        middle = (int(info.max) + int(info.min) + 1) / 2
+        values = (frames.astype(np.float64) - middle) / (int(info.max) - middle)
+    else:
+        values = frames.astype(np.float64)
+        values[~np.isfinite(values)] = 0.0
+        peak = float(np.abs(values).max()) if values.size else 0.0
+        if peak > 1.0:
+            values, scaled = values / peak, True
+    return (np.clip(values, -1.0, 1.0) * 32767).round().astype(np.int16), cut, scaled
+
+
+def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
+    """16-bit PCM frames as a WAV data URI for an ``<audio>`` element.
+
+    Parameters
+    ----------
+    frames
+        (frames, channels) int16 (:func:`pcm16`).
+    sample_rate
+        Frames per second; a WAV header holds an integer, so it is rounded (at least 1).
+
+    Returns
+    -------
+    str
+        ``data:audio/wav;base64,...``.
+    """
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(int(frames.shape[1]))
+        out.setsampwidth(2)
+        out.setframerate(max(1, round(sample_rate)))
+        out.writeframes(frames.astype("<i2").tobytes())
+    return _uri("audio/wav", buffer.getvalue())
+
+
+def cell_text(value: Any, class_names: list[str] | None = None) -> str:
+    """A sample as the short text of a table cell (not yet HTML-escaped).
+
+    Parameters
+    ----------
+    value
+        What the reader returned for one sample: a str, a number, a numpy scalar or array, bytes.
+    class_names
+        For a categorical code: its class names (code -1 is ``"(missing)"``).
+
+    Returns
+    -------
+    str
+        At most :data:`MAX_CELL_CHARS` characters (a longer text ends with an ellipsis).
+    """
+    if class_names is not None:
+        code = int(value)
+        text = class_names[code] if 0 <= code < len(class_names) else "(missing)"
+    elif isinstance(value, (bytes, bytearray)):
+        text = f"{len(value)} bytes"
+    elif isinstance(value, np.ndarray) and value.ndim:
+        text = np.array2string(value, threshold=8, edgeitems=3, precision=4)
+    elif isinstance(value, (float, np.floating)):
+        text = f"{float(value):.6g}"
+    else:
+        text = str(value.item() if isinstance(value, np.generic) else value)
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "\u2026"
