@@ -13,9 +13,12 @@ missing=()
 command -v h5dump >/dev/null 2>&1 || missing+=(hdf5-tools)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || missing+=(sox libsox-fmt-base)
-# Node.js and npm run h5wasm, an HDF5 reader that is not ours, over the conformance fixtures.
+# Node.js and npm run h5wasm, an HDF5 reader that is not ours, over the conformance fixtures; npm also fetches
+# the official SARIF 2.1.0 schema (tests/sarif) that the SARIF reports of h5ml validate are checked against.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# git: tests/test_precommit_hook.py runs the pre-commit hook in a temporary git repository.
+command -v git >/dev/null 2>&1 || missing+=(git)
 # Debian's chromium opens the pages of `h5ml report` in tests/test_report_browser.py (driven by Playwright).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

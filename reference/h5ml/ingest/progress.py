@@ -20,7 +20,15 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
     None when ``enabled`` is False, or None and stderr is not a terminal
     (``--quiet``, pipes, CI logs). Add tasks with ``bar.add_task(description,
     total=n)``, advance them, and ``bar.stop()`` at the end.
+
+    Whether stderr is a terminal is what ``isatty()`` says: ``FORCE_COLOR``
+    in the environment does not make a pipe one (a CI log would get the bar's
+    colours and cursor control), and ``NO_COLOR`` (non-empty) takes the colours
+    away (rich follows it), as every console of the command line does
+    (:mod:`h5ml.tools.console`).
     """
+    import sys
+
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -41,7 +49,7 @@ def progress_bar(enabled: bool | None, total: int) -> Any:
             speed = task.speed
             return Text(f"{'-' if speed is None else f'{speed:,.0f}':>8} samples/s")
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, force_terminal=bool(getattr(sys.stderr, "isatty", lambda: False)()))
     if enabled is False or (enabled is None and not console.is_terminal):
         return None
     bar = Progress(

@@ -3,12 +3,23 @@
 Commands write through a :class:`Streams` (the caller's stdout and stderr,
 with rich consoles over them), so that :func:`h5ml.tools.cli.run` runs the
 whole command line in-process, with any streams (tests pass ``io.StringIO``).
+
+Terminals: every console of the command line comes from
+:func:`terminal_console`. On a stream that is not a terminal (a pipe, a file,
+a CI log) it writes plain text, 120 columns, without a single escape
+sequence: no colour, no style, no cursor control, and no progress bar is
+started there. On a terminal it styles the text (bold names, red for what
+cannot be read), unless the environment variable ``NO_COLOR`` is set to a
+non-empty value (https://no-color.org): then it writes no colour and no style
+at all, only the text (a progress bar, asked for on a terminal, still moves
+the cursor to redraw itself).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TextIO
@@ -22,13 +33,16 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_INVALID",
     "EXIT_OK",
+    "NO_COLOR_ENV",
     "Streams",
+    "no_color",
     "plural",
     "print_json",
     "require_file",
     "safe_copy",
     "safe_text",
     "size_text",
+    "terminal_console",
     "tuple_text",
 ]
 
@@ -43,6 +57,43 @@ EXIT_INTERRUPTED: Final = 130
 
 #: Rendering width when the output is not a terminal (files, pipes, tests).
 _PLAIN_WIDTH: Final = 120
+#: The environment variable that turns colour and styles off when it is set and not empty (https://no-color.org).
+NO_COLOR_ENV: Final = "NO_COLOR"
+
+
+def no_color() -> bool:
+    """Whether ``NO_COLOR`` is set to a non-empty value: then no console writes colour or style (an empty value does not count)."""
+    return os.environ.get(NO_COLOR_ENV, "") != ""
+
+
+def terminal_console(stream: TextIO, *, force_terminal: bool | None = None) -> Console:
+    """A rich console over ``stream``: styled on a terminal unless ``NO_COLOR``; plain text, 120 columns, elsewhere.
+
+    Parameters
+    ----------
+    stream
+        Where to write.
+    force_terminal
+        True: treat ``stream`` as a terminal (``--progress`` asked on a pipe); False: never; None: when
+        ``stream.isatty()``. ``FORCE_COLOR`` in the environment is not followed: output that is not a terminal
+        stays plain.
+
+    Returns
+    -------
+    rich.console.Console
+        Without markup, highlighting or emoji (a file's names are shown as they are, §10.2); with
+        ``color_system=None`` (no escape sequence of colour or style) when :func:`no_color`.
+    """
+    is_tty = bool(getattr(stream, "isatty", lambda: False)()) if force_terminal is None else force_terminal
+    return Console(
+        file=stream,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        width=None if is_tty else _PLAIN_WIDTH,
+        force_terminal=is_tty,
+        color_system=None if no_color() else "auto",
+    )
 
 
 @dataclass
@@ -53,17 +104,8 @@ class Streams:
     stderr: TextIO
 
     def console(self) -> Console:
-        """A rich console over stdout: plain text, 120 columns, when stdout is not a terminal."""
-        stream = self.stdout
-        is_tty = bool(getattr(stream, "isatty", lambda: False)())
-        return Console(
-            file=stream,
-            highlight=False,
-            markup=False,
-            emoji=False,
-            width=None if is_tty else _PLAIN_WIDTH,
-            force_terminal=None if is_tty else False,
-        )
+        """A rich console over stdout (:func:`terminal_console`): plain text, 120 columns, when it is not a terminal."""
+        return terminal_console(self.stdout)
 
 
 def safe_text(text: str, *, lines: bool = False) -> str:

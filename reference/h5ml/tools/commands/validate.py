@@ -1,12 +1,21 @@
 """``h5ml validate``: check files against the specification and report their issues (§9).
 
 The report is a table per file (code, severity, path, message, clause) and a
-verdict line, or the JSON report of ``schema/h5ml-report-1.0.schema.json``
-(``--format json``). The exit code says the worst outcome over the files.
+verdict line, the JSON report of ``schema/h5ml-report-1.0.schema.json``
+(``--format json``), a SARIF 2.1.0 log for code scanning (``--format sarif``,
+:mod:`h5ml.tools.formats.sarif`) or JUnit XML for CI test views
+(``--format junit``, :mod:`h5ml.tools.formats.junit`). The exit code says the
+worst outcome over the files, whatever the format. ``--output FILE`` writes
+the report to FILE, atomically (``-``: standard output, the default); an
+existing FILE is replaced only with ``--overwrite``, and never one of the
+FILEs checked.
 
 ``--min-severity`` (and ``--quiet``, which shows the verdict lines alone)
-trims what the text report shows; the verdict counts every issue. The
-messages are shown in the command line's words
+trims what the text report shows, and ``--min-severity`` what the SARIF and
+JUnit reports list; the verdict counts every issue. SARIF and JUnit refuse
+``--quiet`` (they have no verdict lines) and ``--strict`` with
+``--min-severity error`` (the warnings that fail the run would not be in the
+report). The messages are shown in the command line's words
 (:func:`h5ml.ingest.options.cli_words`).
 
 ``--max-issues-per-code N`` (default 100, 0 for all) lists at most N issues of
@@ -41,6 +50,8 @@ from rich.text import Text
 
 from h5ml.model.remote import is_url
 from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, safe_text
+from h5ml.tools.formats.shown import SEVERITIES, shown_issues
+from h5ml.tools.output_file import STDOUT, check_output_file, output_stream
 from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,10 +114,6 @@ def exit_code(files: Sequence[FileReport], strict: bool) -> int:
     if any(not (f.valid_strict if strict else f.valid) for f in every):
         return EXIT_INVALID
     return EXIT_OK
-
-
-#: The severities in increasing order, as ``--min-severity`` names them.
-SEVERITIES: Final = ("info", "warning", "error")
 
 
 #: Rows of one printed table: a longer list is printed in several tables, with the time limit checked between
@@ -177,7 +184,7 @@ def render_file_report(
         True when every issue to show was printed, False when the deadline cut the list.
     """
     least = SEVERITIES.index(min_severity)
-    shown = [issue for issue in file_report.issues if SEVERITIES.index(_severity(issue)) >= least]
+    shown = shown_issues(file_report, min_severity)
     complete = True
     if shown and not quiet:
         console.print(Text(str(file_report.path), style="bold"))
@@ -261,7 +268,25 @@ def _checked(
 
 @click.command("validate")
 @click.argument("files", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "junit"]),
+    default="text",
+    show_default=True,
+    help="text: a table per file; json: the report of schema/h5ml-report-1.0.schema.json; sarif: SARIF 2.1.0 "
+    "for code scanning (github/codeql-action/upload-sarif); junit: JUnit XML, a test suite per file and a test "
+    "case per issue code (GitLab, Jenkins). The exit status is the same for every format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    default=STDOUT,
+    show_default=True,
+    help="Write the report to this file, atomically (complete or not at all); - is standard output.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace the --output file if it exists.")
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
 @click.option("--deep", is_flag=True, help="Also read every sample (offsets, codes, fingerprints, chunk checksums).")
 @click.option(
@@ -285,7 +310,8 @@ def _checked(
     type=click.Choice(SEVERITIES),
     default="info",
     show_default=True,
-    help="The least severity the text report lists (warning: no info notes); the verdict counts every issue.",
+    help="The least severity the text, SARIF and JUnit reports list (warning: no info notes); the verdict and "
+    "the exit status count every issue.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line of each file (text report).")
 @click.option(
@@ -310,6 +336,8 @@ def validate_command(
     streams: Streams,
     files: tuple[str, ...],
     fmt: str,
+    output: str,
+    overwrite: bool,
     strict: bool,
     deep: bool,
     timeout: float | None,
@@ -330,26 +358,73 @@ def validate_command(
     also when one has a warning), 2 when one cannot be read at all (not HDF5,
     a directory, missing, open for writing in another process, or it did not
     finish within --timeout, printing its report included); the shards of an
-    index count as files.
+    index count as files. The exit status is the same for every --format.
     """
-    from h5ml.validator.runner import Report, is_index
+    from h5ml.validator.runner import is_index
 
     if shallow_shards and not any(is_index(f) for f in files):
         raise click.UsageError(
             "--shallow-shards applies to the index of a sharded dataset (a .json file, or a folder holding "
             "index.json), and no FILE given is one: leave it out, or give the index"
         )
+    _check_format_options(fmt, strict, min_severity, quiet)
     options = parse_storage_options(storage_options, files)
+    check_output_file(output, overwrite, files)
+    checked = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
+    if fmt != "text":
+        reports = [report for report, _ in checked]  # every file checked before a byte is written
+        with output_stream(output, streams.stdout) as out:
+            return _write_document(Streams(out, streams.stderr), fmt, reports, strict, min_severity)
+    with output_stream(output, streams.stdout) as out:
+        return _text_report(Streams(out, streams.stderr), checked, strict, min_severity, quiet)
+
+
+def _check_format_options(fmt: str, strict: bool, min_severity: str, quiet: bool) -> None:
+    """Refuse the options a SARIF or JUnit report cannot honour, before any file is checked."""
+    if fmt not in ("sarif", "junit"):
+        return
+    if quiet:
+        raise click.UsageError(
+            f"--quiet prints the verdict lines of the text report, and --format {fmt} has none: leave out --quiet "
+            "(--min-severity error lists errors only)"
+        )
+    if strict and min_severity == "error":
+        raise click.UsageError(
+            f"--strict fails on warnings, and --min-severity error leaves them out of the --format {fmt} report, "
+            "which would then not say why the run failed: give --min-severity warning, or leave out --strict"
+        )
+
+
+def _write_document(streams: Streams, fmt: str, reports: Sequence[FileReport], strict: bool, min_severity: str) -> int:
+    """Write the JSON, SARIF or JUnit report of the files checked; return the exit status (§9.3.2)."""
+    code = exit_code(reports, strict)
     if fmt == "json":
-        checks = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
-        reports = [report for report, _ in checks]
-        report = Report(tuple(reports))
-        print_json(streams, report.to_json(strict=strict))
-        return exit_code(report.files, strict)
+        from h5ml.validator.runner import Report
+
+        print_json(streams, Report(tuple(reports)).to_json(strict=strict))
+    elif fmt == "sarif":
+        from h5ml.tools.formats.sarif import sarif_report
+
+        print_json(streams, sarif_report(reports, strict=strict, exit_code=code, min_severity=min_severity))
+    else:
+        from h5ml.tools.formats.junit import junit_report
+
+        streams.stdout.write(junit_report(reports, strict=strict, min_severity=min_severity))
+    return code
+
+
+def _text_report(
+    streams: Streams,
+    checks: Iterator[tuple[FileReport, float | None]],
+    strict: bool,
+    min_severity: str,
+    quiet: bool,
+) -> int:
+    """Print each file's table and verdict as its check ends; return the exit status (2 when printing was cut)."""
     console = streams.console()
     checked: list[FileReport] = []
     complete = True
-    for file_report, deadline in _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options):
+    for file_report, deadline in checks:
         checked.append(file_report)
         for shown in file_report.shards:  # SPEC §12: each shard's own report, then the index's verdict
             complete = render_file_report(console, shown, strict, min_severity, quiet) and complete

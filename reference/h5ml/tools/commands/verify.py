@@ -20,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, require_file, safe_text
+from h5ml.tools.console import (
+    EXIT_ERROR,
+    EXIT_INVALID,
+    EXIT_OK,
+    Streams,
+    plural,
+    print_json,
+    require_file,
+    safe_text,
+    terminal_console,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.verify_report import FeatureCheck, VerifyReport
@@ -72,7 +82,6 @@ def _feature_line(check: FeatureCheck) -> str:
 
 def _progress_bar(streams: Streams, enabled: bool | None) -> Any:
     """A started rich bar on stderr (bytes, rate, time left), or None when off or stderr is not a terminal."""
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -82,7 +91,7 @@ def _progress_bar(streams: Streams, enabled: bool | None) -> Any:
         TransferSpeedColumn,
     )
 
-    console = Console(file=streams.stderr, force_terminal=True if enabled else None)
+    console = terminal_console(streams.stderr, force_terminal=True if enabled else None)
     if enabled is False or (enabled is None and not console.is_terminal):
         return None
     bar = Progress(
