@@ -48,10 +48,38 @@ from h5ml.errors import ShardIndexError, WriterError
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, SplitEntry, index_fingerprint, load_index, write_index
 
-__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir"]
+__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir", "file_name_problem"]
 
 #: The name of a staging folder starts with this (then ``<pid>-<random>``).
 STAGING_PREFIX: Final = ".h5ml-shards-"
+
+
+#: Suffixes of an HDF5 file: an output folder named so is a mistaken file name (refused).
+_FILE_SUFFIXES: Final = frozenset({".h5", ".hdf5", ".hdf", ".he5", ".h5ml"})
+
+
+def file_name_problem(outdir: str | os.PathLike[str]) -> str | None:
+    """Why ``outdir`` cannot be the folder of a sharded dataset: it is named like an HDF5 file (§12.1).
+
+    Parameters
+    ----------
+    outdir
+        The dataset's folder as given.
+
+    Returns
+    -------
+    str or None
+        None for an acceptable name, or an existing folder (whatever its name); otherwise the message, without
+        the parameter's name, for the caller to raise in the words of its interface (``path=`` in Python,
+        ``OUTPUT`` on the command line).
+    """
+    out = Path(outdir)
+    if out.suffix.lower() not in _FILE_SUFFIXES or out.is_dir():
+        return None
+    return (
+        f"{out} names a file ({out.suffix}), but a sharded dataset is a folder (index.json and the shards); "
+        f"give a folder such as {out.with_suffix('')}"
+    )
 
 
 def _fsync_folder(folder: Path) -> None:
