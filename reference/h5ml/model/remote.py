@@ -411,7 +411,13 @@ def open_remote(url: str, storage_options: Mapping[str, Any] | None = None) -> R
     except Exception as exc:
         raise _failure(exc, url) from exc
     if info.get("type") == "directory":
-        raise IsADirectoryError(21, f"{url}: is a folder (prefix), not a file; give the URL of an .h5 file")
+        prefix = url.rstrip("/") + "/"
+        raise IsADirectoryError(
+            21,
+            f"{url}: is a folder (prefix), not a file; give the URL of an .h5 file, or for a sharded dataset its "
+            f"prefix with a final '/' ({prefix}, which means its {prefix}index.json): without the '/' a URL "
+            "names a file",
+        )
     return RemoteFile(fs, path, url, int(info.get("size") or 0))
 
 
