@@ -105,7 +105,7 @@ def test_a_view_at_another_url_is_refused_with_the_way_out(tmp_path: Path) -> No
     url = "memory://h5ml-view-test/view.h5"
     with fsspec.open(url, "wb") as stream:
         stream.write(view.read_bytes())
-    with pytest.raises(h5ml.ForbiddenStorageError, match="read through a URL.*open the dataset's index at its URL"):
+    with pytest.raises(h5ml.ForbiddenStorageError, match=r"read through a URL.*open the dataset's index at its URL"):
         h5ml.open(url)
     issues = h5ml.validate(url).issues
     assert [i.code for i in issues if i.severity == "error"] == ["E119"]
