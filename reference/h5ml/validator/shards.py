@@ -59,7 +59,6 @@ refused ``..``, absolute paths and schemes in shard paths.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -71,7 +70,14 @@ from h5ml.errors import H5MLError, ShardIndexError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.remote import is_url, list_prefix, open_remote, read_remote_text
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
-from h5ml.model.shard_index import INDEX_FILE_NAME, ShardEntry, ShardIndex, parse_index, shard_location
+from h5ml.model.shard_index import (
+    INDEX_FILE_NAME,
+    ShardEntry,
+    ShardIndex,
+    parse_index,
+    parse_index_text,
+    shard_location,
+)
 from h5ml.spec.constants import FORMAT_VERSION, parse_version
 from h5ml.validator.checks import Issue
 from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, check_cap
@@ -119,11 +125,10 @@ def _read(where: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, I
             "h5ml dataset, or the folder (URL prefix) that holds it",
         )
     try:
-        return json.loads(text), None
-    except ValueError as exc:
-        return None, Issue.of(
-            "E170", "/", f"{where} is not JSON ({exc}): give the index.json of a sharded h5ml dataset (§12.1)"
-        )
+        # SPEC §12.1-R8: an object with a duplicate member name makes the index invalid (E170)
+        return parse_index_text(text, where), None
+    except ShardIndexError as exc:
+        return None, Issue.of("E170", "/", f"{exc} (§12.1)")
 
 
 def _version_issue(where: str, version: str) -> Issue | None:
