@@ -379,7 +379,9 @@ def test_a_duplicate_member_name_is_e170_on_the_command_line(tmp_path: Path) -> 
     index = _dataset(tmp_path / "ds")
     text = index.read_text(encoding="utf-8")
     assert text.count('"format": "h5ml-index",') == 1
-    index.write_text(text.replace('"format": "h5ml-index",', '"format": "h5ml-index", "format": "h5ml-index",'), "utf-8")
+    index.write_text(
+        text.replace('"format": "h5ml-index",', '"format": "h5ml-index", "format": "h5ml-index",'), "utf-8"
+    )
     code, report = _json_report(str(index))
     assert code == 1 and _issues(report["files"][0]) == {("E170", "/")}
     assert "has the member 'format' twice (JSON pointer /format)" in report["files"][0]["issues"][0]["message"]

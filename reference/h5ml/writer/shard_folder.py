@@ -2,7 +2,8 @@
 
 A sharded writer (:class:`h5ml.writer.sharded.ShardedWriter`, ``h5ml shard``,
 ``h5ml convert --shard-size``) writes every shard into a hidden staging folder
-inside the dataset's folder, ``OUTDIR/.h5ml-shards-<pid>-<random>/``, named
+inside the dataset's folder, ``OUTDIR/.h5ml-shards-<pid>-<machine>-<random>/``
+(:mod:`h5ml.model.staging_names`), named
 as its final path there (``<split>/<split>-NNNNN.h5``,
 :mod:`h5ml.writer.shard_naming`). :class:`ShardFolder` then:
 
@@ -23,7 +24,9 @@ as its final path there (``<split>/<split>-NNNNN.h5``,
 
 A process killed outright (SIGKILL, power loss) leaves its staging folder
 behind: a hidden ``.h5ml-shards-*`` folder that no index lists, safe to
-delete, and ignored when the folder is written again.
+delete. The validator reports it (W211, §12.1-S2); ``h5ml temporaries
+OUTDIR`` lists it and ``--clean`` removes it once its writer is gone
+(:mod:`h5ml.writer.temporaries`), as the next writer of the folder does.
 
 One window remains when a dataset is replaced (``overwrite``): the final
 moves replace old shards of the same name just before the new index is
@@ -37,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,11 +49,10 @@ from h5ml import spec
 from h5ml.errors import ShardIndexError, WriterError
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, SplitEntry, index_fingerprint, load_index, write_index
+from h5ml.model.staging_names import STAGING_PREFIX, staging_folder_name
+from h5ml.writer.temporaries import machine_tag, remove_stale
 
 __all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir", "file_name_problem"]
-
-#: The name of a staging folder starts with this (then ``<pid>-<random>``).
-STAGING_PREFIX: Final = ".h5ml-shards-"
 
 
 #: Suffixes of an HDF5 file: an output folder named so is a mistaken file name (refused).
@@ -230,7 +231,8 @@ class ShardFolder:
         self._overwrite_words = overwrite_words
         self._created = not out.exists()
         out.mkdir(exist_ok=True)
-        self.staging = out / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        remove_stale(out)  # the staging folders (and temporaries) of writers of this folder that were killed
+        self.staging = out / staging_folder_name(os.getpid(), machine_tag())
         self.staging.mkdir()
         self._done = False
 

@@ -96,11 +96,13 @@ class ShardedWriter:
 
     Notes
     -----
-    Until :meth:`close` the shards live in ``OUTDIR/.h5ml-shards-<pid>-<random>/``; ``close`` checks that
+    Until :meth:`close` the shards live in ``OUTDIR/.h5ml-shards-<pid>-<machine>-<random>/``; ``close`` checks that
     every shard agrees with the first of its split (§12.2), moves them to ``<split>/<split>-NNNNN.h5`` and
     writes ``index.json`` last. ``close(abort=True)``, an exception inside ``with`` and Ctrl-C remove the
     staging folder and write no index: a dataset already in the folder stays as it was. A process killed
-    outright leaves the hidden staging folder, which no index lists (so does a writer never closed). No shard
+    outright leaves the hidden staging folder, which no index lists (so does a writer never closed): the
+    validator warns of it (W211), ``h5ml temporaries OUTDIR --clean`` and the next writer of the folder
+    remove it once its process is gone. No shard
     records a ``shuffle_seed``: the seed orders the whole split, not the samples of one shard (§7.6). Metadata updated after
     a shard closed (:meth:`update_metadata`) is written into it at close by rewriting it (mode ``"a"``).
     """
