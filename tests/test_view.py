@@ -396,3 +396,21 @@ def test_vds_prefix_environment_refused(
     monkeypatch.setenv("HDF5_VDS_PREFIX", str(index.parent.parent))
     with pytest.raises(h5ml.ForbiddenStorageError, match="HDF5_VDS_PREFIX"):
         h5ml.open(view)
+
+
+def test_a_view_that_leaves_out_a_feature_or_a_split_is_e119(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """SPEC §12.6-R4: every split and feature the index lists is in the view; E119 at the split, naming both."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with h5py.File(view, "r+") as f:
+        del f["train/caption"]  # a feature: the view is otherwise an ordinary, consistent file
+    issues = [i for i in h5ml.validate(view, deep=True).issues if i.code[0] == "E"]
+    assert [(i.code, i.path) for i in issues] == [("E119", "/train")]
+    assert "leaves out feature 'caption' of split 'train', which its index lists" in issues[0].message
+    code, out, err = run_cli("validate", "--format", "json", str(view))
+    assert code == 1 and "Traceback" not in out + err and '"E119"' in out
+    with h5py.File(view, "r+") as f:
+        del f["test"]
+    found = {(i.code, i.path): i.message for i in h5ml.validate(view).issues if i.code == "E119"}
+    assert set(found) == {("E119", "/train"), ("E119", "/test")}
+    assert "leaves out split 'test' (its 6 feature(s))" in found[("E119", "/test")]
