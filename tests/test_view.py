@@ -414,3 +414,21 @@ def test_a_view_that_leaves_out_a_feature_or_a_split_is_e119(sharded: tuple[Path
     found = {(i.code, i.path): i.message for i in h5ml.validate(view).issues if i.code == "E119"}
     assert set(found) == {("E119", "/train"), ("E119", "/test")}
     assert "leaves out split 'test' (its 6 feature(s))" in found[("E119", "/test")]
+
+
+def test_a_good_view_passes_strict_validation(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """SPEC §12.6: a view carries no fingerprints, which is no W202; --strict passes; its shards keep theirs."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with h5py.File(view, "r") as f:
+        assert "fingerprint" not in f.attrs and "fingerprint" not in f["train/x"].attrs
+    report = h5ml.validate(view, deep=True)
+    assert report.valid_strict and not [i for i in report.issues if i.code[0] in "EW"]
+    code, out, err = run_cli("validate", "--strict", "--deep", str(view))
+    assert code == 0, out + err
+    shard = index.parent / "train" / "train-00000.h5"  # an ordinary file without its fingerprint: still W202
+    with h5py.File(shard, "r+") as f:
+        del f.attrs["fingerprint"]
+    assert ("W202", "/") in {(i.code, i.path) for i in h5ml.validate(shard).issues}
+    code, _, _ = run_cli("validate", "--strict", str(shard))
+    assert code == 1
