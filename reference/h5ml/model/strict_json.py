@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["DuplicateMemberError", "json_pointer", "loads_strict"]
+from h5ml.model.problems import pointer
+
+__all__ = ["DuplicateMemberError", "loads_strict"]
 
 
 class DuplicateMemberError(ValueError):
@@ -45,9 +47,9 @@ class DuplicateMemberError(ValueError):
 
     def __init__(self, name: str, path: list[str]) -> None:
         self.name = name
-        self.pointer = json_pointer([*path, name])
+        self.pointer = pointer([*path, name])
         super().__init__(
-            f"the object at {json_pointer(path)} has the member {name!r} twice (JSON pointer {self.pointer}): "
+            f"the object at {pointer(path) or '/'} has the member {name!r} twice (JSON pointer {self.pointer}): "
             "JSON parsers disagree on which one counts, so neither is read"
         )
 
@@ -68,11 +70,6 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if twice:
         members.duplicates = tuple(twice)
     return members
-
-
-def json_pointer(parts: list[str]) -> str:
-    """The JSON pointer (RFC 6901) of a path of member names and array positions: ``~`` and ``/`` escaped."""
-    return "/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts) if parts else "/"
 
 
 def loads_strict(text: str) -> Any:
