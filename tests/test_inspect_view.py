@@ -73,3 +73,40 @@ def test_inspect_shows_a_view_as_virtual(tmp_path: Path) -> None:
     out = io.StringIO()
     assert cli.run(["inspect", str(shard)], out, err) == 0
     assert "virtual" not in out.getvalue() and "chunks" in out.getvalue()
+
+
+def test_inspect_and_validate_a_view_by_its_file_url(tmp_path: Path) -> None:
+    """A file:// URL names the local file: the view's folder is the URL's path, its sources resolve, it reads."""
+    index, _ = make_sharded(tmp_path / "my ds")  # a space: the URL spells it %20
+    view = write_view(index, index.parent / "view.h5")
+    url = view.as_uri()
+    assert "%20" in url
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["inspect", url], out, err) == 0, err.getvalue()
+    assert "virtual: 2 sources" in out.getvalue() and "Traceback" not in err.getvalue()
+    out = io.StringIO()
+    assert cli.run(["validate", url], out, err) == 0, out.getvalue() + err.getvalue()
+    assert "VALID" in out.getvalue()
+    import h5ml
+
+    with h5ml.open(url) as by_url, h5ml.open(view) as by_path:
+        assert by_url["train"]["x"][:].tolist() == by_path["train"]["x"][:].tolist()
+
+
+def test_a_view_at_another_url_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    """memory:// (any fsspec file object): HDF5 cannot follow a view's sources there; refused, naming the URL."""
+    import fsspec
+    import pytest
+
+    import h5ml
+
+    index, _ = make_sharded(tmp_path / "ds")
+    view = write_view(index, index.parent / "view.h5")
+    url = "memory://h5ml-view-test/view.h5"
+    with fsspec.open(url, "wb") as stream:
+        stream.write(view.read_bytes())
+    with pytest.raises(h5ml.ForbiddenStorageError, match=r"read through a URL.*open the dataset's index at its URL"):
+        h5ml.open(url)
+    issues = h5ml.validate(url).issues
+    assert [i.code for i in issues if i.severity == "error"] == ["E119"]
+    assert url in next(i.message for i in issues if i.code == "E119")

@@ -331,3 +331,20 @@ def test_a_keras_fit_from_a_url(server: S3Server, dataset: tuple[Path, str]) -> 
         data = H5MLPyDataset(shard, "train", 16, inputs="image", targets="label")  # one file at a URL, open
         assert data.source.storage_options == server.storage_options  # the options it was opened with
         assert len(data) == 2 and data[1][0].shape == (16, 8, 8, 3)
+
+
+def test_a_prefix_without_its_final_slash_says_to_add_it(server: S3Server, dataset: tuple[Path, str]) -> None:
+    """s3://bucket/ds (no final /) names a file: refused with a message that gives s3://bucket/ds/ to use instead."""
+    prefix = dataset[1]
+    bare = prefix.rstrip("/")
+    with pytest.raises(IsADirectoryError) as raised:
+        h5ml.open(bare, storage_options=server.storage_options)
+    message = str(raised.value)
+    assert f"{bare}: is a folder (prefix)" in message and f"prefix with a final '/' ({prefix}," in message
+    report = h5ml.validate(bare, storage_options=server.storage_options)
+    assert [i.code for i in report.issues] == ["E100"] and f"({prefix}," in report.issues[0].message
+    for command in ("inspect", "validate"):
+        code, out, err = _run(command, bare, *_flags(server))
+        assert code == 2 and f"({prefix}," in (err if command == "inspect" else out) and "Traceback" not in out + err
+    with h5ml.open(prefix, storage_options=server.storage_options) as ds:  # the advice works
+        assert len(ds["train"]) == TRAIN

@@ -274,3 +274,21 @@ def test_python_samples_into_shards(tmp_path: Path) -> None:
         with h5ml.open(tmp_path / "ds" / shard.path) as ds:
             values.extend(int(v[0]) for v in ds["train"]["x"][:])
     assert sorted(values) == [i for i in range(20) if i % 4]
+
+
+def test_an_output_named_like_a_file_is_refused_in_the_commands_words(tmp_path: Path) -> None:
+    """h5ml shard IN out.h5 and h5ml convert t.csv out.h5 --samples-per-shard: refused naming OUTDIR/OUTPUT."""
+    source = tmp_path / "in.h5"
+    h5ml.write(source, {"train": {"x": np.zeros((5, 2), "f4")}}, metadata={"name": "n", "license": "MIT"})
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n3,4\n", encoding="utf-8")
+    for args, words in (
+        (["shard", str(source), str(tmp_path / "out.h5"), "--samples-per-shard", "2"], "(argument OUTDIR)"),
+        (
+            ["convert", str(tmp_path / "t.csv"), str(tmp_path / "out.h5"), "--samples-per-shard", "1"],
+            "(argument OUTPUT)",
+        ),
+    ):
+        code, out, err = run_cli(*args)
+        assert code == 2 and "out.h5 names a file (.h5), but a sharded dataset is a folder" in err, out + err
+        assert words in err and "parameter" not in err and "Traceback" not in out + err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.h5", "t.csv"]  # no folder was made

@@ -290,3 +290,51 @@ def test_a_view_over_a_replaced_shard_is_refused_and_invalid(tmp_path: Path) -> 
     with pytest.raises(h5ml.H5MLError, match=r"is not the shard its index lists"):
         with h5ml.open(folder / "view.h5") as view:
             view["train"]["y"][:]
+
+
+def _duplicated(index_file: Path) -> tuple[str, str]:
+    """Two index texts of a real dataset, each with one member name twice (the same value: last-wins would pass)."""
+    document = json.loads(index_file.read_text(encoding="utf-8"))
+    compact = json.dumps(document)
+    top = compact[:-1] + f', "fingerprint": "{document["fingerprint"]}"}}'
+    split = next(iter(document["splits"]))
+    count = document["splits"][split]["num_samples"]
+    nested = compact.replace(f'"num_samples": {count},', f'"num_samples": {count}, "num_samples": {count},', 1)
+    assert nested != compact
+    return top, nested
+
+
+def test_a_duplicate_member_name_makes_the_index_invalid(tmp_path: Path) -> None:
+    """SPEC §12.1-R8: an index with a member name twice in one object is refused, naming the member's JSON pointer.
+
+    Python's json would keep the last member (and these texts would pass); load_index, h5ml.open and the
+    validator (E170 at /) refuse them instead.
+    """
+    out = tmp_path / "ds"
+    with h5ml.Writer(out, {"name": "d"}, samples_per_shard=2) as w:
+        w.append("train", {"x": np.zeros((3, 2), "f4")})
+    index_file = out / "index.json"
+    top, nested = _duplicated(index_file)
+    for text, pointer in ((top, "/fingerprint"), (nested, "/splits/train/num_samples")):
+        index_file.write_text(text, encoding="utf-8")
+        parse_index(json.loads(text), str(index_file))  # what Python's json alone would accept
+        with pytest.raises(ShardIndexError, match=rf"has the member '[a-z_]+' twice \(JSON pointer {pointer}\)"):
+            load_index(index_file)
+        with pytest.raises(ShardIndexError, match=rf"JSON pointer {pointer}"):
+            h5ml.open(out)
+        report = h5ml.validate(out)
+        assert [(i.code, i.path) for i in report.issues] == [("E170", "/")] and not report.valid
+        assert f"JSON pointer {pointer}" in report.issues[0].message and report.shards == ()
+
+
+def test_loads_strict_names_the_pointer_with_rfc6901_escapes() -> None:
+    """An object before its members, then document order; '~' and '/' escaped as ~0 and ~1; arrays by position."""
+    from h5ml.model.strict_json import DuplicateMemberError, loads_strict
+
+    assert loads_strict('{"a": [1, {"b": 2}], "c": {}}') == {"a": [1, {"b": 2}], "c": {}}
+    with pytest.raises(DuplicateMemberError) as raised:
+        loads_strict('{"a/b": [0, {"x~y": {"k": 1, "k": 2}}], "z": {"q": 1, "q": 1}}')
+    assert raised.value.pointer == "/a~1b/1/x~0y/k" and raised.value.name == "k"
+    assert "the object at /a~1b/1/x~0y has the member 'k' twice" in str(raised.value)
+    with pytest.raises(DuplicateMemberError, match=r"the object at / has the member 'z' twice \(JSON pointer /z\)"):
+        loads_strict('{"a": {"q": 1, "q": 1}, "z": 1, "z": 2}')

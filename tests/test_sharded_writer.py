@@ -346,3 +346,48 @@ def test_a_failed_append_changes_nothing(tmp_path: Path) -> None:
     index = checked_index(out)
     assert index.splits["train"].num_samples == 5
     assert read_split(out, "train", "c") == [0, 1, 0, 1, 1]
+
+
+def test_both_limits_close_a_shard_at_whichever_comes_first(tmp_path: Path) -> None:
+    """samples_per_shard with shard_size: float32 (16,) samples are 64 bytes; each limit closes shards in turn.
+
+    shard_size=1000 holds 15 samples (960 bytes); with samples_per_shard=10 the count closes first (10, 10, 5),
+    with samples_per_shard=20 the bytes close first (15, 10): whichever limit a shard reaches first.
+    """
+    x = np.arange(25 * 16, dtype="f4").reshape(25, 16)
+    for per_shard, expected in ((10, [10, 10, 5]), (20, [15, 10])):
+        out = tmp_path / f"ds{per_shard}"
+        with h5ml.Writer(out, {"name": "ds"}, shard_size=1000, samples_per_shard=per_shard) as w:
+            w.append("train", {"x": x})
+        assert [s.num_samples for s in checked_index(out).splits["train"].shards] == expected
+        np.testing.assert_array_equal(np.stack(read_split(out, "train", "x")), x)
+
+
+def test_both_limits_on_the_command_line(tmp_path: Path) -> None:
+    """h5ml shard with --shard-size and --samples-per-shard: the same whichever-first shards as in Python."""
+    import io
+
+    from h5ml.tools import cli
+
+    source = tmp_path / "one.h5"
+    with h5ml.Writer(source, {"name": "one"}) as w:
+        w.append("train", {"x": np.arange(25 * 16, dtype="f4").reshape(25, 16)})
+    out = tmp_path / "ds"
+    err = io.StringIO()
+    code = cli.run(
+        ["shard", str(source), str(out), "--shard-size", "1000", "--samples-per-shard", "20"], io.StringIO(), err
+    )
+    assert code == 0, err.getvalue()
+    assert [s.num_samples for s in checked_index(out).splits["train"].shards] == [15, 10]
+
+
+@pytest.mark.parametrize("name", ["x.h5", "x.HDF5", "x.h5ml"])
+def test_a_file_name_is_refused_as_a_sharded_folder(tmp_path: Path, name: str) -> None:
+    """Writer("x.h5", samples_per_shard=3) is refused in Python's words (parameter path); nothing is created."""
+    with pytest.raises(ParameterError, match=r"names a file .*a sharded dataset is a folder.*\(parameter path\)"):
+        h5ml.Writer(tmp_path / name, {"name": "ds"}, samples_per_shard=3)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / name).mkdir()  # an existing folder is a folder, whatever its name
+    with h5ml.Writer(tmp_path / name, {"name": "ds"}, samples_per_shard=3) as w:
+        w.append("train", {"x": np.zeros((4, 2), "f4")})
+    assert [s.num_samples for s in checked_index(tmp_path / name).splits["train"].shards] == [3, 1]

@@ -372,3 +372,18 @@ def test_one_file_listed_twice_through_a_link_is_e170(tmp_path: Path) -> None:
     (entry,) = report["files"]
     assert ("E170", "/splits/train/shards/1") in _issues(entry)
     assert "/splits/train/shards/0 lists too" in next(i["message"] for i in entry["issues"] if i["code"] == "E170")
+
+
+def test_a_duplicate_member_name_is_e170_on_the_command_line(tmp_path: Path) -> None:
+    """SPEC §12.1-R8: h5ml validate reports an index with a duplicate member name as E170, naming its pointer."""
+    index = _dataset(tmp_path / "ds")
+    text = index.read_text(encoding="utf-8")
+    assert text.count('"format": "h5ml-index",') == 1
+    index.write_text(
+        text.replace('"format": "h5ml-index",', '"format": "h5ml-index", "format": "h5ml-index",'), "utf-8"
+    )
+    code, report = _json_report(str(index))
+    assert code == 1 and _issues(report["files"][0]) == {("E170", "/")}
+    assert "has the member 'format' twice (JSON pointer /format)" in report["files"][0]["issues"][0]["message"]
+    code, out, err = run_cli("validate", str(index))
+    assert code == 1 and "E170" in out and "Traceback" not in out + err

@@ -396,3 +396,39 @@ def test_vds_prefix_environment_refused(
     monkeypatch.setenv("HDF5_VDS_PREFIX", str(index.parent.parent))
     with pytest.raises(h5ml.ForbiddenStorageError, match="HDF5_VDS_PREFIX"):
         h5ml.open(view)
+
+
+def test_a_view_that_leaves_out_a_feature_or_a_split_is_e119(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """SPEC §12.6-R4: every split and feature the index lists is in the view; E119 at the split, naming both."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with h5py.File(view, "r+") as f:
+        del f["train/caption"]  # a feature: the view is otherwise an ordinary, consistent file
+    issues = [i for i in h5ml.validate(view, deep=True).issues if i.code[0] == "E"]
+    assert [(i.code, i.path) for i in issues] == [("E119", "/train")]
+    assert "leaves out feature 'caption' of split 'train', which its index lists" in issues[0].message
+    code, out, err = run_cli("validate", "--format", "json", str(view))
+    assert code == 1 and "Traceback" not in out + err and '"E119"' in out
+    with h5py.File(view, "r+") as f:
+        del f["test"]
+    found = {(i.code, i.path): i.message for i in h5ml.validate(view).issues if i.code == "E119"}
+    assert set(found) == {("E119", "/train"), ("E119", "/test")}
+    assert "leaves out split 'test' (its 6 feature(s))" in found[("E119", "/test")]
+
+
+def test_a_good_view_passes_strict_validation(sharded: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """SPEC §12.6: a view carries no fingerprints, which is no W202; --strict passes; its shards keep theirs."""
+    index, _ = sharded
+    view = write_view(index, index.parent / "view.h5")
+    with h5py.File(view, "r") as f:
+        assert "fingerprint" not in f.attrs and "fingerprint" not in f["train/x"].attrs
+    report = h5ml.validate(view, deep=True)
+    assert report.valid_strict and not [i for i in report.issues if i.code[0] in "EW"]
+    code, out, err = run_cli("validate", "--strict", "--deep", str(view))
+    assert code == 0, out + err
+    shard = index.parent / "train" / "train-00000.h5"  # an ordinary file without its fingerprint: still W202
+    with h5py.File(shard, "r+") as f:
+        del f.attrs["fingerprint"]
+    assert ("W202", "/") in {(i.code, i.path) for i in h5ml.validate(shard).issues}
+    code, _, _ = run_cli("validate", "--strict", str(shard))
+    assert code == 1

@@ -12,7 +12,8 @@ A sharded recipe has a member ``sharded`` instead of ``splits``::
        "view": {"name": "view.h5", "sources": {...}?}?,      # a view file (SPEC §12.6), see views.py
        "format_version": "1.2"?,                             # the index's
        "edits": [{"pointer": "/splits/test/num_samples", "value": 5}, ...]?,
-       "refingerprint": false?},                             # recompute the index fingerprint after the edits
+       "refingerprint": false?,                              # recompute the index fingerprint after the edits
+       "twice": ["format"]?},                                # top-level members written twice (§12.1-R8)
      "cases": [...]}
 
 Each shard is an ordinary recipe (one split holding one dense feature ``x``
@@ -24,7 +25,11 @@ the recipe's order, each entry read back from the written shard with h5py
 (``num_samples``, the ``fingerprint`` attribute, the file's size); a shard
 with ``present`` false is written, listed, then left out of the fixture (a
 missing shard). The index fingerprint (§12.3) is computed here, from its
-definition; then ``edits`` replace members at JSON pointers. A recipe with a
+definition; then ``edits`` replace members at JSON pointers, and each member
+named in ``twice`` (a top-level member with a number, string, boolean or null
+value) is written twice in the index's text, the copy just before it, with
+the same value: a duplicate member name that JSON parsers keeping the last
+(or the first) member read as a valid index. A recipe with a
 ``view`` gets its view file last (:mod:`~conformance_tests.generator.views`):
 its cases are given the view (the manifest's ``file``), not the index.
 
@@ -205,8 +210,16 @@ def index_document(recipe: dict[str, Any], entry_of: Callable[[int, dict[str, An
     return document
 
 
-def _index_text(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def _index_text(document: dict[str, Any], recipe: dict[str, Any]) -> str:
+    """The index's text (2-space indents); the members in the recipe's ``twice`` written twice (SPEC §12.1-R8)."""
+    lines = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").splitlines(keepends=True)
+    for name in _spec(recipe).get("twice", []):
+        if isinstance(document.get(name), (dict, list)) or name not in document:
+            raise RecipeError(f"{recipe['id']}: twice names {name!r}, which is no top-level member of one line")
+        key = "  " + json.dumps(name, ensure_ascii=False) + ": "
+        at = next(i for i, line in enumerate(lines) if line.startswith(key))
+        lines.insert(at, lines[at] if lines[at].endswith(",\n") else lines[at][:-1] + ",\n")
+    return "".join(lines)
 
 
 def build_sharded(recipe: dict[str, Any]) -> Path:
@@ -224,7 +237,7 @@ def build_sharded(recipe: dict[str, Any]) -> Path:
                 raise RecipeError(f"{recipe['id']}: shard {shard['path']}: {exc}") from exc
             paths[position] = path
         document = index_document(recipe, lambda i, s: _entry(paths[i], s["path"], s["split"]))
-        (scratch / INDEX_NAME).write_text(_index_text(document), encoding="utf-8")
+        (scratch / INDEX_NAME).write_text(_index_text(document, recipe), encoding="utf-8")
         if view_name(_spec(recipe)) is not None:  # SPEC §12.6: the view last, from the shards and the index
             write_view(scratch, _spec(recipe), document, INDEX_NAME)
         for position, shard in enumerate(_spec(recipe)["shards"]):
@@ -264,7 +277,7 @@ def check_sharded(recipe: dict[str, Any], check_plan: Callable[[str, FilePlan, P
         return listed_entry
 
     try:
-        want = _index_text(index_document(recipe, entry_of))
+        want = _index_text(index_document(recipe, entry_of), recipe)
     except (KeyError, TypeError) as exc:
         return [f"{rid}: cannot rebuild the index from the committed shards: {exc}"]
     if (folder / INDEX_NAME).read_text(encoding="utf-8") != want:

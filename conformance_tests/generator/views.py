@@ -4,7 +4,8 @@ A sharded recipe (:mod:`~conformance_tests.generator.sharded`) may name a
 view in its ``sharded`` member::
 
     "view": {"name": "view.h5",                         # in the fixture folder, beside index.json
-             "sources": {"train": ["train/train-00000.h5", ...]}?}   # default: the index's shards
+             "sources": {"train": ["train/train-00000.h5", ...]}?,   # default: the index's shards
+             "omit": ["/train/y"]?}                         # features of the index the view leaves out
 
 The view is written after the shards and the index, from their bytes, as
 SPEC §12.6 says, and by this module only (the suite never imports h5ml):
@@ -23,7 +24,9 @@ SPEC §12.6 says, and by this module only (the suite never imports h5ml):
 
 ``sources`` names the shards the view maps per split, in order (a shard
 path, ``%`` doubled as HDF5 reads it, §12.6-R2): a case of a view that maps
-an unlisted file gives one the index does not list.
+an unlisted file gives one the index does not list. ``omit`` names features
+(``/<split>/<feature>``) that the view leaves out, for a case of a view that
+lacks a feature its index lists (§12.6-R4).
 
 The expected reader document of a valid view (:func:`view_document`) is
 built from the shards' documents, not from the view: the root attributes as
@@ -178,6 +181,7 @@ def write_view(folder: Path, spec: dict[str, Any], document: dict[str, Any], ind
     assert name is not None
     target = folder / name
     sources = view_sources(spec, document)
+    omitted = set(spec["view"].get("omit", []))
     root = _root(document, index_name)
     with h5py.File(target, "w", libver=("v110", "v110"), track_order=False) as h5:
         for key, value in root.items():
@@ -190,7 +194,7 @@ def write_view(folder: Path, spec: dict[str, Any], document: dict[str, Any], ind
                 group.attrs.create("num_samples", np.int64(sum(int(f[split].attrs["num_samples"]) for _, f in files)))
                 _copy_attrs(group, files[0][1][split], _shared([f[split] for _, f in files]))
                 for feature in files[0][1][split]:
-                    if not feature.startswith("_"):
+                    if not feature.startswith("_") and f"/{split}/{feature}" not in omitted:
                         _feature(h5, f"/{split}/{feature}", files)
             finally:
                 for _, f in files:

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from h5ml.writer.shard_folder import check_outdir
+from h5ml.ingest.options import parameter_error
+from h5ml.writer.shard_folder import check_outdir, file_name_problem
 
 __all__ = ["check_output", "conversion_metadata", "temp_beside"]
 
@@ -54,6 +55,9 @@ def check_output(
         If ``sharded`` and the output is a file.
     FileNotFoundError
         If the output's directory does not exist.
+    h5ml.errors.ParameterError
+        If ``sharded`` and the output is named like an HDF5 file (``out.h5``) and is no folder: a sharded
+        dataset is a folder.
     """
     out = Path(output)
     for source in sources:
@@ -64,6 +68,9 @@ def check_output(
         if sharded and source.exists() and out.exists() and source.resolve().is_relative_to(out.resolve()):
             raise FileExistsError(f"{out}: the output folder holds the source {source}; write to another folder")
     if sharded:
+        named_as_file = file_name_problem(out)
+        if named_as_file is not None:  # a file name with a shard option: refused before a folder is made
+            raise parameter_error("output", named_as_file, option="OUTPUT")
         return check_outdir(out, overwrite)
     if out.is_dir():
         raise IsADirectoryError(f"{out}: the output path is a directory; give a file path such as {out / 'data.h5'}")

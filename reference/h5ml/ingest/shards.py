@@ -31,6 +31,7 @@ from h5ml.model.shard_files import describe_shard, disagreements
 from h5ml.model.shard_index import ShardIndex, load_index, shard_location
 from h5ml.reader import open_file as open_dataset
 from h5ml.writer import Writer
+from h5ml.writer.shard_folder import file_name_problem
 
 __all__ = ["check_shards", "shard", "unshard"]
 
@@ -71,7 +72,8 @@ def shard(
     Raises
     ------
     h5ml.errors.ParameterError
-        If neither shard option is given, or one is invalid.
+        If neither shard option is given, or one is invalid, or ``outdir`` is named like an HDF5 file
+        (``out.h5``) and is no folder.
     FileExistsError, NotADirectoryError, FileNotFoundError
         As :class:`~h5ml.writer.sharded.ShardedWriter` (an index there and no ``overwrite``, ...).
     h5ml.H5MLError
@@ -81,6 +83,9 @@ def shard(
         raise parameter_error(
             "shard_size", "give shard_size= (--shard-size) or samples_per_shard= (--samples-per-shard)"
         )
+    named_as_file = file_name_problem(outdir)
+    if named_as_file is not None:  # in the words of this interface; the writer would say path=
+        raise parameter_error("outdir", named_as_file, option="OUTDIR")
     start = time.perf_counter()
     source_path = require_regular_file(source)
     with open_dataset(source_path) as dataset:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from h5ml.errors import ShardIndexError
 from h5ml.model.remote import is_url, read_remote_text
+from h5ml.model.strict_json import DuplicateMemberError, loads_strict
 from h5ml.spec.schemas import validator_for
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "is_index_path",
     "load_index",
     "parse_index",
+    "parse_index_text",
     "shard_location",
     "write_index",
 ]
@@ -308,7 +310,7 @@ def load_index(
             raise ShardIndexError(
                 f"{url} is not UTF-8 text ({exc}); give the index.json of a sharded h5ml dataset"
             ) from exc
-        return parse_index(_json(body, url), url), url
+        return parse_index(parse_index_text(body, url), url), url
     if storage_options:
         raise ValueError(f"{text}: storage_options are for URLs, and this is a local path; drop storage_options")
     where = Path(path)
@@ -320,7 +322,7 @@ def load_index(
         raise ShardIndexError(
             f"{where} is not UTF-8 text ({exc}); give the index.json of a sharded h5ml dataset"
         ) from exc
-    index = parse_index(_json(local, str(where)), str(where))
+    index = parse_index(parse_index_text(local, str(where)), str(where))
     if check_links:
         check_local_shards(index, where)
     return index, where
@@ -359,9 +361,34 @@ def check_local_shards(index: ShardIndex, index_file: str | os.PathLike[str]) ->
         )
 
 
-def _json(text: str, where: str) -> Any:
+def parse_index_text(text: str, where: str) -> Any:
+    """The JSON document of an index's text, read strictly (:func:`h5ml.model.strict_json.loads_strict`, §12.1).
+
+    Parameters
+    ----------
+    text
+        The index file's text (decoded from UTF-8).
+    where
+        The index's path or URL, for messages.
+
+    Returns
+    -------
+    Any
+        The parsed document, for :func:`parse_index`.
+
+    Raises
+    ------
+    ShardIndexError
+        If the text is not JSON, is nested too deeply, or has an object with a duplicate member name (SPEC
+        §12.1-R8), naming the member's JSON pointer.
+    """
     try:
-        return json.loads(text)
+        return loads_strict(text)
+    except DuplicateMemberError as exc:
+        # SPEC §12.1-R8: a duplicate member name makes the index invalid, whichever member a parser would keep
+        raise ShardIndexError(
+            f"{where} is not a valid h5ml shard index (SPEC §12.1): {exc}; keep one member of each name"
+        ) from exc
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ShardIndexError(f"{where} is not JSON ({why}); give the index.json of a sharded h5ml dataset") from exc

@@ -47,6 +47,7 @@ import numpy as np
 
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS
+from h5ml.model.remote import is_url
 from h5ml.spec.attrs import read_attr
 
 if TYPE_CHECKING:  # the index module (pydantic, JSON Schema) is imported only for a file marked as a view
@@ -127,6 +128,12 @@ def view_context(f: h5py.File, path: str) -> ViewContext | None:
     """
     if VIEW_OF not in f.attrs:
         return None
+    if is_url(path):  # a file object: HDF5 has no folder to find the sources in (h5ml.model.remote.local_file_path)
+        problem = (
+            "it is read through a URL, and HDF5 follows a view's virtual datasets in local files only: open the "
+            "dataset's index at its URL instead (its folder with a final '/'), or the view from a local folder"
+        )
+        return ViewContext(path, Path(), None, problem)
     folder = Path(os.path.abspath(path)).parent
     name = read_attr(f, VIEW_OF, None)
     recorded = read_attr(f, VIEW_INDEX_FINGERPRINT, None)

@@ -28,7 +28,7 @@ import h5py
 
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.hdf5 import unopenable_file
-from h5ml.model.remote import RemoteFile, TransferStats, is_url, open_remote
+from h5ml.model.remote import RemoteFile, TransferStats, is_url, local_file_path, open_remote
 from h5ml.reader.chunk_cache import file_cache_settings
 from h5ml.reader.dataset import Dataset
 from h5ml.reader.direct import FileMap
@@ -189,7 +189,7 @@ def open_location(
     FileNotFoundError, PermissionError, h5ml.H5MLError
         As :func:`h5ml.open`.
     """
-    text = os.fspath(location)
+    text = local_file_path(location, storage_options) or os.fspath(location)  # file:// is its local path
     if is_url(text):
         dataset: Dataset = RemoteDataset(text, storage_options, **open_options)
     else:

@@ -343,6 +343,13 @@ _TABLE: Final = [
         "§12.1",
         "An HDF5 file in a split's folder of a sharded dataset that its index does not list.",
     ),
+    Code(
+        "W211",
+        "shard_staging_left",
+        _W,
+        "§12.1",
+        "A sharded writer's staging folder (.h5ml-shards-*) left in the dataset's folder: a write that did not finish.",
+    ),
     # -- info --------------------------------------------------------------
     Code("I300", "unknown_attribute", _I, "§1.4", "An attribute this version does not define; readers ignore it."),
     Code("I301", "unknown_object", _I, "§1.4", "A group or dataset this version does not define; readers ignore it."),

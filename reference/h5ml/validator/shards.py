@@ -11,7 +11,10 @@ records (E172), and that it agrees with the index (E173: its split, sample
 count, features and dataset card, through
 :func:`h5ml.model.shard_files.disagreements`, the one comparison of a shard
 with its index, which the sharded reader makes too). An HDF5 file in a
-split's folder that the index does not list is W210.
+split's folder that the index does not list is W210; a sharded writer's
+staging folder left in the dataset's folder (a write killed before it
+finished, :mod:`h5ml.model.staging_names`) is W211. The index is read
+strictly: an object with a duplicate member name is E170 (§12.1-R8).
 
 Where the issues go
 -------------------
@@ -59,7 +62,6 @@ refused ``..``, absolute paths and schemes in shard paths.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -71,7 +73,15 @@ from h5ml.errors import H5MLError, ShardIndexError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.remote import is_url, list_prefix, open_remote, read_remote_text
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
-from h5ml.model.shard_index import INDEX_FILE_NAME, ShardEntry, ShardIndex, parse_index, shard_location
+from h5ml.model.shard_index import (
+    INDEX_FILE_NAME,
+    ShardEntry,
+    ShardIndex,
+    parse_index,
+    parse_index_text,
+    shard_location,
+)
+from h5ml.model.staging_names import parse_staging_name
 from h5ml.spec.constants import FORMAT_VERSION, parse_version
 from h5ml.validator.checks import Issue
 from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, check_cap
@@ -119,11 +129,10 @@ def _read(where: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, I
             "h5ml dataset, or the folder (URL prefix) that holds it",
         )
     try:
-        return json.loads(text), None
-    except ValueError as exc:
-        return None, Issue.of(
-            "E170", "/", f"{where} is not JSON ({exc}): give the index.json of a sharded h5ml dataset (§12.1)"
-        )
+        # SPEC §12.1-R8: an object with a duplicate member name makes the index invalid (E170)
+        return parse_index_text(text, where), None
+    except ShardIndexError as exc:
+        return None, Issue.of("E170", "/", f"{exc} (§12.1)")
 
 
 def _version_issue(where: str, version: str) -> Issue | None:
@@ -275,6 +284,30 @@ def _extra_at_url(index: ShardIndex, listed: list[_Listed], stored: set[str]) ->
                 and relative.startswith(tuple(roots))
             ):
                 yield _unlisted(name, relative)
+
+
+def _staging_left(folder: str, stored: set[str] | None) -> Iterator[Issue]:
+    """W211 for each staging folder of a sharded writer in the dataset's folder (``stored``: a URL's listing)."""
+    if stored is None:
+        try:
+            names = sorted(e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return  # a folder that cannot be listed: its shards were reported one by one
+    else:
+        names = sorted({relative.split("/", 1)[0] for relative in stored if "/" in relative})
+    for name in names:
+        staged = parse_staging_name(name)
+        if staged is None:
+            continue
+        files = sum(len(f) for _, _, f in os.walk(os.path.join(folder, name))) if stored is None else None
+        held = "" if files is None else f", holding {files} file(s)"
+        yield Issue.of(
+            "W211",
+            "/",
+            f"{name}/ in the dataset's folder {folder} is the staging folder of a sharded writer (process "
+            f"{staged.pid}){held}: a write that did not finish, which no index lists; remove it with "
+            f"`h5ml temporaries {folder} --clean` once its writer is gone, or delete it",
+        )
 
 
 def _unlisted(name: str, relative: str) -> Issue:
@@ -461,5 +494,8 @@ def validate_index(
             collector.add(issue)
     extra = _extra_at_url(index, listed, stored) if remote else _extra(index, folder, listed)
     for issue in extra:
+        collector.add(issue)
+    # SPEC §12.1-S2: no staging folder of a sharded writer left in the dataset's folder (W211)
+    for issue in _staging_left(folder, stored if remote else None):
         collector.add(issue)
     return report(version, tuple(reports[s.location] for s in present if s.location in reports))

@@ -2,7 +2,8 @@
 
 A sharded writer (:class:`h5ml.writer.sharded.ShardedWriter`, ``h5ml shard``,
 ``h5ml convert --shard-size``) writes every shard into a hidden staging folder
-inside the dataset's folder, ``OUTDIR/.h5ml-shards-<pid>-<random>/``, named
+inside the dataset's folder, ``OUTDIR/.h5ml-shards-<pid>-<machine>-<random>/``
+(:mod:`h5ml.model.staging_names`), named
 as its final path there (``<split>/<split>-NNNNN.h5``,
 :mod:`h5ml.writer.shard_naming`). :class:`ShardFolder` then:
 
@@ -23,7 +24,9 @@ as its final path there (``<split>/<split>-NNNNN.h5``,
 
 A process killed outright (SIGKILL, power loss) leaves its staging folder
 behind: a hidden ``.h5ml-shards-*`` folder that no index lists, safe to
-delete, and ignored when the folder is written again.
+delete. The validator reports it (W211, §12.1-S2); ``h5ml temporaries
+OUTDIR`` lists it and ``--clean`` removes it once its writer is gone
+(:mod:`h5ml.writer.temporaries`), as the next writer of the folder does.
 
 One window remains when a dataset is replaced (``overwrite``): the final
 moves replace old shards of the same name just before the new index is
@@ -37,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,11 +49,38 @@ from h5ml import spec
 from h5ml.errors import ShardIndexError, WriterError
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, SplitEntry, index_fingerprint, load_index, write_index
+from h5ml.model.staging_names import STAGING_PREFIX, staging_folder_name
+from h5ml.writer.temporaries import machine_tag, remove_stale
 
-__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir"]
+__all__ = ["STAGING_PREFIX", "ShardFolder", "build_index", "check_outdir", "file_name_problem"]
 
-#: The name of a staging folder starts with this (then ``<pid>-<random>``).
-STAGING_PREFIX: Final = ".h5ml-shards-"
+
+#: Suffixes of an HDF5 file: an output folder named so is a mistaken file name (refused).
+_FILE_SUFFIXES: Final = frozenset({".h5", ".hdf5", ".hdf", ".he5", ".h5ml"})
+
+
+def file_name_problem(outdir: str | os.PathLike[str]) -> str | None:
+    """Why ``outdir`` cannot be the folder of a sharded dataset: it is named like an HDF5 file (§12.1).
+
+    Parameters
+    ----------
+    outdir
+        The dataset's folder as given.
+
+    Returns
+    -------
+    str or None
+        None for an acceptable name, or an existing folder (whatever its name); otherwise the message, without
+        the parameter's name, for the caller to raise in the words of its interface (``path=`` in Python,
+        ``OUTPUT`` on the command line).
+    """
+    out = Path(outdir)
+    if out.suffix.lower() not in _FILE_SUFFIXES or out.is_dir():
+        return None
+    return (
+        f"{out} names a file ({out.suffix}), but a sharded dataset is a folder (index.json and the shards); "
+        f"give a folder such as {out.with_suffix('')}"
+    )
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -202,7 +231,8 @@ class ShardFolder:
         self._overwrite_words = overwrite_words
         self._created = not out.exists()
         out.mkdir(exist_ok=True)
-        self.staging = out / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        remove_stale(out)  # the staging folders (and temporaries) of writers of this folder that were killed
+        self.staging = out / staging_folder_name(os.getpid(), machine_tag())
         self.staging.mkdir()
         self._done = False
 

@@ -28,7 +28,7 @@ from h5ml.errors import ParameterError, WriterError
 from h5ml.model.values import FeatureSpec, SpecTable, column_length, take
 from h5ml.writer.arguments import check_name, check_options, check_seed
 from h5ml.writer.root import _checked_root, check_metadata
-from h5ml.writer.shard_folder import ShardFolder
+from h5ml.writer.shard_folder import ShardFolder, file_name_problem
 from h5ml.writer.shard_naming import check_shard_split_name, parse_samples_per_shard, parse_shard_size
 from h5ml.writer.shard_opening import ShardOpener
 from h5ml.writer.shard_sizes import batch_bytes, fitting
@@ -66,7 +66,10 @@ class ShardedWriter:
         A batch is split across shards; a single sample larger than ``shard_size`` gets a shard of its own.
     samples_per_shard
         Roll over after exactly this many samples (a batch is split across shards). With both options a
-        shard closes at whichever limit comes first.
+        shard closes at whichever limit it reaches first: after ``samples_per_shard`` samples, or before the
+        next samples would make it exceed ``shard_size`` bytes, so that every shard but a split's last has at
+        most ``samples_per_shard`` samples and (but for a single larger sample) at most ``shard_size`` bytes
+        counted as above (as webdataset's ``ShardWriter(maxcount=, maxsize=)``).
     overwrite
         Replace the sharded dataset the folder holds: the new index replaces the old one atomically, and
         the old dataset's shards that the new index does not list are removed after it.
@@ -82,7 +85,8 @@ class ShardedWriter:
     Raises
     ------
     ParameterError
-        If neither shard option is given, one is invalid, or ``mode`` is not ``"w"``.
+        If neither shard option is given, one is invalid, ``path`` is named like an HDF5 file (``x.h5``,
+        not an existing folder: a sharded dataset is a folder), or ``mode`` is not ``"w"``.
     FileExistsError
         If the folder holds an index and ``overwrite`` is false, or holds other files and no index.
     NotADirectoryError, FileNotFoundError
@@ -92,11 +96,13 @@ class ShardedWriter:
 
     Notes
     -----
-    Until :meth:`close` the shards live in ``OUTDIR/.h5ml-shards-<pid>-<random>/``; ``close`` checks that
+    Until :meth:`close` the shards live in ``OUTDIR/.h5ml-shards-<pid>-<machine>-<random>/``; ``close`` checks that
     every shard agrees with the first of its split (§12.2), moves them to ``<split>/<split>-NNNNN.h5`` and
     writes ``index.json`` last. ``close(abort=True)``, an exception inside ``with`` and Ctrl-C remove the
     staging folder and write no index: a dataset already in the folder stays as it was. A process killed
-    outright leaves the hidden staging folder, which no index lists (so does a writer never closed). No shard
+    outright leaves the hidden staging folder, which no index lists (so does a writer never closed): the
+    validator warns of it (W211), ``h5ml temporaries OUTDIR --clean`` and the next writer of the folder
+    remove it once its process is gone. No shard
     records a ``shuffle_seed``: the seed orders the whole split, not the samples of one shard (§7.6). Metadata updated after
     a shard closed (:meth:`update_metadata`) is written into it at close by rewriting it (mode ``"a"``).
     """
@@ -120,6 +126,9 @@ class ShardedWriter:
         where = str(self.path)
         if shard_size is None and samples_per_shard is None:
             raise ParameterError(f"{where}: a sharded dataset needs shard_size= or samples_per_shard=")
+        named_as_file = file_name_problem(self.path)
+        if named_as_file is not None:  # a file name given with a shard option by mistake: no folder is made
+            raise ParameterError(f"{named_as_file} (parameter path)")
         if mode != "w":
             raise ParameterError(
                 f"{where}: mode={mode!r}: a sharded dataset is written whole (mode='w'); appending to one is not "

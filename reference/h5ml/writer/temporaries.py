@@ -2,8 +2,12 @@
 
 A writer builds its file as a hidden temporary beside the target,
 ``.<target name>.h5ml-tmp-<pid>-<machine>-<token>``, and moves it over the
-target when it is finished (:mod:`h5ml.writer.atomic`). A writer that is
-killed (SIGKILL, a power cut) leaves its temporary behind. The name records
+target when it is finished (:mod:`h5ml.writer.atomic`); a sharded writer
+stages its shards in a hidden folder inside the dataset's folder,
+``.h5ml-shards-<pid>-<machine>-<random>`` (:mod:`h5ml.model.staging_names`,
+§12.4). A writer that is
+killed (SIGKILL, a power cut) leaves its temporary (or staging folder)
+behind. The name records
 the writer's process id and a tag of the machine it runs on (a digest of the
 host name, the boot id and the process-id namespace), so that another
 process on the same machine can tell that the writer is gone:
@@ -18,7 +22,9 @@ A process id that was reused by another process makes a stale temporary look
 live: the error is always on the side of keeping a file. The next writer to a
 target removes the stale temporaries of that target
 (:func:`remove_stale`); ``h5ml temporaries PATH [--clean]`` lists them and
-removes the stale ones of a directory on request.
+removes the stale ones of a directory on request, a staging folder among
+them when the directory is the dataset's folder; a sharded writer removes
+the stale ones of its folder when it starts.
 """
 
 from __future__ import annotations
@@ -29,9 +35,12 @@ import hashlib
 import os
 import re
 import secrets
+import shutil
 import socket
 from pathlib import Path
 from typing import Final, Literal
+
+from h5ml.model.staging_names import StagingName, parse_staging_name
 
 __all__ = ["TEMP_MARK", "Temporary", "machine_tag", "remove_stale", "temporaries", "temporary_name"]
 
@@ -76,21 +85,23 @@ def _alive(pid: int) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Temporary:
-    """One temporary file of a writer, found beside its target.
+    """One temporary file of a writer, found beside its target, or a sharded writer's staging folder.
 
     Attributes
     ----------
     path
-        The temporary file.
+        The temporary file (the staging folder).
     target
-        The file it would have replaced (in the same folder).
+        The file it would have replaced (in the same folder); for a staging folder, the dataset's folder.
     pid
         The writer's process id, None for a name without one (an older writer).
     state
         ``"stale"`` (its writer is gone: safe to remove) or ``"live"`` (a
         writer may still hold it, or nobody here can tell).
     size
-        Its size in bytes (0 if it vanished meanwhile).
+        Its size in bytes (0 if it vanished meanwhile); for a staging folder, the bytes of the files in it.
+    kind
+        ``"file"`` (a writer's temporary file) or ``"staging"`` (a sharded writer's staging folder, §12.4).
     """
 
     path: Path
@@ -98,6 +109,24 @@ class Temporary:
     pid: int | None
     state: Literal["live", "stale"]
     size: int
+    kind: Literal["file", "staging"] = "file"
+
+
+def _folder_bytes(folder: str) -> int:
+    """The bytes of the files under ``folder``, symbolic links not followed (what removing it frees)."""
+    total = 0
+    for parent, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(parent, name)).st_size
+    return total
+
+
+def _staging(entry: os.DirEntry[str], folder: Path, name: StagingName, tag: str) -> Temporary:
+    stale = name.machine == tag and not _alive(name.pid)
+    return Temporary(
+        Path(entry.path), folder, name.pid, "stale" if stale else "live", _folder_bytes(entry.path), "staging"
+    )
 
 
 def temporaries(folder: Path, target: str | None = None) -> list[Temporary]:
@@ -106,9 +135,10 @@ def temporaries(folder: Path, target: str | None = None) -> list[Temporary]:
     Parameters
     ----------
     folder
-        The folder to look in (not its subfolders).
+        The folder to look in (not its subfolders): a sharded writer's staging folders in it are listed too
+        (``kind="staging"``), since ``folder`` is then the dataset's folder they belong to.
     target
-        A target file's name (not a path), or None for every target.
+        A target file's name (not a path), or None for every target (and the staging folders).
 
     Returns
     -------
@@ -123,6 +153,13 @@ def temporaries(folder: Path, target: str | None = None) -> list[Temporary]:
     tag = machine_tag()
     found = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        staging = parse_staging_name(entry.name)
+        if staging is not None:
+            # a sharded writer's staging folder belongs to the folder, not to a target file (§12.4)
+            with contextlib.suppress(OSError):
+                if target is None and entry.is_dir(follow_symlinks=False):
+                    found.append(_staging(entry, folder, staging, tag))
+            continue
         match = _NAME.match(entry.name)
         if match is None or (target is not None and match["target"] != target):
             continue
@@ -150,7 +187,8 @@ def remove_stale(folder: Path, target: str | None = None) -> list[Temporary]:
     Returns
     -------
     list of Temporary
-        The temporaries removed (one that vanished meanwhile is not listed).
+        The temporaries removed, staging folders with everything in them (one that vanished meanwhile is
+        not listed).
         A folder that cannot be listed, or a file that cannot be removed, is
         left as it is: cleaning up never makes a write fail.
     """
@@ -161,7 +199,10 @@ def remove_stale(folder: Path, target: str | None = None) -> list[Temporary]:
     removed = []
     for temp in stale:
         try:
-            temp.path.unlink()
+            if temp.kind == "staging":
+                shutil.rmtree(temp.path)  # symbolic links inside are removed, never followed
+            else:
+                temp.path.unlink()
         except OSError:
             continue
         removed.append(temp)

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final
 
 from h5ml.ingest.options import parameter_error
+from h5ml.writer.shard_folder import file_name_problem
 from h5ml.writer.shard_naming import shard_path
 
 __all__ = ["check_target", "shard_path", "staged_path"]
-
-#: Suffixes of an HDF5 file: an output folder named so is a mistaken file name (refused).
-_FILE_SUFFIXES: Final = frozenset({".h5", ".hdf5", ".hdf", ".he5", ".h5ml"})
 
 
 def check_target(outdir: str | os.PathLike[str], sources: tuple[Path, ...] = ()) -> Path:
@@ -48,13 +45,9 @@ def check_target(outdir: str | os.PathLike[str], sources: tuple[Path, ...] = ())
         If the folder is a source or lies inside one.
     """
     out = Path(outdir)
-    if out.suffix.lower() in _FILE_SUFFIXES and not out.is_dir():
-        raise parameter_error(
-            "outdir",
-            f"{out} names a file ({out.suffix}), but a sharded dataset is a folder (index.json and the shards); "
-            f"give a folder such as {out.with_suffix('')}",
-            option="OUTPUT",
-        )
+    named_as_file = file_name_problem(out)
+    if named_as_file is not None:
+        raise parameter_error("outdir", named_as_file, option="OUTPUT")
     for source in sources:
         if source.exists() and (out.resolve() == source.resolve() or source.resolve() in out.resolve().parents):
             raise FileExistsError(

@@ -242,7 +242,8 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
     OUTPUT is written in one pass, streaming, and appears only when complete.
     With --shard-size or --samples-per-shard (every kind but .npz/.npy
     arrays), OUTPUT is a folder: shards <split>/<split>-NNNNN.h5 and
-    index.json, written last.
+    index.json, written last; with both, a shard closes at whichever limit
+    it reaches first.
     For HDF5 sources, --plan shows what would be written; a plan edited and
     passed back with --plan-file converts exactly as written.
     """

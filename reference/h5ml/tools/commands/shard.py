@@ -43,7 +43,8 @@ def shard_options(function: Any) -> Any:
         type=int,
         default=None,
         callback=samples_per_shard_option,
-        help="Roll over to a new shard after N samples.",
+        help="Roll over to a new shard after N samples. With --shard-size too, a shard closes at whichever limit "
+        "it reaches first (N samples, or SIZE bytes).",
     )(function)
     return click.option(
         "--shard-size",

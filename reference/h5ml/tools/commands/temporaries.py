@@ -1,7 +1,8 @@
-"""``h5ml temporaries PATH [--clean]``: the temporary files that writers left beside their targets (§4.4).
+"""``h5ml temporaries PATH [--clean]``: the temporary files that writers left beside their targets (§4.4, §12.4).
 
-PATH is a folder (every target in it) or a target file (that file's
-temporaries; the file itself need not exist). Each temporary is listed with
+PATH is a folder (every target in it, and the staging folders of sharded
+writers in it: give a sharded dataset's folder) or a target file (that
+file's temporaries; the file itself need not exist). Each temporary is listed with
 its state (see :mod:`h5ml.writer.temporaries`): ``stale`` when its writer, on
 this machine, is gone, ``live`` when a writer may still hold it or nobody
 here can tell. ``--clean`` removes the stale ones, never a live one; the next
@@ -25,7 +26,8 @@ __all__ = ["temporaries_command"]
 def _line(temp: Temporary) -> str:
     owner = "an older writer (no process id in the name)" if temp.pid is None else f"process {temp.pid}"
     why = "its writer is gone" if temp.state == "stale" else "a writer may still hold it"
-    return f"{temp.state:<5}  {size_text(temp.size):>9}  {temp.path.name}  ({owner}; {why})"
+    what = "/  (a sharded writer's staging folder, " if temp.kind == "staging" else "  ("
+    return f"{temp.state:<5}  {size_text(temp.size):>9}  {temp.path.name}{what}{owner}; {why})"
 
 
 @click.command("temporaries")
@@ -36,9 +38,11 @@ def temporaries_command(streams: Streams, path: str, clean: bool) -> int:
     """List the temporary files that writers left beside PATH (a folder, or a target file), and clean them.
 
     A writer builds its file as a hidden temporary beside the target and moves
-    it over the target when finished; a writer that was killed leaves it
-    behind. A temporary is stale when its writer (on this machine) is gone,
-    live otherwise. --clean removes the stale ones.
+    it over the target when finished; a sharded writer stages its shards in a
+    hidden folder .h5ml-shards-* inside the dataset's folder (give that folder
+    as PATH); a writer that was killed leaves them behind. A temporary is
+    stale when its writer (on this machine) is gone, live otherwise. --clean
+    removes the stale ones (a staging folder with its shards).
     """
     where = Path(path)
     if where.is_dir():

@@ -237,7 +237,9 @@ def check_rules(values: dict[str, Any], path: str, rules: Rules) -> Iterator[Iss
             yield Issue.of("E117", path, f"attribute {name!r} of {path} is {values[name]!r}; it must be {expected}")
 
 
-def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: str, *, present: bool) -> Iterator[Issue]:
+def check_fingerprint_attr(
+    path: str, values: dict[str, Any], what: str, how: str, *, present: bool, view: bool = False
+) -> Iterator[Issue]:
     """E161 for a malformed ``fingerprint`` attribute, W202 for a missing one (§8.1).
 
     Parameters
@@ -254,6 +256,8 @@ def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: st
         Whether the object carries a ``fingerprint`` attribute at all; one that
         is present but missing from ``values`` was not a scalar (E116 already
         reported) and gives nothing here.
+    view
+        The file is a view file (§12.6), which carries no fingerprints: a missing one is no W202.
 
     Yields
     ------
@@ -261,6 +265,8 @@ def check_fingerprint_attr(path: str, values: dict[str, Any], what: str, how: st
         At most one: W202 or E161.
     """
     if not present:
+        if view:  # SPEC §12.6: a view carries no fingerprint; its index fingerprint identifies its samples
+            return
         yield Issue.of("W202", path, f"the {what} {path} carries no 'fingerprint' attribute; {how}")
         return
     if "fingerprint" not in values:

@@ -34,7 +34,7 @@ from h5ml import spec
 from h5ml.errors import FileLockedError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.locking import open_read_only
-from h5ml.model.remote import is_url
+from h5ml.model.remote import is_url, local_file_path
 from h5ml.validator.checks.deep import check_data
 from h5ml.validator.checks.issue import Issue, damaged
 from h5ml.validator.checks.root import check_root
@@ -168,6 +168,7 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
     """
     # SPEC §3.1-R1: a single HDF5 file that HDF5 1.10 opens, else E100
     f: h5py.File | None = None
+    state.path = local_file_path(state.path, state.storage_options) or state.path  # file:// is its local path
     if is_url(state.path):  # through fsspec, as h5ml.open opens it
         version, f, problem = open_url(state)
     else:

@@ -18,6 +18,7 @@ import h5py
 from h5ml import spec
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.model.problems import validate_root
+from h5ml.model.view_files import VIEW_OF
 from h5ml.spec.attrs import MISSING, to_json_value
 from h5ml.validator.checks.attributes import (
     UNREADABLE,
@@ -188,8 +189,14 @@ def check_root(state: FileState, f: h5py.File) -> Generator[Issue, None, bool]:
             "the root attribute 'description' is empty or only whitespace: write what the data is, how it was "
             "collected and its known limits",
         )
+    state.view = VIEW_OF in f.attrs  # a view file (§12.6): its marker and mapping are checked with its storage
     yield from check_fingerprint_attr(
-        "/", values, "file", "'h5ml.write' writes it, §8.3 says how to compute it", present="fingerprint" in f.attrs
+        "/",
+        values,
+        "file",
+        "'h5ml.write' writes it, §8.3 says how to compute it",
+        present="fingerprint" in f.attrs,
+        view=state.view,
     )
     return True
 

@@ -279,7 +279,7 @@ def _check_feature(state: FileState, obj: Any, path: str, split: str, name: str,
         )
     yield from _check_feature_attrs(state, values, path, encoding)
     yield from check_fingerprint_attr(
-        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in attrs
+        path, values, "feature", "'h5ml.write' writes it (§8.2)", present="fingerprint" in attrs, view=state.view
     )
     version = values.get("encoding_version", MISSING)
     usable = encoding in spec.ENCODINGS and is_version(version)

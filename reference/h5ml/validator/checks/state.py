@@ -140,6 +140,10 @@ class FileState:
         fingerprint is then not checked (§8.3).
     storage_options
         For a file at a URL: the fsspec options it is opened with (:mod:`h5ml.validator.checks.url`).
+    view
+        The file is marked as a view file of a sharded dataset (root attribute ``view_of``, §12.6): it
+        carries no fingerprints (its samples are the shards', which the index fingerprint identifies), so
+        their absence is no W202.
     """
 
     path: str
@@ -154,6 +158,7 @@ class FileState:
     computed: dict[tuple[str, str], str] = field(default_factory=dict)
     all_fingerprints_computed: bool = True
     storage_options: dict[str, Any] | None = None
+    view: bool = False
 
     def member(self, group: Any, parent: str, name: str | bytes) -> tuple[str, Any]:
         """Return the path and object of a hard-linked member, or ``(path, None)`` for another link kind (§3.6).

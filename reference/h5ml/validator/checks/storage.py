@@ -13,7 +13,8 @@ raw storage, virtual layout, filters. A virtual dataset is E112 unless the
 file is a view file of a sharded dataset (§12.6); there its mapping is
 checked by :func:`h5ml.model.view_files.mapping_problems` (E118 for a source
 outside the dataset's folder, E119 for a mapping that is not the
-concatenation), and only a mapping that passes is read by deep validation. :func:`classify` sorts a datatype into
+concatenation, or for a split or feature of the index that the view leaves
+out), and only a mapping that passes is read by deep validation. :func:`classify` sorts a datatype into
 the storage profile, for the encoding checks too; :func:`unwritten_storage`
 tells whether a dataset's declared data was ever written
 (:func:`h5ml.model.allocation.unallocated_storage`, E146) or is larger than
@@ -207,7 +208,8 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
     Issue
         E113, W205, W206, W208 per datatype; E111, E112, E114 per dataset;
         E118, E119 per virtual dataset of a view file (E119 once at ``/`` for
-        a view whose marker or index is wrong); E101 for an object the
+        a view whose marker or index is wrong, and at ``/<split>`` for each
+        split or feature of the index that the view leaves out); E101 for an object the
         library cannot read. Each object is checked once, under the path
         :func:`check_links` recorded for it.
     """
@@ -224,6 +226,27 @@ def check_storage(state: FileState, f: h5py.File) -> Iterator[Issue]:
                 yield from _check_dataset_storage(state, obj, path, views)
         except LIBRARY_ERRORS as exc:
             yield damaged(exc, path, "reading")
+    if views.context is not None and views.context.problem is None:
+        yield from _check_view_members(f, views.context)
+
+
+def _check_view_members(f: h5py.File, context: ViewContext) -> Iterator[Issue]:
+    """E119 for each split, and each feature of a split, that the index lists and the view leaves out (§12.6-R4)."""
+    assert context.index is not None
+    for split_name, split in context.index.splits.items():
+        group = f.get(split_name)
+        if not isinstance(group, h5py.Group):
+            missing = [f"split {split_name!r} (its {len(split.features)} feature(s))"]
+        else:
+            missing = [f"feature {name!r} of split {split_name!r}" for name in split.features if name not in group]
+        for what in missing:
+            # SPEC §12.6-R4: a view holds every split and feature its index lists (E119)
+            yield Issue.of(
+                "E119",
+                f"/{split_name}",
+                f"{context.path} leaves out {what}, which its index lists: a program reading the view would not "
+                "see it; write the view again with h5ml view INDEX OUT.h5 (§12.6)",
+            )
 
 
 def _recorded(state: FileState, f: h5py.File) -> Iterator[tuple[str, Any]]:
