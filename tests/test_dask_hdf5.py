@@ -215,6 +215,19 @@ def test_refusals_on_dask_are_those_of_one_process(client: Client, tmp_path: Pat
     ):
         h5ml.dask.convert_on_dask("hdf5", files, tmp_path / "out", client=client, allow_external=True)
     assert not (tmp_path / "out").exists()
+    # A source inside the output folder would be replaced by a shard (--overwrite or not): refused with the
+    # one-process message, and the source keeps its bytes.
+    _one_process(files, tmp_path / "held", "--samples-per-shard", "4")
+    inside = [tmp_path / "held" / "train" / Path(source).name for source in files]
+    for path, source in zip(inside, files, strict=True):
+        path.write_bytes(Path(source).read_bytes())
+    before = [path.read_bytes() for path in inside]
+    for extra in ((), ("--dask", address)):
+        code, _, err = run_cli(
+            "convert", *map(str, inside), str(tmp_path / "held"), "--samples-per-shard", "4", "--overwrite", *extra
+        )
+        assert code == 2 and "the output folder holds the source" in err and "Traceback" not in err, (extra, err)
+    assert [path.read_bytes() for path in inside] == before
 
 
 def test_a_chunk_that_does_not_read_names_partition_file_and_path(client: Client, tmp_path: Path) -> None:

@@ -19,7 +19,27 @@ from typing import Any
 from h5ml.ingest.options import parameter_error
 from h5ml.writer.shard_folder import check_outdir, file_name_problem
 
-__all__ = ["check_output", "conversion_metadata", "temp_beside"]
+__all__ = ["check_output", "conversion_metadata", "source_problem", "temp_beside"]
+
+
+def source_problem(out: Path, source: Path, *, sharded: bool) -> str | None:
+    """Why writing ``out`` would lose the source ``source`` (paths resolved, symbolic links followed), or None.
+
+    The output may not be the source itself; a sharded output folder (SPEC §12.4) may not hold the
+    source (its shards would replace it, ``overwrite`` or not) nor lie inside a source folder. The one
+    check of the one-process conversions (:func:`check_output`) and of Dask
+    (:func:`h5ml.ingest.dask.outdir.check_target`).
+    """
+    if not (out.exists() and source.exists()) and not (sharded and source.exists()):
+        return None
+    target, read = out.resolve(), source.resolve()
+    if out.exists() and target == read:
+        return f"{out}: the output is the source itself; write to another path (the source would be lost)"
+    if sharded and out.exists() and read.is_relative_to(target):
+        return f"{out}: the output folder holds the source {source}; write to another folder"
+    if sharded and read.is_dir() and target.is_relative_to(read):
+        return f"{out}: the output folder is inside the source folder {source}; write the shards to another folder"
+    return None
 
 
 def check_output(
@@ -61,12 +81,9 @@ def check_output(
     """
     out = Path(output)
     for source in sources:
-        if out.exists() and source.exists() and out.resolve() == source.resolve():
-            raise FileExistsError(
-                f"{out}: the output is the source itself; write to another path (the source would be lost)"
-            )
-        if sharded and source.exists() and out.exists() and source.resolve().is_relative_to(out.resolve()):
-            raise FileExistsError(f"{out}: the output folder holds the source {source}; write to another folder")
+        problem = source_problem(out, source, sharded=sharded)
+        if problem is not None:
+            raise FileExistsError(problem)
     if sharded:
         named_as_file = file_name_problem(out)
         if named_as_file is not None:  # a file name with a shard option: refused before a folder is made

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from h5ml.ingest.options import parameter_error
+from h5ml.ingest.output import source_problem
 from h5ml.writer.shard_folder import file_name_problem
 from h5ml.writer.shard_naming import shard_path
 
@@ -42,17 +43,16 @@ def check_target(outdir: str | os.PathLike[str], sources: tuple[Path, ...] = ())
     h5ml.errors.ParameterError
         If ``outdir`` ends in ``.h5`` (or another HDF5 suffix) and is not a folder: a file name given by mistake.
     FileExistsError
-        If the folder is a source or lies inside one.
+        If the folder is a source, lies inside one or holds one (:func:`h5ml.ingest.output.source_problem`).
     """
     out = Path(outdir)
     named_as_file = file_name_problem(out)
     if named_as_file is not None:
         raise parameter_error("outdir", named_as_file, option="OUTPUT")
     for source in sources:
-        if source.exists() and (out.resolve() == source.resolve() or source.resolve() in out.resolve().parents):
-            raise FileExistsError(
-                f"{out}: the output folder is the source {source} or inside it; write the shards to another folder"
-            )
+        problem = source_problem(out, source, sharded=True)
+        if problem is not None:
+            raise FileExistsError(problem)
     return out
 
 
