@@ -24,8 +24,28 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["default_output", "write_report"]
+__all__ = ["WrittenReport", "default_output", "write_report"]
+
+
+class WrittenReport(NamedTuple):
+    """What :func:`write_report` wrote, and the verdict the page shows.
+
+    Attributes
+    ----------
+    page
+        The HTML file written.
+    refused
+        Why the reader refused the dataset when it did (the page then shows its card and validation only), else None.
+    valid
+        Whether the validator found no error (§9.1; for a sharded dataset in the index and every shard, §12.1-R7).
+        ``h5ml report`` exits 1 when it is False, whether or not the reader could read the dataset.
+    """
+
+    page: Path
+    refused: str | None
+    valid: bool
 
 
 def default_output(path: str | os.PathLike[str]) -> Path:
@@ -52,7 +72,7 @@ def default_output(path: str | os.PathLike[str]) -> Path:
 
 def write_report(
     path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *, overwrite: bool = False
-) -> tuple[Path, str | None]:
+) -> WrittenReport:
     """Write the HTML report of an h5ml file or a sharded dataset.
 
     Parameters
@@ -66,9 +86,9 @@ def write_report(
 
     Returns
     -------
-    (pathlib.Path, str or None)
-        The page written, and why the reader refused the dataset when it did (the validator found errors in
-        it: the page then shows its card and validation only), else None.
+    WrittenReport
+        The page written; why the reader refused the dataset when it did (the validator found errors in it:
+        the page then shows its card and validation only), else None; and whether the validator found it valid.
 
     Raises
     ------
@@ -105,4 +125,4 @@ def write_report(
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    return out, facts.refused
+    return WrittenReport(out, facts.refused, facts.valid)
