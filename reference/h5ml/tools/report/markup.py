@@ -23,12 +23,13 @@ __all__ = ["STYLE", "escape", "number", "table"]
 #: The page's style (in a ``<style>`` element: the page links to no stylesheet).
 STYLE: Final = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 72em; padding: 0 1em; color: #1d1d1f;
-  background: #fff; overflow-wrap: anywhere; }
+  background: #fff; }
+p, h1, h2, h3, h4, .pre { overflow-wrap: anywhere; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccd; padding-bottom: .2em; margin-top: 1.6em; }
 .wide { overflow-x: auto; max-width: 100%; margin: .6em 0; }
 table { border-collapse: collapse; font-size: .9em; }
 th, td { border: 1px solid #d5d8de; padding: .25em .5em; text-align: left; vertical-align: top; }
-th { background: #eef1f6; overflow-wrap: normal; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #eef1f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .card th { width: 10em; } .pre { white-space: pre-wrap; }
 .valid { color: #17692e; font-weight: bold; } .invalid { color: #a3161b; font-weight: bold; }
 .note { background: #f6f7f9; border-left: 4px solid #3b6ea8; padding: .5em 1em; }

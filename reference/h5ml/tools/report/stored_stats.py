@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from h5ml.tools.report.markup import number
+
 __all__ = ["STATS_KEYS", "MergedStats", "merge_stored_stats", "stored_stats_text"]
 
 #: The attributes of §6.7, key -> the word shown on the page, in the order shown.
@@ -124,10 +126,6 @@ def _shards(positions: Sequence[int]) -> str:
     return ("shard " if one else "shards ") + ", ".join(str(i) for i in positions) + (" stores" if one else " store")
 
 
-def _number(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-
 def stored_stats_text(stats: Mapping[str, Any], note: str = "", shards: int = 0) -> str:
     """The "stored statistics (§6.7)" cell of a feature.
 
@@ -146,7 +144,7 @@ def stored_stats_text(stats: Mapping[str, Any], note: str = "", shards: int = 0)
         ``"count 64, min 0, max 16, mean 7.99, std 5"`` (6 significant digits), then ``"(merged over 3 shards)"``
         and the note; ``""`` when there is nothing to show.
     """
-    parts = [f"{word} {_number(stats[key])}" for key, word in STATS_KEYS.items() if key in stats]
+    parts = [f"{word} {number(stats[key])}" for key, word in STATS_KEYS.items() if key in stats]
     text = ", ".join(parts)
     if shards and parts:
         text += f" (merged over {shards} shard{'s' if shards != 1 else ''})"
