@@ -16,6 +16,11 @@ dataset beside its folder, named after the folder, ``data/mnist/index.json``
 replaced only with ``overwrite=True`` (``--overwrite``), as ``h5ml convert``
 does, and never when it is the input itself.
 
+:func:`write_report` returns a :class:`WrittenReport`: the page, the reader's
+refusal if any, and the validator's verdict, from which ``h5ml report`` takes
+its exit status (0 valid, 1 errors found, the page written all the same).
+The report is used through the command line; this package is internal.
+
 It implements no SPEC clause; it reads through the reader (§6, §12.5) and the validator (§9, §12.1-R7).
 """
 
