@@ -401,3 +401,47 @@ def test_report_imports_no_pyplot(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_invalid_file_the_reader_reads_exits_1_with_its_whole_page(tmp_path: Path) -> None:
+    """E131 (an unknown encoding) on one feature: the reader reads the rest, the page is whole, the exit is 1."""
+    import h5py
+
+    write_media(tmp_path / "bad.h5", n=10)
+    with h5py.File(tmp_path / "bad.h5", "r+") as f:
+        f["train/score"].attrs["encoding"] = "sparse"
+    code, out, err = run_cli("report", str(tmp_path / "bad.h5"))
+    assert code == 1 and out.strip() == f"wrote {tmp_path / 'bad.report.html'}"
+    assert "INVALID" in err and "h5ml validate" in err and "Traceback" not in err
+    page = Page((tmp_path / "bad.report.html").read_text(encoding="utf-8"))
+    assert page.all("span", class_="invalid") and "E131" in page.text
+    assert page.all("section") and page.plot("class-histogram", "label")  # the readable parts are shown
+    assert "Feature score cannot be read" in page.text
+    code, _, err = run_cli("report", str(tmp_path / "bad.h5"), "-o", str(tmp_path / "again.html"))
+    assert code == 1  # the same verdict every time
+
+
+def test_help_states_the_exit_codes() -> None:
+    """The command's help states the exit codes for CI: 0 valid, 1 errors (page written), 2 unusable input."""
+    code, out, _ = run_cli("report", "--help")
+    assert code == 0
+    words = " ".join(out.split())
+    assert "Exit status: 0 valid; 1 the validator found errors (the page is still written); 2 unusable input" in words
+
+
+def test_compression_ratio_is_inspects(tmp_path: Path) -> None:
+    """The features table's "ratio stored / raw" is h5ml inspect's figure, in its words and direction."""
+    x = np.repeat(np.arange(64, dtype=np.float32), 64).reshape(64, 8, 8)  # compressible content
+    h5ml.write(tmp_path / "z.h5", {"train": {"x": x}}, {"name": "z", "license": "MIT"}, compression="gzip")
+    code, out, _ = run_cli("inspect", "--format", "json", str(tmp_path / "z.h5"))
+    assert code == 0
+    (feature,) = json.loads(out)["splits"][0]["features"]
+    expected = f"{1 / feature['compression_ratio']:.0%}"
+    assert expected != "100%" and feature["compression"]
+    code, text, _ = run_cli("inspect", str(tmp_path / "z.h5"))
+    assert code == 0 and f"ratio stored / raw {expected}" in " ".join(text.split())
+    code, _, _ = run_cli("report", str(tmp_path / "z.h5"))
+    assert code == 0
+    page = (tmp_path / "z.report.html").read_text(encoding="utf-8")
+    assert "<th>ratio stored / raw</th>" in page and "raw / stored" not in page
+    assert f"<td>{expected}</td>" in page

@@ -67,10 +67,11 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
-def _open(browser: Any, page_file: Path) -> dict[str, Any]:
-    """Open ``page_file`` offline; return what the page holds, its messages and a full-page screenshot (PNG)."""
+def _open(browser: Any, page_file: Path, width: int = 1280) -> dict[str, Any]:
+    """Open ``page_file`` offline in a window ``width`` px wide; return what the page holds, its messages, its
+    widths (``scroll``: the document's scrollWidth, ``client``: its clientWidth) and a full-page screenshot (PNG)."""
     messages: list[str] = []
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+    context = browser.new_context(viewport={"width": width, "height": 900}, offline=True)
     try:
         page = context.new_page()
         page.set_default_timeout(STEP_MS)
@@ -92,6 +93,8 @@ def _open(browser: Any, page_file: Path) -> dict[str, Any]:
                   .map(i => [...size(i), i.naturalWidth]),
                 audio: [...document.querySelectorAll('audio')].map(a => [...size(a), a.duration]),
                 scripts: document.scripts.length,
+                scroll: document.documentElement.scrollWidth,
+                client: document.documentElement.clientWidth,
               };
             }"""
         )
@@ -140,18 +143,24 @@ def test_file_report_in_chromium(browser: Any, tmp_path: Path) -> None:
 
 
 def test_sharded_report_in_chromium(browser: Any, tmp_path: Path) -> None:
-    """A sharded dataset's page loads as cleanly, with its plots and audio players."""
-    with h5ml.Writer(tmp_path / "ds", {"name": "sharded", "license": "MIT"}, samples_per_shard=4) as w:
+    """A sharded dataset's page loads as cleanly, with its plots and audio players, and at 1200 px wide it does
+    not scroll sideways (its wide tables scroll inside their own boxes)."""
+    metadata = {"name": "sharded", "license": "MIT"}
+    with h5ml.Writer(tmp_path / "ds", metadata, samples_per_shard=4, compression="gzip") as w:
         w.add_feature("train", "label", encoding="categorical", class_names=["a", "b"], role="target")
         w.add_feature("train", "clip", encoding="ragged", dtype="float32", sample_rate=4000.0)
+        w.add_feature("train", "a_rather_long_feature_name_for_the_width", encoding="dense", dtype="float32")
         for i in range(10):
             clip = np.sin(np.arange(400 + 10 * i) / 5.0).astype(np.float32)
-            w.append_sample("train", {"label": i % 2, "clip": clip})
+            w.append_sample(
+                "train", {"label": i % 2, "clip": clip, "a_rather_long_feature_name_for_the_width": np.float32(i)}
+            )
     code, _, err = run_cli("report", str(tmp_path / "ds"))
     assert (code, err) == (0, "")
-    found = _open(browser, tmp_path / "ds.report.html")
+    found = _open(browser, tmp_path / "ds.report.html", width=1200)
     assert found["messages"] == []
-    assert len(found["plots"]) == 3
+    assert found["scroll"] <= found["client"], f"the page scrolls sideways: {found['scroll']} > {found['client']} px"
+    assert len(found["plots"]) == 4
     _sized(found["plots"])
     assert len(found["audio"]) == PREVIEW_SAMPLES
     _not_blank(found["screenshot"])

@@ -52,7 +52,7 @@ from h5ml.model.allocation import unallocated_components
 from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
 
-__all__ = ["FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "summarize"]
+__all__ = ["RATIO_WORDS", "FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "share_text", "summarize"]
 
 #: Codes of a categorical feature read at a time to count its classes (8 MiB of int64 at most).
 _CODES_BLOCK: Final = 1 << 20
@@ -159,6 +159,19 @@ class FeatureSummary:
         """The filter pipeline as text, such as ``"shuffle + deflate(4)"``; None without filters."""
         return " + ".join(f.label() for f in self.filters) or None
 
+    @property
+    def stored_share(self) -> float | None:
+        """Stored / raw bytes of a compressed feature's fixed-size components (``0.42``), else None.
+
+        The inverse of :attr:`compression_ratio`, shown by ``h5ml inspect`` and ``h5ml report`` alike as
+        ``ratio stored / raw 42%`` (:func:`share_text`). None for an uncompressed feature (its raw / stored
+        below 1 is chunk padding, not compression), and for a view's virtual datasets (§12.6: their
+        chunks, filters and ratio are the sources').
+        """
+        if self.virtual_sources or self.logical_bytes is None or self.compression is None:
+            return None
+        return 1 / self.compression_ratio if self.compression_ratio else None
+
 
 @dataclass(frozen=True)
 class SplitSummary:
@@ -228,6 +241,26 @@ class FileSummary:
             for feature_doc, feature in zip(split_doc["features"], split.features, strict=True):
                 feature_doc["compression"] = feature.compression
         return document
+
+
+#: The words before a :attr:`FeatureSummary.stored_share` wherever a tool shows it.
+RATIO_WORDS: Final = "ratio stored / raw"
+
+
+def share_text(share: float) -> str:
+    """A :attr:`FeatureSummary.stored_share` as the tools show it: ``0.42`` -> ``"42%"``.
+
+    Parameters
+    ----------
+    share
+        Stored / raw bytes (> 0).
+
+    Returns
+    -------
+    str
+        The percentage, rounded to a whole number.
+    """
+    return f"{share:.0%}"
 
 
 def _components(node: Any) -> list[h5py.Dataset]:

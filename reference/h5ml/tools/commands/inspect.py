@@ -97,10 +97,12 @@ def _feature_label(feature: FeatureSummary) -> Text:
     storage = _storage_texts(feature)
     # a view's virtual datasets (§12.6): the chunks, filters and ratio are the sources', not shown as the view's
     real = not feature.virtual_sources
-    if real and feature.logical_bytes is not None and feature.compression is not None and feature.compression_ratio:
+    from h5ml.tools.summary import RATIO_WORDS, share_text
+
+    share = feature.stored_share  # over the fixed-size components, as the ratio is; None when not compressed
+    if share is not None and feature.logical_bytes is not None:
         # Only for a compressed feature: on uncompressed data, raw/stored below 1 is chunk padding, not compression.
-        share = 1 / feature.compression_ratio  # over the fixed-size components, as the ratio is
-        storage.append(f"raw {size_text(feature.logical_bytes)} (compressed: ratio stored / raw {share:.0%})")
+        storage.append(f"raw {size_text(feature.logical_bytes)} (compressed: {RATIO_WORDS} {share_text(share)})")
     elif real and feature.logical_bytes is not None and feature.compression_ratio and feature.compression_ratio < 1:
         # The fixed-size components store more than their elements: the last chunk is whole. The ratio is over
         # those components only (a categorical's class_names, variable-length strings, are not among them).

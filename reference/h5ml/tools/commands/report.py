@@ -5,12 +5,14 @@ the validation result, per split and feature the storage figures and
 statistics, plots and previews; it needs no network to view. ``-o`` names
 the page; by default it goes beside FILE as ``<stem>.report.html`` (beside
 the folder of a sharded dataset, named after it). An existing page is
-replaced only with ``--overwrite``. An invalid dataset that the reader
-refuses (the validator found errors: an attribute of the wrong type, a
-missing shard) gets a page of its card and validation only, and exit status
-1. A missing file, a file that is not HDF5
-or not h5ml ends with one ``h5ml: error:`` line and exit status 2, and no
-page is written.
+replaced only with ``--overwrite``.
+
+Exit status, for CI: 0 when the validator finds the dataset valid; 1 when it
+finds errors (§9.1), and the page is still written: the whole page when the
+reader can read the dataset, its card and validation only when the reader
+refuses it (an attribute of the wrong type, a missing shard); 2 for unusable
+input: a missing file, a file that is not HDF5 or not h5ml ends with one
+``h5ml: error:`` line, and no page is written.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def report_command(streams: Streams, file: str, output: str | None, overwrite: b
     The page shows the dataset card, the validation result, each split's features with their storage and
     statistics, plots and previews; it is one file that needs no network. Large files are read in part:
     metadata, codes and lengths, the first samples and a bounded sample of rows (the page says which).
+
+    Exit status: 0 valid; 1 the validator found errors (the page is still written); 2 unusable input (no such
+    file, not HDF5, not h5ml: no page).
     """
     from h5ml.model.shard_index import is_index_path
     from h5ml.tools.console import require_file
@@ -48,12 +53,18 @@ def report_command(streams: Streams, file: str, output: str | None, overwrite: b
 
     if not is_index_path(file):
         require_file(file)
-    written, refused = write_report(file, output, overwrite=overwrite)
-    streams.console().print(Text(f"wrote {written}"), soft_wrap=True)
-    if refused is not None:
+    written = write_report(file, output, overwrite=overwrite)
+    streams.console().print(Text(f"wrote {written.page}"), soft_wrap=True)
+    if written.refused is not None:
         streams.stderr.write(
-            f"h5ml: the dataset is invalid and could not be read ({safe_text(refused)}); the page shows its card "
-            f"and validation only (h5ml validate {safe_text(file)} lists the same issues)\n"
+            f"h5ml: the dataset is invalid and could not be read ({safe_text(written.refused)}); the page shows "
+            f"its card and validation only (h5ml validate {safe_text(file)} lists the same issues)\n"
+        )
+        return EXIT_INVALID
+    if not written.valid:
+        streams.stderr.write(
+            f"h5ml: the dataset is INVALID: the validator found errors; the page lists them in its Validation "
+            f"section (h5ml validate {safe_text(file)} lists the same issues)\n"
         )
         return EXIT_INVALID
     return EXIT_OK

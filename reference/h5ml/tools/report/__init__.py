@@ -16,6 +16,11 @@ dataset beside its folder, named after the folder, ``data/mnist/index.json``
 replaced only with ``overwrite=True`` (``--overwrite``), as ``h5ml convert``
 does, and never when it is the input itself.
 
+:func:`write_report` returns a :class:`WrittenReport`: the page, the reader's
+refusal if any, and the validator's verdict, from which ``h5ml report`` takes
+its exit status (0 valid, 1 errors found, the page written all the same).
+The report is used through the command line; this package is internal.
+
 It implements no SPEC clause; it reads through the reader (§6, §12.5) and the validator (§9, §12.1-R7).
 """
 
@@ -24,8 +29,28 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["default_output", "write_report"]
+__all__ = ["WrittenReport", "default_output", "write_report"]
+
+
+class WrittenReport(NamedTuple):
+    """What :func:`write_report` wrote, and the verdict the page shows.
+
+    Attributes
+    ----------
+    page
+        The HTML file written.
+    refused
+        Why the reader refused the dataset when it did (the page then shows its card and validation only), else None.
+    valid
+        Whether the validator found no error (§9.1; for a sharded dataset in the index and every shard, §12.1-R7).
+        ``h5ml report`` exits 1 when it is False, whether or not the reader could read the dataset.
+    """
+
+    page: Path
+    refused: str | None
+    valid: bool
 
 
 def default_output(path: str | os.PathLike[str]) -> Path:
@@ -52,7 +77,7 @@ def default_output(path: str | os.PathLike[str]) -> Path:
 
 def write_report(
     path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *, overwrite: bool = False
-) -> tuple[Path, str | None]:
+) -> WrittenReport:
     """Write the HTML report of an h5ml file or a sharded dataset.
 
     Parameters
@@ -66,9 +91,9 @@ def write_report(
 
     Returns
     -------
-    (pathlib.Path, str or None)
-        The page written, and why the reader refused the dataset when it did (the validator found errors in
-        it: the page then shows its card and validation only), else None.
+    WrittenReport
+        The page written; why the reader refused the dataset when it did (the validator found errors in it:
+        the page then shows its card and validation only), else None; and whether the validator found it valid.
 
     Raises
     ------
@@ -105,4 +130,4 @@ def write_report(
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    return out, facts.refused
+    return WrittenReport(out, facts.refused, facts.valid)

@@ -15,9 +15,10 @@ and offsets, small beside the data); value statistics cover the sample only,
 and the page says so.
 
 What kind of preview a feature gets (:func:`preview_kind`): ``audio`` when it
-carries ``sample_rate`` (§6.1); ``image`` for uint8 samples of shape (H, W) or
-(H, W, C) with C 1, 3 or 4, and bytes features whose ``media_type`` is a
-raster image type (§6.6); ``text`` for strings; ``table`` for scalar numbers
+carries ``sample_rate`` (§6.1); ``image`` for samples of image shape
+(:func:`h5ml.tools.report.image_scale.image_like`: uint8, and float, integer
+or boolean (H, W) or (H, W, C) with C 1, 3 or 4), and bytes features whose
+``media_type`` is a raster image type (§6.6); ``text`` for strings; ``table`` for scalar numbers
 and categorical codes; else none.
 """
 
@@ -34,8 +35,9 @@ import numpy.typing as npt
 
 from h5ml.errors import H5MLError, NotH5MLError
 from h5ml.model.shard_index import is_index_path
+from h5ml.tools.report.image_scale import image_like
 from h5ml.tools.report.sample import PREVIEW_SAMPLES, SampleRows, ValueStats, sample_rows, value_stats
-from h5ml.tools.report.shards import ShardRow, shard_summaries
+from h5ml.tools.report.shards import ShardRow, SplitShards, shard_summaries
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.summary import FeatureSummary
@@ -67,6 +69,11 @@ class FeatureFacts:
         Numeric dense and ragged features: the figures of the sampled rows (:class:`ValueStats`); else None.
     previews
         The first samples as the reader returns them (at most :data:`~h5ml.tools.report.sample.PREVIEW_SAMPLES`).
+    stats_shards
+        For a sharded dataset, the number of shards the stored statistics (``summary.stats``) are merged over;
+        0 for one file.
+    stats_note
+        What of the stored statistics was not merged over the shards, and why; ``""`` when all was.
     """
 
     summary: FeatureSummary
@@ -76,6 +83,8 @@ class FeatureFacts:
     length_median: float | None = None
     stats: ValueStats | None = None
     previews: list[Any] = field(default_factory=list)
+    stats_shards: int = 0
+    stats_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,11 @@ class ReportFacts:
     shards: list[ShardRow] = field(default_factory=list)
     refused: str | None = None
 
+    @property
+    def valid(self) -> bool:
+        """Whether the validator found no error in the file, or in the index and every shard (§9.1, §12.1-R7)."""
+        return all(r.readable and r.valid for r in self.validation.each())
+
 
 def preview_kind(summary: FeatureSummary, sample_shape: tuple[int | None, ...]) -> str:
     """The preview a feature gets on the page (see the module docstring).
@@ -169,9 +183,8 @@ def preview_kind(summary: FeatureSummary, sample_shape: tuple[int | None, ...]) 
         return "audio"
     if summary.encoding == "bytes":
         return "image" if summary.media_type in IMAGE_MEDIA_TYPES else ""
-    if numeric and summary.dtype == "uint8" and len(sample_shape) in (2, 3):
-        if len(sample_shape) == 2 or sample_shape[2] in (1, 3, 4):
-            return "image"
+    if image_like(summary.encoding, summary.dtype, sample_shape):
+        return "image"
     if summary.encoding == "string":
         return "text"
     if summary.encoding == "categorical" or (summary.encoding == "dense" and sample_shape == ()):
@@ -185,7 +198,7 @@ def _row_bytes(summary: FeatureSummary) -> float:
     return summary.logical_bytes / summary.num_samples
 
 
-def _feature_facts(feature: Any, summary: FeatureSummary, rows: SampleRows) -> FeatureFacts:
+def _feature_facts(feature: Any, summary: FeatureSummary, rows: SampleRows, shards: SplitShards | None) -> FeatureFacts:
     shape = tuple(feature.sample_shape)
     kind = preview_kind(summary, shape)
     n = summary.num_samples
@@ -201,7 +214,10 @@ def _feature_facts(feature: Any, summary: FeatureSummary, rows: SampleRows) -> F
     if kind and n and not summary.never_written:
         first = feature.read(slice(0, min(PREVIEW_SAMPLES, n)))
         previews = list(first)
-    return FeatureFacts(summary, kind, shape, lengths, median, stats, previews)
+    if shards is None:
+        return FeatureFacts(summary, kind, shape, lengths, median, stats, previews)
+    note = shards.stats_notes.get(summary.name, "")
+    return FeatureFacts(summary, kind, shape, lengths, median, stats, previews, shards.read, note)
 
 
 def _label(split: Any, summaries: list[FeatureSummary]) -> str | None:
@@ -211,11 +227,11 @@ def _label(split: Any, summaries: list[FeatureSummary]) -> str | None:
     return chosen[0].name if chosen else None
 
 
-def _split_facts(split: Any, summaries: list[FeatureSummary], unread: int = 0) -> SplitFacts:
+def _split_facts(split: Any, summaries: list[FeatureSummary], shards: SplitShards | None = None) -> SplitFacts:
     n = int(split.num_samples)
     widest = max((_row_bytes(s) for s in summaries if s.encoding in ("dense", "ragged")), default=0.0)
     rows = sample_rows(n, widest)
-    features = [_feature_facts(split.features[s.name], s, rows) for s in summaries if s.name in split.features]
+    features = [_feature_facts(split.features[s.name], s, rows, shards) for s in summaries if s.name in split.features]
     label = _label(split, summaries)
     labels: list[str] = []
     if label is not None:
@@ -232,7 +248,7 @@ def _split_facts(split: Any, summaries: list[FeatureSummary], unread: int = 0) -
         preview_labels=labels,
         sample=rows,
         unreadable={name: str(error) for name, error in split.unreadable.items()},
-        shards_unread=unread,
+        shards_unread=0 if shards is None else shards.unread,
     )
 
 
@@ -319,7 +335,7 @@ def _collect_index(text: str) -> ReportFacts:
             with contextlib.suppress(H5MLError):  # the first shard's created and writer too (ShardedDataset.attrs)
                 card = dict(ds.attrs)
             splits = [
-                _split_facts(ds.splits[name], merged[name].features, merged[name].unread)
+                _split_facts(ds.splits[name], merged[name].features, merged[name])
                 for name in index.splits
                 if name in ds.splits
             ]

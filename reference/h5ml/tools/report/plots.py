@@ -25,11 +25,13 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "MAX_CLASSES_PLOTTED",
+    "amplitude_range",
     "class_histogram",
     "figure_uri",
     "length_histogram",
     "value_histogram",
     "waveform",
+    "waveform_figure",
 ]
 
 #: Classes drawn in a class histogram; with more, the most frequent ones (the page says so).
@@ -155,23 +157,56 @@ def value_histogram(values: npt.NDArray[np.float64], title: str) -> str:
     return _histogram(values, title, "value", integer=False)
 
 
-def waveform(samples: npt.NDArray[np.float64], sample_rate: float) -> str:
-    """A small waveform thumbnail: the min/max envelope of the (mono-mixed) signal against time in seconds.
+def amplitude_range(dtype: str, low: float | None = None, high: float | None = None) -> tuple[float, float]:
+    """The one amplitude axis every waveform of an audio-like feature is drawn on, so loudness and clipping show.
+
+    Parameters
+    ----------
+    dtype
+        The feature's logical dtype (``"float32"``, ``"int16"``, ...).
+    low, high
+        The feature's smallest and largest values (its stored statistics, §6.7, else the sampled rows'), or None.
+
+    Returns
+    -------
+    (float, float)
+        Integer audio: the dtype's range (int16: -32768..32767), full scale whatever the values. Float audio:
+        -1..1 (full scale), widened to ``low``..``high`` where the values exceed it (the page's player then
+        scales the clip to its peak); non-finite values are ignored.
+    """
+    kind = np.dtype(dtype).kind if dtype not in ("str", "bytes") else "f"
+    if kind in "iu":
+        info = np.iinfo(np.dtype(dtype))
+        return float(info.min), float(info.max)
+    bottom, top = -1.0, 1.0
+    if low is not None and np.isfinite(low):
+        bottom = min(bottom, float(low))
+    if high is not None and np.isfinite(high):
+        top = max(top, float(high))
+    return bottom, top
+
+
+def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits: tuple[float, float]) -> Figure:
+    """The waveform thumbnail's figure: the min/max envelope of the (mono-mixed) signal on a fixed amplitude axis.
 
     Parameters
     ----------
     samples
-        One sample of an audio-like feature, float64, shape (frames,) or (frames, channels): channels are averaged.
+        One sample of an audio-like feature, float64 in its stored units, shape (frames,) or (frames,
+        channels): channels are averaged.
     sample_rate
         Frames per second (Hz, the feature's ``sample_rate``, §6.1).
+    limits
+        The amplitude axis (:func:`amplitude_range`), the same for every clip of the feature: a quiet clip
+        looks quiet, a clipped one touches the edges. Ticks at both limits and 0, labelled.
 
     Returns
     -------
-    str
-        An SVG data URI.
+    matplotlib.figure.Figure
+        One axes: x in seconds, y from ``limits[0]`` to ``limits[1]``.
     """
     mono = samples.mean(axis=1) if samples.ndim == 2 else samples.ravel()
-    fig = _figure(3.2, 0.9)
+    fig = _figure(3.2, 1.2)
     ax = fig.add_subplot()
     if mono.size:
         bins = min(_WAVE_POINTS, mono.size)
@@ -181,7 +216,26 @@ def waveform(samples: npt.NDArray[np.float64], sample_rate: float) -> str:
         t = edges[:-1] / sample_rate
         ax.fill_between(t, low, high, color=_COLOR, linewidth=0.5)
         ax.set_xlim(0, mono.size / sample_rate)
-    ax.set_yticks([])
-    ax.tick_params(labelsize=6)
-    ax.set_xlabel("s", fontsize=6, labelpad=0)
-    return figure_uri(fig)
+    ax.set_ylim(*limits)
+    ticks = sorted({limits[0], 0.0, limits[1]})
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.axhline(0.0, color="#999", linewidth=0.4)
+    ax.tick_params(labelsize=7)
+    ax.set_xlabel("s", fontsize=7, labelpad=0)
+    return fig
+
+
+def waveform(samples: npt.NDArray[np.float64], sample_rate: float, limits: tuple[float, float]) -> str:
+    """A small waveform thumbnail (:func:`waveform_figure`) as an SVG data URI.
+
+    Parameters
+    ----------
+    samples, sample_rate, limits
+        As :func:`waveform_figure`.
+
+    Returns
+    -------
+    str
+        An SVG data URI.
+    """
+    return figure_uri(waveform_figure(samples, sample_rate, limits))

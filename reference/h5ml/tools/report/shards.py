@@ -5,7 +5,9 @@ Each shard the index lists is a conforming h5ml file holding one split
 :func:`h5ml.tools.summary.summarize` (the figures of ``h5ml inspect``: storage,
 chunks, compression, class counts, lengths), and :func:`merge_features` adds
 them up per split, so that the report of a sharded dataset shows the same
-figures as the report of the one file it was cut from. A shard that cannot be
+figures as the report of the one file it was cut from, the statistics each
+shard stores (§6.7) merged where they merge exactly
+(:func:`h5ml.tools.report.stored_stats.merge_stored_stats`). A shard that cannot be
 read is listed with the reason, and the figures of its split say over how many
 shards they are (``SplitShards.unread``), never silently short.
 
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from h5ml.errors import H5MLError
 from h5ml.model.shard_index import shard_location
+from h5ml.tools.report.stored_stats import merge_stored_stats
 from h5ml.tools.summary import FeatureSummary, summarize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,11 +74,15 @@ class SplitShards:
         One :class:`FeatureSummary` per feature, over the shards read (:func:`merge_features`).
     read, unread
         The number of shards summarized, and of those that could not be.
+    stats_notes
+        Feature name -> what of its stored statistics was not merged, and why
+        (:attr:`h5ml.tools.report.stored_stats.MergedStats.note`); features merged whole are not in it.
     """
 
     features: list[FeatureSummary] = field(default_factory=list)
     read: int = 0
     unread: int = 0
+    stats_notes: dict[str, str] = field(default_factory=dict)
 
 
 def shard_summaries(
@@ -119,8 +126,10 @@ def shard_summaries(
                     compression=split.features[0].compression if split.features else None,
                 )
             )
-        features = [merge_features(list(group)) for group in zip(*per_shard, strict=False)] if per_shard else []
-        merged[split_name] = SplitShards(features, len(per_shard), unread)
+        groups = [list(group) for group in zip(*per_shard, strict=False)] if per_shard else []
+        features = [merge_features(group) for group in groups]
+        notes = {group[0].name: merge_stored_stats([p.stats for p in group]).note for group in groups}
+        merged[split_name] = SplitShards(features, len(per_shard), unread, {k: v for k, v in notes.items() if v})
     return merged, rows
 
 
@@ -142,9 +151,11 @@ def merge_features(parts: list[FeatureSummary]) -> FeatureSummary:
         Sample counts, stored and raw bytes, class counts and missing codes
         added; lengths and sample shapes the smallest and largest over the
         shards; the ratio recomputed from the sums; chunks, filters and the
-        attributes those of the first shard. The statistics a shard stores
-        (§6.7) are its own, so the merged summary keeps none (``stats`` is
-        ``{}``); ``never_written`` names the shard of each entry.
+        attributes those of the first shard. The statistics the shards store
+        (§6.7) merged where they merge exactly
+        (:func:`~h5ml.tools.report.stored_stats.merge_stored_stats`: what is
+        not merged is left out of ``stats``); ``never_written`` names the
+        shard of each entry.
 
     Raises
     ------
@@ -178,7 +189,7 @@ def merge_features(parts: list[FeatureSummary]) -> FeatureSummary:
         stored_bytes=_total([p.stored_bytes for p in parts]),
         logical_bytes=logical,
         compression_ratio=ratio,
-        stats={},
+        stats=merge_stored_stats([p.stats for p in parts]).stats,
         class_counts=counts,
         missing_count=missing,
         never_written={f"shard {i}: {k}": v for i, p in enumerate(parts) for k, v in p.never_written.items()},
