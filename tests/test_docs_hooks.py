@@ -7,6 +7,7 @@ pin the hooks' refusals, which a passing build never exercises.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -76,3 +77,77 @@ def test_the_cli_defaults_shown_are_those_the_command_receives() -> None:
     ctx = click.Context(command)
     shown = {param.name: hook.shown_default(param, ctx) for param in command.params}
     assert shown == received == {"flag": False, "many": (), "text": None, "level": 3}
+
+
+def test_help_texts_become_markdown_that_shows_them_as_is() -> None:
+    hook = _hook("cli_commands")
+    assert hook.markdown_text("arrays named <feature>_<split> & more | e.g. '\\t' *x* [a](b)") == (
+        "arrays named &lt;feature&gt;\\_&lt;split&gt; &amp; more \\| e.g. '\\\\t' \\*x\\* \\[a\\](b)"
+    )
+    assert hook.markdown_text("- a\n  list?") == "\\- a list?"  # a paragraph never starts a list
+    assert hook.markdown_text("1. first") == "1\\. first"
+    help_text = (
+        "First line.\n\n    \b\n    A SOURCE may be:\n      a folder   ROOT/<split>/<id>.wav\n\n    Last <x>.\n    "
+    )
+    assert hook.command_markdown(help_text) == (
+        "First line.\n\n```text\nA SOURCE may be:\n  a folder   ROOT/<split>/<id>.wav\n```\n\nLast &lt;x&gt;."
+    )
+    assert hook.option_markdown("One\n  <two>.\n\n\b\nkept a\nkept b") == "One &lt;two&gt;. <br>kept a <br>kept b"
+    assert hook.command_markdown("Shown.\f\nNot shown: click cuts at a form feed.") == "Shown."
+
+
+def test_help_is_rewritten_from_its_original_on_every_build() -> None:
+    """``mkdocs serve`` loads the hooks again for each rebuild, on the same click objects: no double escaping."""
+    hook = _hook("cli_commands")
+
+    @click.command(help="Reads <FILE>.")
+    @click.option("--sep", help="e.g. ';' or '|'")
+    def command(sep: str | None) -> None: ...
+
+    for _ in range(2):
+        hook._rewrite_help(command, hook.command_markdown)
+        hook._rewrite_help(command.params[0], hook.option_markdown)
+    assert command.help == "Reads &lt;FILE&gt;."
+    assert command.params[0].help == "e.g. ';' or '\\|'"
+
+
+def _results(folder: Path, name: str, goals: list[dict[str, object]]) -> None:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"meta": {}, "goals": goals, "cells": []}), encoding="utf-8")
+
+
+def _goal(title: str, value: float | None, detail: str, met: bool | None = None) -> dict[str, object]:
+    return {"goal": title, "value": value, "target": 0.8, "met": met, "detail": detail}
+
+
+def test_the_goals_table_takes_each_goal_from_the_run_that_measured_it(tmp_path: Path) -> None:
+    hook = _hook("benchmark_results")
+    crash = "error: ValueError: threads=2, num_workers=...: threads must be >= 0"
+    _results(
+        tmp_path,
+        "results.json",
+        [_goal("speed", 1.5, "h5ml / h5py", True), _goal("threads", None, crash), _goal("keras", None, crash)],
+    )
+    _results(
+        tmp_path,
+        "loaders/results.json",
+        [_goal("speed", 0.5, "second run", False), _goal("threads", 0.273, "worst: speech/none", False)],
+    )
+    table = hook.goals_table(tmp_path, ["results.json", "loaders/results.json"])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines() if line.startswith("| ")}
+    assert rows["speed"] == "| speed | 1.5 | 0.8 | met | `results.json` | h5ml / h5py |"
+    assert rows["threads"] == "| threads | 0.273 | 0.8 | not met | `loaders/results.json` | worst: speech/none |"
+    # measured by no run: said plainly, the crash kept only as the reason
+    assert rows["keras"] == f"| keras |  | 0.8 | not measured in the latest run |  | {crash} |"
+    assert "- *threads*: from `loaders/results.json`; `results.json` did not measure it (its benchmark failed" in table
+    assert table.count("error:") == 1
+    with pytest.raises(PluginError, match=r"nothing\.json does not exist: run the benchmark that writes it"):
+        hook.goals_table(tmp_path, ["results.json", "nothing.json"])
+
+
+def test_an_included_results_file_leaves_its_goals_and_crashes_to_the_goals_table() -> None:
+    hook = _hook("benchmark_results")
+    included = hook.on_page_markdown("<!-- benchmark: results.md -->\n")
+    assert "| goal | value |" not in included and "error" not in included
+    assert "**raw**" in included
