@@ -250,3 +250,21 @@ def test_an_external_link_is_refused_without_a_python_only_remedy(tmp_path: Path
     assert "external link to other.h5:/x" in err
     assert "in Python with h5ml.open(..., allow_external=True)" in err
     assert "the command line never reads other files" in err
+
+
+def test_an_image_folder_without_size_is_refused_in_the_interfaces_words(tmp_path: Path) -> None:
+    """Dense images need --size: the command line names --mode and --size, Python mode= and size=."""
+    from PIL import Image
+
+    from h5ml.ingest import convert_image_folder
+
+    folder = tmp_path / "photos" / "train" / "cat"
+    folder.mkdir(parents=True)
+    for k in range(2):
+        Image.fromarray(np.full((8, 8, 3), 40 * k, np.uint8)).save(folder / f"{k}.png")
+    code, _, err = run_cli("convert", str(tmp_path / "photos"), str(tmp_path / "o.h5"))
+    assert code == 2 and "mode=" not in err and "size=" not in err
+    assert "--mode dense stores every image at one size: pass --size WxH, or use --mode ragged" in err
+    with pytest.raises(h5ml.ParameterError, match=r"mode='dense' \(--mode dense\) stores every image") as e:
+        convert_image_folder(tmp_path / "photos", tmp_path / "o.h5")
+    assert "(parameter size, option --size)" in str(e.value) and not (tmp_path / "o.h5").exists()

@@ -111,8 +111,8 @@ def checked_settings(
     if size is None:
         raise parameter_error(
             "size",
-            "mode='dense' stores every image at one size: pass size=(W, H) (--size WxH), or use mode='ragged' to "
-            "keep each image's own size",
+            "mode='dense' (--mode dense) stores every image at one size: pass size=(W, H) (--size WxH), or use "
+            "mode='ragged' (--mode ragged) to keep each image's own size",
         )
     if color == "keep":
         raise parameter_error(
