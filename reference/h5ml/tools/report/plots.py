@@ -49,6 +49,14 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
+def _literal(fig: Figure) -> None:
+    """Draw every text of ``fig`` as written: a ``$`` in a file's name is a dollar sign, never mathtext."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+
+
 def figure_uri(fig: Figure) -> str:
     """The figure as a ``data:image/svg+xml;base64,...`` URI (text as paths, no date).
 
@@ -62,6 +70,7 @@ def figure_uri(fig: Figure) -> str:
     str
         The URI, for the ``src`` of an ``<img>``.
     """
+    _literal(fig)
     buffer = io.BytesIO()
     import matplotlib
 
