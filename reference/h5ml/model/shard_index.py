@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, Literal
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from h5ml.errors import ShardIndexError
 from h5ml.model.remote import is_url, read_remote_text
 from h5ml.model.strict_json import DuplicateMemberError, loads_strict
+from h5ml.model.text_files import atomic_text_file
 from h5ml.spec.schemas import validator_for
 
 __all__ = [
@@ -438,23 +438,8 @@ def write_index(index: ShardIndex, path: str | os.PathLike[str]) -> Path:
     if target.is_dir():
         target = target / INDEX_FILE_NAME
     parse_index(index.to_json(), str(target))
-    # SPEC §12.4-R1: written last (the caller has closed every shard) and atomically: temporary, fsync, rename
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600: the index is as readable as the shards beside it
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dump_index(index))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    folder = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    # SPEC §12.4-R1: written last (the caller has closed every shard) and atomically: temporary, fsync, rename;
+    # as readable as the shards beside it
+    with atomic_text_file(target) as handle:
+        handle.write(dump_index(index))
     return target

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 import click
 
+from h5ml.model.text_files import atomic_text_file
 from h5ml.spec.constants import superblock_version
 
 __all__ = ["STDOUT", "check_output_file", "output_stream"]
@@ -96,18 +96,5 @@ def output_stream(output: str, stdout: TextIO) -> Iterator[TextIO]:
     if output == STDOUT:
         yield stdout
         return
-    target = os.path.abspath(output)
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(handle.fileno(), 0o666 & ~umask)  # mkstemp makes 0600: as readable as the files it describes
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    with atomic_text_file(os.path.abspath(output)) as handle:
+        yield handle

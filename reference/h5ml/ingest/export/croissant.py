@@ -63,8 +63,9 @@ import numpy as np
 
 from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.croissant.vocabulary import CONFORMS_TO, CONTEXT, HDF5_ENCODING_FORMAT, field_data_type
-from h5ml.ingest.output import check_output, temp_beside
+from h5ml.ingest.output import check_output
 from h5ml.model.paths import require_regular_file
+from h5ml.model.text_files import atomic_text_file
 from h5ml.reader import ShardedDataset
 from h5ml.reader import open as open_any
 
@@ -386,10 +387,6 @@ def export_croissant(
         date_published=date_published,
         allow_external=allow_external,
     )
-    temp = temp_beside(out, "croissant")
-    try:
-        temp.write_text(croissant_text(document), encoding="utf-8")
-        os.replace(temp, out)
-    finally:
-        temp.unlink(missing_ok=True)
+    with atomic_text_file(out) as handle:
+        handle.write(croissant_text(document))
     return out

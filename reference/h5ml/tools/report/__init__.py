@@ -26,7 +26,6 @@ It implements no SPEC clause; it reads through the reader (§6, §12.5) and the 
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -108,7 +107,8 @@ def write_report(
     ImportError
         If matplotlib is not installed.
     """
-    from h5ml.ingest.output import check_output, temp_beside
+    from h5ml.ingest.output import check_output
+    from h5ml.model.text_files import atomic_text_file
 
     try:
         import matplotlib  # noqa: F401  (the plots need it; said here, before any work)
@@ -123,11 +123,6 @@ def write_report(
 
     facts = collect(path)
     page = render_page(facts)
-    temp = temp_beside(out, "report")
-    try:
-        temp.write_text(page, encoding="utf-8")
-        os.replace(temp, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+    with atomic_text_file(out) as handle:
+        handle.write(page)
     return WrittenReport(out, facts.refused, facts.valid)
