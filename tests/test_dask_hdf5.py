@@ -14,7 +14,6 @@ chunk overwritten, a file a worker does not see as the client did).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -39,15 +38,9 @@ time_limit = test_dask.time_limit
 ROWS = ((13, 5), (9, 4))
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    """A real cluster of 2 worker processes, one thread each, no dashboard; closed after the module."""
-    cluster, client = _cluster(2)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
+#: test_dask's module fixture: a real cluster of 2 worker processes, one thread each, no dashboard; this
+#: module gets its own, closed after the module.
+client = test_dask.client
 
 
 def _tutorial(folder: Path, shift: int = 0) -> list[Path]:
