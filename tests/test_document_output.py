@@ -180,6 +180,19 @@ def test_a_missing_shard_and_an_unreadable_index_keep_their_folder(data: Path) -
     assert output_problem(data / "report.html", True, [data / "ds"]) is None  # beside the folder: fine
 
 
+def test_a_hard_link_is_the_file_it_links_and_a_url_is_no_local_file(data: Path) -> None:
+    """A hard link elsewhere to the index is the index; a URL source is never in the way of a local output."""
+    os.link(data / "ds" / "index.json", data / "copy.json")
+    problem = output_problem(data / "copy.json", True, [data / "ds"])
+    assert problem is not None and (problem.kind, problem.detail) == (
+        "dataset",
+        f"the index of the sharded dataset {data / 'ds'}",
+    )
+    problem = output_problem(data / "copy.json", True, [data / "ds" / "index.json"])
+    assert problem is not None and problem.kind == "input"
+    assert output_problem(data / "report.sarif", False, ["s3://bucket/ds/", "https://host/data.h5"]) is None
+
+
 def test_documents_beside_the_data_are_still_written(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new path beside the dataset's folder is written; an earlier document is replaced with --overwrite only."""
     monkeypatch.chdir(data)

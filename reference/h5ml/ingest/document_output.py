@@ -31,6 +31,7 @@ from typing import Literal
 from h5ml.errors import H5MLError
 from h5ml.model.remote import is_url
 from h5ml.spec.constants import superblock_version
+from h5ml.writer.atomic import file_kind
 
 __all__ = ["OutputProblem", "check_document_output", "is_hdf5_file", "output_problem", "same_file"]
 
@@ -102,19 +103,6 @@ def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> 
         return False
 
 
-def _special_kind(mode: int) -> str:
-    """What a file that is not a regular file or a directory is, from its ``st_mode``."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
-
-
 def _existing_problem(out: Path) -> OutputProblem | None:
     """The problem of an output that exists (symbolic links followed) as no regular file, or as an HDF5 file."""
     try:
@@ -124,7 +112,7 @@ def _existing_problem(out: Path) -> OutputProblem | None:
     if stat.S_ISDIR(mode):
         return OutputProblem("directory", out, "a directory")
     if not stat.S_ISREG(mode):
-        return OutputProblem("special", out, _special_kind(mode))
+        return OutputProblem("special", out, f"a {file_kind(mode)}")
     if is_hdf5_file(out):
         return OutputProblem("hdf5", out, "an HDF5 file")
     return None
