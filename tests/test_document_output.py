@@ -203,3 +203,24 @@ def test_documents_beside_the_data_are_still_written(data: Path, monkeypatch: py
     code, _, err = run_cli("validate", "--format", "json", "-o", "ds.json", "--overwrite", "ds/index.json")
     assert (code, err) == (0, "")
     assert '"valid": true' in (data / "ds.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["unshard", "ds", "ds/index.json"],
+        ["unshard", "ds/index.json", "ds/train/train-00001.h5"],
+        ["view", "ds", "ds/index.json"],
+        ["subset", "ds/index.json", "ds/train/train-00000.h5"],
+        ["export", "ds/index.json", "ds/train/train-00002.h5"],
+    ],
+)
+def test_commands_that_write_hdf5_from_a_sharded_source_never_write_onto_its_files(
+    data: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """unshard, view, subset, export given a sharded dataset and one of its files as output, with --overwrite: refused."""
+    monkeypatch.chdir(data)
+    before = digests(data)
+    code, out, err = run_cli(*args, "--overwrite")
+    assert (code, out) == (2, "") and err.startswith("h5ml: error: ") and "Traceback" not in err, err
+    assert digests(data) == before
