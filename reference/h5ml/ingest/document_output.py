@@ -36,7 +36,7 @@ from h5ml.writer.atomic import file_kind
 __all__ = ["OutputProblem", "check_document_output", "is_hdf5_file", "output_problem", "same_file"]
 
 #: What is wrong with an output path (:attr:`OutputProblem.kind`).
-ProblemKind = Literal["input", "dataset", "special", "directory", "hdf5", "exists", "no_folder"]
+ProblemKind = Literal["input", "directory", "special", "hdf5", "dataset", "exists", "no_folder"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,11 @@ class OutputProblem:
     Attributes
     ----------
     kind
-        ``"input"``: the path is one of the inputs; ``"dataset"``: the index of a sharded input, one of its
-        shards, or a path inside its folder; ``"special"``: an existing file that is not a regular file;
-        ``"directory"``: an existing directory; ``"hdf5"``: an existing HDF5 file; ``"exists"``: an existing
-        path, and ``overwrite`` is false; ``"no_folder"``: the path's folder does not exist.
+        ``"input"``: the path is one of the inputs; ``"directory"``: an existing directory; ``"special"``: an
+        existing file that is not a regular file; ``"hdf5"``: an existing HDF5 file (a shard included);
+        ``"dataset"``: the index of a sharded input, one of its shards, or a path inside its folder;
+        ``"exists"``: an existing path, and ``overwrite`` is false; ``"no_folder"``: the path's folder does not
+        exist. Checked in this order.
     output
         The output path as given.
     detail
