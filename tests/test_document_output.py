@@ -75,11 +75,13 @@ def assert_refused(code: int, out: str, err: str, *words: str) -> None:
 
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("given", ["folder", "index"])
-@pytest.mark.parametrize("target", ["index.json", "train/train-00001.h5", "test/test-00000.h5", "notes.txt", "new.txt"])
+@pytest.mark.parametrize(
+    "target", ["index.json", "train/train-00001.h5", "test/test-00000.h5", "train/new.h5", "x.HDF5"]
+)
 def test_files_of_a_sharded_source_are_never_replaced(
     data: Path, monkeypatch: pytest.MonkeyPatch, command: str, given: str, target: str
 ) -> None:
-    """The index, each shard, any path inside the dataset's folder: refused with --overwrite, every byte unchanged."""
+    """The index, each shard, a shard's name in the dataset's folder: refused with --overwrite, every byte unchanged."""
     monkeypatch.chdir(data)
     (data / "ds" / "notes.txt").write_text("the curator's notes\n", encoding="utf-8")
     before = digests(data)
@@ -88,12 +90,12 @@ def test_files_of_a_sharded_source_are_never_replaced(
     code, out, err = run_cli(*command_line(command, source, output, "--overwrite"))
     if target == "index.json" and given == "index":
         expected = "one of the FILEs checked" if command == "validate" else "the source itself"
-    elif target.endswith(".h5"):
+    elif target.endswith("0.h5") or target.endswith("1.h5"):
         expected = "is an HDF5 file (a dataset?)"
     elif target == "index.json":
         expected = "is the index of the sharded dataset ds"
     else:
-        expected = f"inside the folder {os.path.realpath(data / 'ds')} of the sharded dataset {source}"
+        expected = f"a shard's name inside the folder {os.path.realpath(data / 'ds')} of the sharded dataset {source}"
     assert_refused(code, out, err, expected, "--overwrite or not")
     assert digests(data) == before  # nothing replaced, nothing written, no temporary file left
 
@@ -157,8 +159,10 @@ def test_the_python_functions_name_their_parameters(data: Path) -> None:
     before = digests(data)
     with pytest.raises(FileExistsError, match=r"^output .* is the index of the sharded dataset .*overwrite=True"):
         write_report(data / "ds", index, overwrite=True)
-    with pytest.raises(FileExistsError, match=r"^output .* is inside the folder .* of the sharded dataset"):
-        check_document_output(data / "ds" / "train" / "new.html", True, [data / "ds"])
+    with pytest.raises(
+        FileExistsError, match=r"^output .* is a shard's name inside the folder .* of the sharded dataset"
+    ):
+        check_document_output(data / "ds" / "train" / "new.h5", True, [data / "ds"])
     with pytest.raises(FileExistsError, match=r"^output .* is an HDF5 file \(a dataset\?\).*overwrite=True"):
         export_croissant(index, data / "ds" / "test" / "test-00000.h5", overwrite=True)
     os.mkfifo(data / "pipe")
@@ -175,8 +179,8 @@ def test_a_missing_shard_and_an_unreadable_index_keep_their_folder(data: Path) -
     assert problem is not None and problem.kind == "dataset"
     assert problem.detail == f"the shard train/train-00001.h5 of the sharded dataset {data / 'ds' / 'index.json'}"
     (data / "ds" / "index.json").write_text("{not json", encoding="utf-8")
-    problem = output_problem(data / "ds" / "report.html", True, [data / "ds"])
-    assert problem is not None and problem.kind == "dataset" and problem.detail.startswith("inside the folder")
+    problem = output_problem(data / "ds" / "extra.h5", True, [data / "ds"])
+    assert problem is not None and problem.kind == "dataset" and problem.detail.startswith("a shard's name inside")
     assert output_problem(data / "report.html", True, [data / "ds"]) is None  # beside the folder: fine
 
 
@@ -203,6 +207,28 @@ def test_documents_beside_the_data_are_still_written(data: Path, monkeypatch: py
     code, _, err = run_cli("validate", "--format", "json", "-o", "ds.json", "--overwrite", "ds/index.json")
     assert (code, err) == (0, "")
     assert '"valid": true' in (data / "ds.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_documents_beside_the_index_are_written(data: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """metadata.json or report.html beside index.json: written; replaced with --overwrite only; the data unchanged."""
+    monkeypatch.chdir(data)
+    (data / "ds" / "notes.txt").write_text("the curator's notes\n", encoding="utf-8")
+    data_files = {k: v for k, v in digests(data).items() if not k.endswith("notes.txt")}
+    code, _, err = run_cli(*command_line(command, "ds", "ds/notes.txt"))
+    assert_refused(code, "", err, "--output ds/notes.txt exists")
+    assert (data / "ds" / "notes.txt").read_text(encoding="utf-8") == "the curator's notes\n"
+    code, _, err = run_cli(*command_line(command, "ds", "ds/notes.txt", "--overwrite"))
+    assert code in (0, 1) and "error" not in err, err  # 1: validate found issues in the toy data (none expected)
+    code, _, err = run_cli(*command_line(command, "ds/index.json", "ds/train/notes.txt"))
+    assert code in (0, 1) and "error" not in err, err
+    written = (data / "ds" / "notes.txt").read_text(encoding="utf-8")
+    marker = {"validate": "the sharded dataset is VALID", "report": "<html", "croissant": '"@context"'}[command]
+    assert marker in written and marker in (data / "ds" / "train" / "notes.txt").read_text(encoding="utf-8")
+    after = {k: v for k, v in digests(data).items() if not k.endswith("notes.txt")}
+    assert after == data_files
+    code, _, err = run_cli("validate", "ds")
+    assert (code, err) == (0, "")  # the documents beside the index are no unlisted shards
 
 
 @pytest.mark.parametrize(

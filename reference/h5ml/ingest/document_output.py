@@ -7,7 +7,10 @@ is checked here, by :func:`output_problem`, the one place for these rules:
 
 - never, even with ``overwrite``: one of the inputs (the same path, the same
   file through a symbolic or hard link); the index of a sharded input, a
-  shard it lists, or any path inside its folder (SPEC §12.1); an existing
+  shard it lists, or a path with a shard's name (``.h5``, ``.hdf5``,
+  ``.he5``) inside its folder (SPEC §12.1: it would be taken for an unlisted
+  shard); other documents beside the index (``metadata.json``,
+  ``report.html``) are written as anywhere else; an existing
   file that is not a regular file (a FIFO, a device such as ``/dev/null``, a
   socket), which is never opened here; a directory; an HDF5 file (a dataset,
   found by its signature, §3.1);
@@ -31,6 +34,7 @@ from typing import Literal
 from h5ml.errors import H5MLError
 from h5ml.model.remote import is_url
 from h5ml.spec.constants import superblock_version
+from h5ml.validator.shards import SHARD_SUFFIXES
 from h5ml.writer.atomic import file_kind
 
 __all__ = ["OutputProblem", "check_document_output", "is_hdf5_file", "output_problem", "same_file"]
@@ -48,7 +52,7 @@ class OutputProblem:
     kind
         ``"input"``: the path is one of the inputs; ``"directory"``: an existing directory; ``"special"``: an
         existing file that is not a regular file; ``"hdf5"``: an existing HDF5 file (a shard included);
-        ``"dataset"``: the index of a sharded input, one of its shards, or a path inside its folder;
+        ``"dataset"``: the index of a sharded input, one of its shards, or a shard's name inside its folder;
         ``"exists"``: an existing path, and ``overwrite`` is false; ``"no_folder"``: the path's folder does not
         exist. Checked in this order.
     output
@@ -142,8 +146,12 @@ def _dataset_problem(out: Path, source: str) -> OutputProblem | None:
                 if same_file(out, shard_location(index_file, shard.path)):
                     return OutputProblem("dataset", out, f"the shard {shard.path} of the sharded dataset {source}")
     folder = os.path.realpath(os.path.dirname(os.path.abspath(index_file)))
-    if os.path.commonpath([folder, os.path.realpath(out)]) == folder:
-        return OutputProblem("dataset", out, f"inside the folder {folder} of the sharded dataset {source}")
+    inside = os.path.commonpath([folder, os.path.realpath(out)]) == folder
+    if inside and out.name.lower().endswith(SHARD_SUFFIXES):
+        # A document named like a shard inside the dataset's folder would be taken for an unlisted shard (W210).
+        return OutputProblem(
+            "dataset", out, f"a shard's name inside the folder {folder} of the sharded dataset {source}"
+        )
     return None
 
 
