@@ -17,7 +17,6 @@ from typing import TextIO
 import click
 
 from h5ml.model.text_files import atomic_text_file
-from h5ml.spec.constants import superblock_version
 
 __all__ = ["STDOUT", "check_output_file", "output_stream"]
 
@@ -25,8 +24,19 @@ __all__ = ["STDOUT", "check_output_file", "output_stream"]
 STDOUT = "-"
 
 
-def check_output_file(output: str, overwrite: bool, inputs: Sequence[str]) -> None:
-    """Refuse an ``--output`` path before any work: one that exists (without ``--overwrite``), an input, an HDF5 file.
+def check_output_file(
+    output: str,
+    overwrite: bool,
+    inputs: Sequence[str],
+    *,
+    inputs_are: str = "one of the FILEs checked",
+    document: str = "report",
+) -> None:
+    """Refuse an ``-o/--output`` path before any work, in the command line's words.
+
+    The rules are :func:`h5ml.ingest.document_output.output_problem`'s: never an input, a file or path of a
+    sharded input (its index, a shard, its folder), a FIFO or device, a directory or an HDF5 file, even with
+    ``--overwrite``; an existing file only with ``--overwrite``; never in a missing folder.
 
     Parameters
     ----------
@@ -35,45 +45,39 @@ def check_output_file(output: str, overwrite: bool, inputs: Sequence[str]) -> No
     overwrite
         ``--overwrite``: an existing file may be replaced.
     inputs
-        The files the command reads: none of them may be replaced by its report, ``--overwrite`` or not.
+        What the command reads (files, sharded datasets, URLs).
+    inputs_are
+        How the message names the inputs: ``"one of the FILEs checked"``, ``"the source itself (FILE)"``.
+    document
+        What the command writes, for the messages: ``"report"``, ``"Croissant document"``.
 
     Raises
     ------
     click.UsageError
-        If ``output`` is one of ``inputs``, is an HDF5 file (a dataset, or the shard of an index checked: a report
-        never replaces one, ``--overwrite`` or not), exists without ``overwrite``, is a directory, or its folder
-        is missing.
+        Saying what ``output`` is and what to give instead.
     """
     if output == STDOUT:
         return
-    for given in inputs:
-        if os.path.abspath(given) == os.path.abspath(output) or (
-            os.path.exists(given) and os.path.exists(output) and os.path.samefile(given, output)
-        ):
-            raise click.UsageError(
-                f"--output {output} is one of the FILEs checked: the report would replace it; give another path"
-            )
-    if os.path.isdir(output):
-        raise click.UsageError(f"--output {output} is a directory: give the path of the report file")
-    if os.path.isfile(output) and _is_hdf5(output):
-        raise click.UsageError(
-            f"--output {output} is an HDF5 file (a dataset?), which a report never replaces, --overwrite or not: "
-            "give the path of the report file"
-        )
-    if os.path.lexists(output) and not overwrite:
-        raise click.UsageError(f"--output {output} exists: give another path, or pass --overwrite to replace it")
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise click.UsageError(f"--output {output}: the folder {folder} does not exist; create it first")
+    from h5ml.ingest.document_output import output_problem
 
-
-def _is_hdf5(path: str) -> bool:
-    """Whether the file at ``path`` starts with an HDF5 signature (at offset 0, 512, 1024, ..., §3.1)."""
-    try:
-        with open(path, "rb") as stream:
-            return superblock_version(stream) is not None
-    except OSError:
-        return False
+    problem = output_problem(output, overwrite, inputs)
+    if problem is None:
+        return
+    given, detail = f"--output {output}", problem.detail
+    never = "--overwrite or not"
+    messages = {
+        "input": f"{given} is {inputs_are} ({detail}): the {document} would replace it, {never}; give another path",
+        "dataset": f"{given} is {detail}, whose files a {document} never replaces, {never}: give a path outside "
+        "the dataset's folder",
+        "special": f"{given} is {detail}, not a regular file, which a {document} is never written to, {never}: "
+        f"give the path of the {document} file",
+        "directory": f"{given} is a directory: give the path of the {document} file",
+        "hdf5": f"{given} is an HDF5 file (a dataset?), which a {document} never replaces, {never}: give the path "
+        f"of the {document} file",
+        "exists": f"{given} exists: give another path, or pass --overwrite to replace it",
+        "no_folder": f"{given}: the folder {detail} does not exist; create it first",
+    }
+    raise click.UsageError(messages[problem.kind])
 
 
 @contextlib.contextmanager

@@ -63,7 +63,7 @@ import numpy as np
 
 from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.croissant.vocabulary import CONFORMS_TO, CONTEXT, HDF5_ENCODING_FORMAT, field_data_type
-from h5ml.ingest.output import check_output
+from h5ml.ingest.document_output import check_document_output
 from h5ml.model.paths import require_regular_file
 from h5ml.model.text_files import atomic_text_file
 from h5ml.reader import ShardedDataset
@@ -371,7 +371,11 @@ def export_croissant(
     Raises
     ------
     FileExistsError
-        If ``output`` exists and ``overwrite`` is false, or is the source.
+        If ``output`` exists and ``overwrite`` is false; or, ``overwrite`` or not, is the source, a file or path
+        of a sharded source (its index, a shard, its folder) or an HDF5 file
+        (:func:`h5ml.ingest.document_output.check_document_output`).
+    IsADirectoryError, OSError
+        If ``output`` is a directory, or a FIFO, a device or a socket.
     FileNotFoundError
         If the source or the output's folder does not exist.
     h5ml.errors.ParameterError, h5ml.IngestError, h5ml.H5MLError
@@ -379,7 +383,7 @@ def export_croissant(
     """
     given = Path(source)
     sources = [require_regular_file(given)] if not given.is_dir() else [given]
-    out = check_output(output, overwrite, sources)
+    out = check_document_output(output, overwrite, sources)
     document = croissant_metadata(
         source,
         folder=out.parent,

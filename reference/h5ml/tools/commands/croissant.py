@@ -42,6 +42,7 @@ def croissant_command(
 ) -> int:
     """Write the Croissant 1.1 JSON-LD of the h5ml file (or sharded index) SOURCE: card, file with sha256, splits."""
     from h5ml.ingest import export
+    from h5ml.tools.output_file import check_output_file
 
     if output is None:
         document = export.croissant_metadata(
@@ -51,6 +52,9 @@ def croissant_command(
         )
         streams.stdout.write(export.croissant_text(document))
         return EXIT_OK
+    check_output_file(
+        output, overwrite, [source], inputs_are="the source itself (SOURCE)", document="Croissant document"
+    )
     written = export.export_croissant(
         source,
         output,

@@ -49,10 +49,13 @@ def report_command(streams: Streams, file: str, output: str | None, overwrite: b
     """
     from h5ml.model.shard_index import is_index_path
     from h5ml.tools.console import require_file
+    from h5ml.tools.output_file import check_output_file
     from h5ml.tools.report import write_report
 
     if not is_index_path(file):
         require_file(file)
+    if output is not None:  # the default page is checked by write_report
+        check_output_file(output, overwrite, [file], inputs_are="the source itself (FILE)")
     written = write_report(file, output, overwrite=overwrite)
     streams.console().print(Text(f"wrote {written.page}"), soft_wrap=True)
     if written.refused is not None:

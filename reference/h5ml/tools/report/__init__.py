@@ -99,15 +99,19 @@ def write_report(
     FileNotFoundError
         If ``path`` does not exist, or the output's folder does not.
     FileExistsError
-        If ``output`` exists and ``overwrite`` is False, or is ``path`` itself.
+        If ``output`` exists and ``overwrite`` is False; or, ``overwrite`` or not, is ``path`` itself, a file or
+        path of the sharded dataset ``path`` (its index, a shard, its folder) or an HDF5 file
+        (:func:`h5ml.ingest.document_output.check_document_output`).
     IsADirectoryError
         If ``output`` is a directory.
+    OSError
+        If ``output`` is a FIFO, a device or a socket.
     H5MLError
         If ``path`` is not an h5ml file or index (:class:`h5ml.errors.NotH5MLError`, ...), or the reader refuses it.
     ImportError
         If matplotlib is not installed.
     """
-    from h5ml.ingest.output import check_output
+    from h5ml.ingest.document_output import check_document_output
     from h5ml.model.text_files import atomic_text_file
 
     try:
@@ -117,7 +121,7 @@ def write_report(
             f"the report draws its plots with matplotlib, which is not installed ({exc}); "
             'install it with pip install "h5ml[report]"'
         ) from exc
-    out = check_output(default_output(path) if output is None else output, overwrite, [Path(path)])
+    out = check_document_output(default_output(path) if output is None else output, overwrite, [path])
     from h5ml.tools.report.collect import collect
     from h5ml.tools.report.html import render_page
 
