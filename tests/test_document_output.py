@@ -250,3 +250,12 @@ def test_commands_that_write_hdf5_from_a_sharded_source_never_write_onto_its_fil
     code, out, err = run_cli(*args, "--overwrite")
     assert (code, out) == (2, "") and err.startswith("h5ml: error: ") and "Traceback" not in err, err
     assert digests(data) == before
+
+
+def test_croissant_to_standard_output_with_a_dash(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``h5ml croissant FILE -o -`` writes the JSON-LD to standard output, as without -o: no file named '-'."""
+    monkeypatch.chdir(data)
+    code, out, err = run_cli("croissant", "good.h5", "-o", "-")
+    assert (code, err) == (0, "")
+    assert out == run_cli("croissant", "good.h5")[1] and '"@context"' in out
+    assert not (data / "-").exists()

@@ -2,7 +2,7 @@
 
 The document is :func:`h5ml.ingest.export.croissant_metadata`'s (its module
 docstring has the mapping); this module holds the command's options. Without
-``-o`` the JSON goes to standard output, its ``contentUrl`` values relative
+``-o`` (or with ``-o -``) the JSON goes to standard output, its ``contentUrl`` values relative
 to the current directory; with ``-o`` they are relative to the output's
 folder, and the file is written atomically (``--overwrite`` to replace it).
 """
@@ -20,7 +20,7 @@ __all__ = ["croissant_command"]
 @click.command("croissant")
 @click.argument("source")
 @click.option(
-    "-o", "--output", default=None, help="The JSON-LD file to write (metadata.json); default: standard output."
+    "-o", "--output", default=None, help="The JSON-LD file to write (metadata.json); default, or '-': standard output."
 )
 @click.option(
     "--creator-type",
@@ -44,7 +44,7 @@ def croissant_command(
     from h5ml.ingest import export
     from h5ml.tools.output_file import check_output_file
 
-    if output is None:
+    if output is None or output == "-":  # "-": standard output, as with h5ml validate -o -
         document = export.croissant_metadata(
             source,
             creator_type=creator_type,  # type: ignore[arg-type]
