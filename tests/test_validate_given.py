@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 from junitparser import JUnitXml
 
+from _shards import columns, write_sharded
 from h5ml.spec import schemas
 from h5ml.tools import cli
 from test_validate_formats import files, here, run_cli, sarif_schema
@@ -163,3 +164,20 @@ def test_shards_are_named_below_the_index_as_given_and_shallow_shards_checks_a_g
     assert code == 1 and [e["path"] for e in entries] == ["sharded", "sharded/train/train-00001.h5"]
     assert entries[0]["shards"] == [] and "given_shards" not in entries[0]
     assert [i["code"] for i in entries[1]["issues"]].count("E106") == 1
+
+
+def test_a_given_shard_its_index_refuses_to_check_is_checked_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard that is a link out of the dataset's folder: the index says E170 and skips it; given, it is checked."""
+    write_sharded(tmp_path / "ds", columns(6), (4, 2))
+    shard = tmp_path / "ds" / "train" / "train-00001.h5"
+    shard.rename(tmp_path / "outside.h5")
+    shard.symlink_to(tmp_path / "outside.h5")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli("validate", "--format", "json", "outside.h5", "ds/index.json")
+    index, outside = json.loads(out)["files"]
+    assert (code, err) == (1, "")
+    assert index["path"] == "ds/index.json" and "E170" in [i["code"] for i in index["issues"]]
+    assert [Path(s["path"]).name for s in index["shards"]] == ["train-00000.h5"] and "given_shards" not in index
+    assert outside["path"] == "outside.h5" and outside["valid"] is True  # checked last, on its own, not dropped

@@ -129,29 +129,35 @@ def sort_out(
     """
     from h5ml.validator.runner import is_index
 
-    first: dict[str, str] = {}
+    first: dict[str, str] = {}  # same_file_key -> the FILE given first, in the order given
     repeated: list[tuple[str, str]] = []
     skipped: list[str] = []
+    indexes: list[str] = []
     for path in files:
         key = same_file_key(path)
         if key in first:
             repeated.append((path, first[key]))
             continue
         first[key] = path
-        if skip_other_json and not is_url(path) and is_index(path):
+        if not is_index(path):
+            continue
+        if skip_other_json and not is_url(path):
             from h5ml.model.shard_index import declares_index
 
             if not declares_index(path):
                 skipped.append(path)
-    given = [path for path in first.values() if path not in skipped]
-    indexes = [path for path in given if is_index(path)]
+                continue
+        indexes.append(path)
+    left_out = set(skipped)
     covered: dict[str, str] = {}
-    if not shallow_shards and indexes and len(indexes) < len(given):
+    if not shallow_shards and indexes and len(indexes) + len(skipped) < len(first):
         from h5ml.validator.shards import listed_shards
 
+        others = {key: path for key, path in first.items() if path not in left_out and path not in indexes}
         for index in indexes:
-            listed = {same_file_key(location) for location in listed_shards(index, storage_options)}
-            for path in given:
-                if path not in indexes and path not in covered and same_file_key(path) in listed:
-                    covered[path] = index
-    return GivenFiles(tuple(p for p in given if p not in covered), tuple(repeated), covered, tuple(skipped))
+            for location in listed_shards(index, storage_options):
+                shard = others.get(same_file_key(location))
+                if shard is not None and shard not in covered:
+                    covered[shard] = index
+    checked = tuple(path for path in first.values() if path not in left_out and path not in covered)
+    return GivenFiles(checked, tuple(repeated), covered, tuple(skipped))

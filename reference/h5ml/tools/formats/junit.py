@@ -59,7 +59,7 @@ def _xml_char(char: str) -> bool:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` with every character XML 1.0 cannot hold escaped (``\\udc80`` for a lone surrogate, §10.2)."""
+    """``text`` with every character XML 1.0 cannot hold escaped (``\\xff`` for a byte of a name not UTF-8, §10.2)."""
     text = safe_text(text, lines=True)
     if all(_xml_char(c) for c in text):
         return text
