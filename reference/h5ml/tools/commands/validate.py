@@ -35,6 +35,16 @@ holding ``index.json``) is validated as a dataset (SPEC §12,
 The index's issues come first, at the JSON pointers of its members, then the
 report of each shard; ``--shallow-shards`` checks only the index and each
 shard's metadata. The exit code counts the shards too.
+
+Each file is checked once (:mod:`h5ml.tools.given_files`): a FILE given
+again (another spelling, a link) is said on standard error and not checked
+again; a FILE that an index given too lists as a shard is checked as that
+shard, the index's report records it (``given_shards``) and the text report
+says so under the dataset's verdict. ``--skip-other-json`` (the pre-commit
+hook's) skips the ``.json`` FILEs that do not say they are h5ml indexes. The
+text and JUnit reports name a shard below its index as given
+(:func:`h5ml.tools.formats.shown.shard_name`); every name is written with
+its control characters and the bytes that are not UTF-8 escaped (§10.2).
 """
 
 from __future__ import annotations
