@@ -338,6 +338,31 @@ def test_report_schema_rejects_each_broken_rule(change: str) -> None:
     assert not schemas.validator_for("report").is_valid(report)
 
 
+def test_report_schema_describes_the_shards_given_beside_their_index() -> None:
+    """§9.3, §12: an index's given_shards, each a path as given and its shard's path; nothing else in an item."""
+    report = _report()
+    report["files"].append(
+        {
+            "path": "ds/index.json",
+            "readable": True,
+            "valid": True,
+            "format_version": "1.2",
+            "issues": [],
+            "kind": "index",
+            "shards": [],
+            "given_shards": [{"path": "./ds/train/a.h5", "shard": "/data/ds/train/a.h5"}],
+        }
+    )
+    validator = schemas.validator_for("report")
+    assert list(validator.iter_errors(report)) == []
+    given = report["files"][-1]["given_shards"]
+    for broken in ({"path": "./ds/train/a.h5"}, {**given[0], "index": "ds/index.json"}, {**given[0], "shard": 1}):
+        report["files"][-1]["given_shards"] = [broken]
+        assert not validator.is_valid(report), broken
+    report["files"][-1]["given_shards"] = "./ds/train/a.h5"
+    assert not validator.is_valid(report)
+
+
 def test_report_schema_rejects_a_trailing_newline_in_a_code() -> None:
     """§9.3: patterns anchor at the very end of the string, also under Python's re."""
     report = _report()

@@ -469,6 +469,8 @@ def test_artifact_uri_is_relative_below_the_current_folder(tmp_path: Path, monke
 
 WORKFLOW = ROOT / "docs" / "guides" / "validate-workflow.yml"
 GUIDE = ROOT / "docs" / "guides" / "validation-in-ci.md"
+#: How the guide installs h5ml, which is not on PyPI: <owner> and <rev> are placeholders the guide explains.
+INSTALL = 'pip install "h5ml @ git+https://github.com/<owner>/h5ml@<rev>"'
 
 
 def _steps() -> list[dict[str, Any]]:
@@ -487,7 +489,7 @@ def test_the_documented_workflow_checks_out_installs_validates_and_uploads() -> 
     steps = _steps()
     uses = [step.get("uses", "").split("@")[0] for step in steps]
     assert uses == ["actions/checkout", "actions/setup-python", "", "", "github/codeql-action/upload-sarif"]
-    assert steps[2]["run"] == "pip install h5ml"
+    assert steps[2]["run"] == INSTALL  # h5ml is not on PyPI: its repository, at a revision
     assert "h5ml validate --format sarif --output h5ml.sarif data/**/*.h5" in steps[3]["run"]
     assert steps[3]["shell"] == "bash" and "shopt -s globstar" in steps[3]["run"]
     assert steps[4]["with"]["sarif_file"] == "h5ml.sarif"
@@ -534,4 +536,27 @@ def test_the_guides_pre_commit_snippet_names_the_hook_of_this_repository() -> No
     snippet = next(block for block in re.findall(r"```yaml\n(.*?)```", guide, re.S) if "repos:" in block)
     (repo,) = yaml.safe_load(snippet)["repos"]
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in hooks} and repo["rev"].startswith("v")
+    assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in hooks}
+    assert (repo["repo"], repo["rev"]) == ("https://github.com/<owner>/h5ml", "<rev>")  # the install's placeholders
+
+
+def test_the_guide_installs_from_git_explains_the_placeholders_and_the_rules_links() -> None:
+    """No `pip install h5ml` (not on PyPI); <owner> and <rev> explained; helpUri's namespace, with a real link."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert "pip install h5ml\n" not in guide and "pip install h5ml " not in guide
+    assert guide.count(INSTALL) == 2  # the install section and the GitLab job
+    placeholders = guide.split("## Installing h5ml")[1].split("\n## ")[0]
+    assert "- `<owner>`: the GitHub user or organisation" in placeholders and "- `<rev>`: a tag" in placeholders
+    e106 = _rule_of("E106")
+    assert e106["helpUri"] == f"{SPEC_URI}#44-completion-marker" and f"`{e106['helpUri']}`" in guide
+    assert f"`{SPEC_URI}#<anchor>`" in guide and "https://github.com/<owner>/h5ml/blob/<rev>/SPEC.md#44-" in guide
+
+
+def _rule_of(code: str) -> dict[str, Any]:
+    from h5ml.tools.formats.sarif import sarif_report
+    from h5ml.validator.checks import Issue
+    from h5ml.validator.report import FileReport
+
+    log = sarif_report([FileReport("x.h5", (Issue.of(code, "/", "m"),))], strict=False, exit_code=1)
+    (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
+    return dict(rule)

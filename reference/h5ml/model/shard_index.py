@@ -40,6 +40,7 @@ __all__ = [
     "ShardEntry",
     "ShardIndex",
     "SplitEntry",
+    "declares_index",
     "dump_index",
     "index_fingerprint",
     "is_index_path",
@@ -264,6 +265,43 @@ def is_index_path(path: str | os.PathLike[str]) -> bool:
     if is_url(text):
         return text.endswith("/")
     return os.path.isdir(text) and os.path.isfile(os.path.join(text, INDEX_FILE_NAME))
+
+
+def declares_index(path: str | os.PathLike[str]) -> bool:
+    """Whether a local JSON file says it is an h5ml shard index, so that a tool seeing any JSON file may check it.
+
+    A pre-commit hook is given every ``index.json`` of a repository, most of them other projects' (a search
+    index, a site's table of contents); only those that say they are h5ml indexes are checked as such
+    (``h5ml validate --skip-other-json``). The test is the one member every index has (§12.1):
+
+    - a JSON file says so when it is an object whose ``format`` is ``"h5ml-index"``; an index that lost that
+      member no longer says it is one;
+    - a file that is not JSON (or not UTF-8, or has a member name twice) says so when its bytes hold
+      ``h5ml-index``: an index damaged by an edit is still checked (and fails, E170);
+    - a file that cannot be read is not decided here: True, and its validation says why (E100).
+
+    Parameters
+    ----------
+    path
+        A ``.json`` file, or a folder (its ``index.json``), on the local file system.
+
+    Returns
+    -------
+    bool
+        False only for a readable file that is not an h5ml index by the rules above.
+    """
+    where = Path(path)
+    if where.is_dir():
+        where = where / INDEX_FILE_NAME
+    try:
+        data = where.read_bytes()
+    except OSError:
+        return True
+    try:
+        document = loads_strict(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, a member twice
+        return INDEX_FORMAT.encode("ascii") in data
+    return isinstance(document, dict) and document.get("format") == INDEX_FORMAT
 
 
 def load_index(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TextIO
@@ -44,6 +45,7 @@ __all__ = [
     "size_text",
     "terminal_console",
     "tuple_text",
+    "unicode_text",
 ]
 
 #: Exit code: every file valid, or the command succeeded.
@@ -115,16 +117,61 @@ def safe_text(text: str, *, lines: bool = False) -> str:
     window title or clear the screen) become ``\\xNN`` / ``\\uNNNN``
     escapes, as Python writes them; with ``lines``, line feeds and tabs
     are kept (a description's paragraphs).
+
+    A lone surrogate (the form Python gives a byte of a file name that is
+    not UTF-8, ``b"\\xff"`` -> ``"\\udcff"``) cannot be written as UTF-8:
+    it becomes the escape of that byte, ``\\xff`` (:func:`unicode_text`).
     """
     keep = "\n\t" if lines else ""
     if all(c.isprintable() or c in keep for c in text):
         return text
-    return "".join(c if c.isprintable() or c in keep or not _is_control(c) else repr(c)[1:-1] for c in text)
+    return "".join(
+        c if c.isprintable() or c in keep or not (_is_control(c) or _is_surrogate(c)) else _escape(c) for c in text
+    )
 
 
 def _is_control(char: str) -> bool:
     code = ord(char)
     return code < 0x20 or 0x7F <= code < 0xA0
+
+
+def _is_surrogate(char: str) -> bool:
+    return 0xD800 <= ord(char) <= 0xDFFF
+
+
+#: Lone surrogates: what UTF-8 cannot encode.
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+
+
+def _escape(char: str) -> str:
+    """The escape of a control character or lone surrogate: ``\\x1b``; ``\\xff`` for the byte 0xFF of a name."""
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's surrogateescape: the byte code - 0xDC00 of a non-UTF-8 name
+        return f"\\x{code - 0xDC00:02x}"
+    return repr(char)[1:-1]
+
+
+def unicode_text(text: str) -> str:
+    """``text`` with every lone surrogate escaped, so that it can be written as UTF-8; nothing else changes.
+
+    A file name that is not valid UTF-8 (``b"\\xff.h5"`` on Linux) reaches Python as a string holding lone
+    surrogates (``"\\udcff.h5"``), which no UTF-8 stream, JSON or XML document can hold. Each becomes the
+    escape of the byte it stands for (``"\\\\xff.h5"``, shown ``\\xff.h5``); a surrogate that stands for no
+    byte becomes ``\\udNNN``, as Python writes it.
+
+    Parameters
+    ----------
+    text
+        Any text, a file's path or a message that names it.
+
+    Returns
+    -------
+    str
+        ``text`` itself when it has no lone surrogate (the common case, one scan), else the escaped copy.
+    """
+    if _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub(lambda match: _escape(match.group()), text)
 
 
 def safe_copy(value: Any) -> Any:
@@ -160,9 +207,27 @@ def size_text(nbytes: int | None) -> str:
 
 
 def print_json(streams: Streams, document: Any, indent: int | None = 2) -> None:
-    """Write ``document`` to stdout as JSON (UTF-8 text, no NaN), then a newline."""
-    streams.stdout.write(json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False))
+    """Write ``document`` to stdout as JSON (UTF-8 text, no NaN), then a newline.
+
+    A string holding lone surrogates (a file name that is not UTF-8) is written with them escaped
+    (:func:`unicode_text`): the output is always valid UTF-8 and valid JSON.
+    """
+    text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+    if _SURROGATES.search(text) is not None:
+        text = json.dumps(_unicode_copy(document), indent=indent, ensure_ascii=False, allow_nan=False)
+    streams.stdout.write(text)
     streams.stdout.write("\n")
+
+
+def _unicode_copy(value: Any) -> Any:
+    """A copy of a JSON document with :func:`unicode_text` applied to every string, member names included."""
+    if isinstance(value, str):
+        return unicode_text(value)
+    if isinstance(value, dict):
+        return {_unicode_copy(k): _unicode_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_unicode_copy(v) for v in value]
+    return value
 
 
 def require_file(path: str) -> None:

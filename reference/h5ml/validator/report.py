@@ -159,6 +159,10 @@ class FileReport:
         entry follows the report schema); an invalid shard is an E174 among them, and
         :attr:`Report.valid_strict` and the command line's exit status count each shard's own report too
         (:meth:`each`): an unreadable shard exits 2, a shard's warning fails ``--strict``.
+    given_shards
+        For an index: (path, shard) for each path given to the validator beside the index that is one of its
+        shards: it was checked once, as the shard whose report's path is ``shard`` (``h5ml validate
+        data/ds/index.json data/ds/train/train-00000.h5``). Empty otherwise.
     """
 
     path: str
@@ -170,6 +174,7 @@ class FileReport:
     max_issues_per_code: int = 0
     kind: Literal["file", "index", "shard"] = "file"
     shards: tuple[FileReport, ...] = ()
+    given_shards: tuple[tuple[str, str], ...] = ()
 
     def each(self) -> Iterator[FileReport]:
         """This report, then the reports of its shards (an index's), for verdicts over a whole dataset (§12)."""
@@ -227,7 +232,9 @@ class FileReport:
             ``issue_totals`` (code -> issues found), ``omitted`` (code -> issues
             found and not listed, only codes with some), ``max_issues_per_code``
             and ``counts`` (issues found per severity, omitted ones included); for an index or a shard also
-            ``kind``, and for an index ``shards`` (the entries of its shards, in index order).
+            ``kind``, and for an index ``shards`` (the entries of its shards, in index order) and, when some
+            were, ``given_shards`` (``path``: a path given beside it, ``shard``: the path of its entry in
+            ``shards``).
         """
         # SPEC §9.3-R2: the totals of every code, and how many of each were not listed
         entry: dict[str, Any] = {
@@ -247,6 +254,8 @@ class FileReport:
             entry["kind"] = self.kind
         if self.kind == "index":
             entry["shards"] = [s.to_json(strict=strict) for s in self.shards]
+            if self.given_shards:
+                entry["given_shards"] = [{"path": path, "shard": shard} for path, shard in self.given_shards]
         return entry
 
 

@@ -87,7 +87,7 @@ from h5ml.validator.checks import Issue
 from h5ml.validator.report import DEFAULT_MAX_ISSUES_PER_CODE, FileReport, IssueCollector, check_cap
 from h5ml.validator.runner import Timeout, validate_each
 
-__all__ = ["SHARD_SUFFIXES", "validate_index"]
+__all__ = ["SHARD_SUFFIXES", "listed_shards", "validate_index"]
 
 #: File names that W210 looks for in a split's folder: the suffixes of HDF5 files (case-insensitive).
 SHARD_SUFFIXES: Final = (".h5", ".hdf5", ".he5")
@@ -318,6 +318,38 @@ def _unlisted(name: str, relative: str) -> Issue:
         f"{relative} is in the folder of split {name!r} but the index does not list it: a shard left "
         "by a writer that did not finish, or one the index lost; list it in the index or remove it",
     )
+
+
+def listed_shards(path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """Where the shards an index lists are (the paths or URLs :func:`validate_index` validates them at), in index order.
+
+    For a caller that must know, before validating, which files an index covers (``h5ml validate INDEX SHARD``
+    checks ``SHARD`` once, with its index). Nothing is validated, and nothing is said of an index that cannot be
+    read or is not valid: its validation says why.
+
+    Parameters
+    ----------
+    path
+        The index file, or the dataset's folder (URL prefix) that holds ``index.json``.
+    storage_options
+        For an index at a URL: the fsspec file system's options; ignored for a local path.
+
+    Returns
+    -------
+    list of str
+        Each listed shard's location (local: an absolute path); empty when the index cannot be read or fails
+        its own checks (E100, E170), whose shards :func:`validate_index` does not validate.
+    """
+    given = os.fspath(path)
+    where = _index_file(given)
+    document, problem = _read(where, dict(storage_options or {}) if is_url(given) else None)
+    if problem is not None:
+        return []
+    try:
+        index = parse_index(document, where)
+    except ShardIndexError:
+        return []
+    return [shard.location for shard in _listed(index, where)]
 
 
 def validate_index(

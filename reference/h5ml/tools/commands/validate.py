@@ -35,6 +35,16 @@ holding ``index.json``) is validated as a dataset (SPEC §12,
 The index's issues come first, at the JSON pointers of its members, then the
 report of each shard; ``--shallow-shards`` checks only the index and each
 shard's metadata. The exit code counts the shards too.
+
+Each file is checked once (:mod:`h5ml.tools.given_files`): a FILE given
+again (another spelling, a link) is said on standard error and not checked
+again; a FILE that an index given too lists as a shard is checked as that
+shard, the index's report records it (``given_shards``) and the text report
+says so under the dataset's verdict. ``--skip-other-json`` (the pre-commit
+hook's) skips the ``.json`` FILEs that do not say they are h5ml indexes. The
+text and JUnit reports name a shard below its index as given
+(:func:`h5ml.tools.formats.shown.shard_name`); every name is written with
+its control characters and the bytes that are not UTF-8 escaped (§10.2).
 """
 
 from __future__ import annotations
@@ -50,7 +60,8 @@ from rich.text import Text
 
 from h5ml.model.remote import is_url
 from h5ml.tools.console import EXIT_ERROR, EXIT_INVALID, EXIT_OK, Streams, plural, print_json, safe_text
-from h5ml.tools.formats.shown import SEVERITIES, shown_issues
+from h5ml.tools.formats.shown import SEVERITIES, shard_name, shown_issues
+from h5ml.tools.given_files import GivenFiles, sort_out
 from h5ml.tools.output_file import STDOUT, check_output_file, output_stream
 from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
@@ -157,6 +168,7 @@ def render_file_report(
     min_severity: str = "info",
     quiet: bool = False,
     deadline: float | None = None,
+    name: str | None = None,
 ) -> bool:
     """Print a file's issues as a table (code, severity, path, message, clause), then its verdict line (§9.3).
 
@@ -177,6 +189,9 @@ def render_file_report(
         table (at most 200 rows, a fraction of a second) is always printed, so that a check stopped at the
         limit still shows what it found; the rows left are counted in one line instead, and the verdict
         line follows. None: no limit.
+    name
+        The name the file is shown by (a shard's, :func:`h5ml.tools.formats.shown.shard_name`); None: its
+        path. Its control characters and lone surrogates are escaped (§10.2).
 
     Returns
     -------
@@ -185,15 +200,16 @@ def render_file_report(
     """
     least = SEVERITIES.index(min_severity)
     shown = shown_issues(file_report, min_severity)
+    shown_name = safe_text(file_report.path if name is None else name)
     complete = True
     if shown and not quiet:
-        console.print(Text(str(file_report.path), style="bold"))
+        console.print(Text(shown_name, style="bold"))
         for start in range(0, len(shown), _ROWS_PER_TABLE):
             if start and deadline is not None and time.monotonic() >= deadline:
                 left = len(shown) - start + sum(file_report.omitted.values())
                 console.print(
                     Text(
-                        f"... printing stopped at the --timeout limit: {left:,} more issues of {file_report.path} "
+                        f"... printing stopped at the --timeout limit: {left:,} more issues of {shown_name} "
                         "were found and not printed (the verdict below counts them); give a longer --timeout, "
                         "a smaller --max-issues-per-code, or --format json for the whole list"
                     )
@@ -206,12 +222,12 @@ def render_file_report(
                 console.print(Text(line))
     verdict, counts = _verdict(file_report, strict)
     what = " (the index itself)" if file_report.kind == "index" else ""  # its dataset's verdict follows (§12)
-    console.print(Text(f"{file_report.path}{what}: {verdict} ({counts})"))
+    console.print(Text(f"{shown_name}{what}: {verdict} ({counts})"))
     return complete
 
 
 def _checked(
-    files: Sequence[str],
+    given: GivenFiles,
     deep: bool,
     timeout: float | None,
     jobs: int,
@@ -226,44 +242,70 @@ def _checked(
     restarts only the child concerned. A file's limit starts when its check
     starts, so that printing its report falls within it too. An index is
     validated with its shards (:func:`h5ml.validator.shards.validate_index`,
-    each shard with its own limit) and printed without a limit of its own.
+    each shard with its own limit) and printed without a limit of its own; the
+    FILEs it covers are recorded in its report, and any it did not check are
+    checked last, on their own (:meth:`GivenFiles.with_given_shards`).
     """
-    from h5ml.validator.runner import AUTO, default_timeout, is_index, validate_each
+    from h5ml.validator.runner import is_index
 
-    limit: Timeout = AUTO if timeout is None else timeout
+    files = given.checked
+    left: list[str] = []
     start = 0
     while start < len(files):
         if is_index(files[start]):
             from h5ml.validator.shards import validate_index  # h5py in this process: only for an index
 
-            yield (
+            report, not_covered = given.with_given_shards(
                 validate_index(
                     files[start],
                     deep=deep,
-                    timeout=limit,
+                    timeout=_limit(timeout),
                     jobs=jobs,
                     max_issues_per_code=cap,
                     shallow_shards=shallow_shards,
                     storage_options=storage_options if is_url(files[start]) else None,
-                ),
-                None,
+                )
             )
+            left.extend(not_covered)
+            yield report, None
             start += 1
             continue
         end = start
         while end < len(files) and not is_index(files[end]):
             end += 1
-        for report, began in validate_each(
-            files[start:end],
-            deep=deep,
-            timeout=limit,
-            jobs=jobs,
-            max_issues_per_code=cap,
-            storage_options=storage_options,
-        ):
-            seconds = default_timeout(report.path, deep) if timeout is None else timeout
-            yield report, began + seconds
+        yield from _files_checked(files[start:end], deep, timeout, jobs, cap, storage_options)
         start = end
+    if left:
+        yield from _files_checked(left, deep, timeout, jobs, cap, storage_options)
+
+
+def _limit(timeout: float | None) -> Timeout:
+    from h5ml.validator.runner import AUTO
+
+    return AUTO if timeout is None else timeout
+
+
+def _files_checked(
+    files: Sequence[str],
+    deep: bool,
+    timeout: float | None,
+    jobs: int,
+    cap: int,
+    storage_options: dict[str, Any] | None,
+) -> Iterator[tuple[FileReport, float | None]]:
+    """The reports of files that are not indexes, each with the end of its time limit."""
+    from h5ml.validator.runner import default_timeout, validate_each
+
+    for report, began in validate_each(
+        files,
+        deep=deep,
+        timeout=_limit(timeout),
+        jobs=jobs,
+        max_issues_per_code=cap,
+        storage_options=storage_options,
+    ):
+        seconds = default_timeout(report.path, deep) if timeout is None else timeout
+        yield report, began + seconds
 
 
 @click.command("validate")
@@ -322,6 +364,14 @@ def _checked(
     "validated as a file, no sample data read, no fingerprint recomputed).",
 )
 @click.option(
+    "--skip-other-json",
+    "skip_other_json",
+    is_flag=True,
+    help="Skip each .json FILE (or folder's index.json) that does not say it is the index of an h5ml dataset "
+    '(no "format": "h5ml-index"), with a note on standard error, instead of reporting it (E170): for a pre-commit '
+    "hook, which is given every index.json of a repository, other projects' too.",
+)
+@click.option(
     "--max-issues-per-code",
     "max_issues_per_code",
     type=click.IntRange(min=0),
@@ -345,6 +395,7 @@ def validate_command(
     min_severity: str,
     quiet: bool,
     shallow_shards: bool,
+    skip_other_json: bool,
     max_issues_per_code: int,
     storage_options: tuple[str, ...] = (),
 ) -> int:
@@ -359,6 +410,11 @@ def validate_command(
     a directory, missing, open for writing in another process, or it did not
     finish within --timeout, printing its report included); the shards of an
     index count as files. The exit status is the same for every --format.
+
+    Each file is checked once: a FILE given twice (or through a link) is
+    reported once, and a FILE that is a shard of an index given too is
+    checked as that shard (the JSON report lists it in the index's
+    given_shards).
     """
     from h5ml.validator.runner import is_index
 
@@ -370,13 +426,28 @@ def validate_command(
     _check_format_options(fmt, strict, min_severity, quiet)
     options = parse_storage_options(storage_options, files)
     check_output_file(output, overwrite, files)
-    checked = _checked(files, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
+    given = sort_out(files, skip_other_json=skip_other_json, shallow_shards=shallow_shards, storage_options=options)
+    _notes(streams, given)
+    checked = _checked(given, deep, timeout, jobs, max_issues_per_code, shallow_shards, options)
     if fmt != "text":
         reports = [report for report, _ in checked]  # every file checked before a byte is written
         with output_stream(output, streams.stdout) as out:
             return _write_document(Streams(out, streams.stderr), fmt, reports, strict, min_severity)
     with output_stream(output, streams.stdout) as out:
         return _text_report(Streams(out, streams.stderr), checked, strict, min_severity, quiet)
+
+
+def _notes(streams: Streams, given: GivenFiles) -> None:
+    """Say on standard error which FILEs are not checked (again), and why, before any is checked."""
+    for path, before in given.repeated:
+        streams.stderr.write(
+            f"h5ml: note: {safe_text(path)} is the file {safe_text(before)} given before: it is checked once\n"
+        )
+    for path in given.skipped:
+        streams.stderr.write(
+            f"h5ml: note: {safe_text(path)} is not the index of an h5ml dataset (it has no "
+            '"format": "h5ml-index"): skipped (--skip-other-json)\n'
+        )
 
 
 def _check_format_options(fmt: str, strict: bool, min_severity: str, quiet: bool) -> None:
@@ -427,10 +498,19 @@ def _text_report(
     for file_report, deadline in checks:
         checked.append(file_report)
         for shown in file_report.shards:  # SPEC §12: each shard's own report, then the index's verdict
-            complete = render_file_report(console, shown, strict, min_severity, quiet) and complete
+            name = shard_name(file_report, shown)
+            complete = render_file_report(console, shown, strict, min_severity, quiet, name=name) and complete
         complete = render_file_report(console, file_report, strict, min_severity, quiet, deadline) and complete
         if file_report.kind == "index":
             console.print(Text(safe_text(_dataset_line(file_report, strict))), soft_wrap=True)
+        for path, shard in file_report.given_shards:
+            name = shard_name(file_report, next(s for s in file_report.shards if s.path == shard))
+            console.print(
+                Text(
+                    f"{safe_text(path)}: checked above, as the shard {safe_text(name)} of {safe_text(file_report.path)}"
+                ),
+                soft_wrap=True,
+            )
     if len(checked) > 1:
         failed = sum(1 for f in checked if not f.readable or not (f.valid_strict if strict else f.valid))
         console.print(Text(f"{len(checked)} files checked, {failed} failed"))

@@ -1,7 +1,8 @@
 """``h5ml validate --format junit``: the report as JUnit XML, for the test views of GitLab, Jenkins and others (§9).
 
 One ``<testsuite>`` per file checked (named by its path; an index's shards
-each have their own, after the index's), and in it one ``<testcase>`` per
+each have their own, after the index's, named by their path in the index
+below the index as given), and in it one ``<testcase>`` per
 issue code the file has at ``--min-severity`` or above, named
 ``"E106 incomplete"`` (code and registry name), its ``classname`` the file's
 path. A code is a test case, not each issue: a file that breaks one rule
@@ -20,7 +21,8 @@ path. A code is a test case, not each issue: a file that breaks one rule
   ``<system-out>``.
 
 Each suite's ``<properties>`` say what the JSON report says of the file
-(kind, readable, valid, format version, counts). The counts of the root
+(kind, readable, valid, format version, counts; for an index, a
+``given_shard`` for each FILE given beside it that is one of its shards). The counts of the root
 ``<testsuites>`` and of each suite add up; the exit status is the text
 report's (§9.3.2). XML cannot hold every character a file's names may hold:
 control characters and the others XML 1.0 forbids are written as ``\\xNN``
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Final
 
 from h5ml.spec.codes import CODES
 from h5ml.tools.console import safe_text
-from h5ml.tools.formats.shown import every_report, issue_text, shown_issues
+from h5ml.tools.formats.shown import issue_text, named_reports, shown_issues
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator.checks import Issue
@@ -57,7 +59,7 @@ def _xml_char(char: str) -> bool:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` with every character XML 1.0 cannot hold escaped (``\\udc80`` for a lone surrogate, §10.2)."""
+    """``text`` with every character XML 1.0 cannot hold escaped (``\\xff`` for a byte of a name not UTF-8, §10.2)."""
     text = safe_text(text, lines=True)
     if all(_xml_char(c) for c in text):
         return text
@@ -84,9 +86,9 @@ def _outcome(code: str, strict: bool) -> str:
     return "pass"
 
 
-def _suite(file_report: FileReport, strict: bool, min_severity: str) -> ET.Element:
-    """The ``<testsuite>`` of one file: one case per code shown, or the one passing case."""
-    name = _xml_text(file_report.path)
+def _suite(file_report: FileReport, shown_as: str, strict: bool, min_severity: str) -> ET.Element:
+    """The ``<testsuite>`` of one file, named ``shown_as``: one case per code shown, or the one passing case."""
+    name = _xml_text(shown_as)
     suite = ET.Element("testsuite", name=name)
     properties = ET.SubElement(suite, "properties")
     counts = file_report.counts
@@ -99,6 +101,8 @@ def _suite(file_report: FileReport, strict: bool, min_severity: str) -> ET.Eleme
     }
     for key, value in facts.items():
         ET.SubElement(properties, "property", name=key, value=value)
+    for given, _ in file_report.given_shards:  # a FILE given beside its index, checked as one of its shards
+        ET.SubElement(properties, "property", name="given_shard", value=_xml_text(given))
     by_code: dict[str, list[Issue]] = {}
     for issue in shown_issues(file_report, min_severity):
         by_code.setdefault(issue.code, []).append(issue)
@@ -142,8 +146,8 @@ def junit_report(files: Sequence[FileReport], *, strict: bool, min_severity: str
     """
     root = ET.Element("testsuites", name="h5ml validate")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    for file_report in every_report(files):
-        suite = _suite(file_report, strict, min_severity)
+    for file_report, shown_as in named_reports(files):
+        suite = _suite(file_report, shown_as, strict, min_severity)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))

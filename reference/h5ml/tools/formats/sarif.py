@@ -13,7 +13,9 @@ services read. The document holds one run:
 - ``artifacts``: each file checked (an index's shards after it), its
   ``location.uri`` relative to the current directory where it lies below it,
   and in ``properties`` what the JSON report says of it (kind, readable,
-  valid, counts, totals and omitted issues per code).
+  valid, counts, totals and omitted issues per code; for an index,
+  ``givenShards``: the FILEs given beside it that are its shards, each
+  checked once, as that shard).
 - ``results``: one per issue listed at ``--min-severity`` or above (at most
   ``--max-issues-per-code`` of each code): ``ruleId``, ``level`` (error,
   warning, note for info), ``message`` in the command line's words,
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 from h5ml._version import __version__
 from h5ml.spec.codes import CODES
 from h5ml.tools.console import EXIT_ERROR, safe_text
-from h5ml.tools.formats.shown import SEVERITIES, artifact_uri, every_report, issue_text, shown_issues
+from h5ml.tools.formats.shown import SEVERITIES, artifact_uri, issue_text, named_reports, shown_issues
 from h5ml.tools.formats.spec_links import H5ML_URI, clause_uri
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,12 +81,12 @@ def _rule(code: str) -> dict[str, Any]:
     }
 
 
-def _artifact(file_report: FileReport, uri: str, strict: bool) -> dict[str, Any]:
-    return {
+def _artifact(file_report: FileReport, shown_as: str, uri: str, strict: bool) -> dict[str, Any]:
+    artifact: dict[str, Any] = {
         "location": {"uri": uri},
         "roles": ["analysisTarget"],
         "properties": {
-            "path": safe_text(file_report.path),
+            "path": safe_text(shown_as),
             "kind": file_report.kind,
             "readable": file_report.readable,
             "valid": file_report.valid_strict if strict else file_report.valid,
@@ -95,6 +97,9 @@ def _artifact(file_report: FileReport, uri: str, strict: bool) -> dict[str, Any]
             "omitted": {code: n for code, n in file_report.omitted.items() if n},
         },
     }
+    if file_report.given_shards:  # the FILEs given beside this index that are its shards, checked as those
+        artifact["properties"]["givenShards"] = [safe_text(given) for given, _ in file_report.given_shards]
+    return artifact
 
 
 def _result(issue: Issue, uri: str, index: int, rule_index: int, rank: int, pointer: bool) -> dict[str, Any]:
@@ -171,7 +176,8 @@ def sarif_report(
     dict
         The SARIF log: ``$schema``, ``version`` ``"2.1.0"`` and ``runs`` (one run), ready for ``json.dumps``.
     """
-    reports = list(every_report(files))
+    named = list(named_reports(files))
+    reports = [r for r, _ in named]
     uris = [artifact_uri(r.path, cwd) for r in reports]
     shown = [shown_issues(r, min_severity) for r in reports]
     codes = sorted({issue.code for issues in shown for issue in issues})
@@ -203,7 +209,7 @@ def sarif_report(
             }
         },
         "invocations": [invocation],
-        "artifacts": [_artifact(r, uri, strict) for r, uri in zip(reports, uris, strict=True)],
+        "artifacts": [_artifact(r, name, uri, strict) for (r, name), uri in zip(named, uris, strict=True)],
         "results": results,
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

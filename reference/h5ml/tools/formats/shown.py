@@ -4,8 +4,10 @@
 never the verdict or the exit status, which count every issue found (§9.1,
 §9.3-R2). A file is named by a URI relative to the current directory where it
 lies below it (:func:`artifact_uri`), as CI services expect paths relative to
-the checkout. Messages are in the command line's words, their control
-characters escaped (:func:`issue_text`, §10.2).
+the checkout; the text and JUnit reports show a shard by its path in its
+index, below the index as given (:func:`shard_name`). Messages are in the
+command line's words, their control characters escaped (:func:`issue_text`,
+§10.2).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from h5ml.validator.checks import Issue
     from h5ml.validator.report import FileReport
 
-__all__ = ["SEVERITIES", "artifact_uri", "every_report", "issue_text", "shown_issues"]
+__all__ = ["SEVERITIES", "artifact_uri", "every_report", "issue_text", "named_reports", "shard_name", "shown_issues"]
 
 #: The severities in increasing order, as ``--min-severity`` names them.
 SEVERITIES: Final = ("info", "warning", "error")
@@ -52,6 +54,41 @@ def every_report(files: Sequence[FileReport]) -> Iterator[FileReport]:
     """Each file's report, an index's followed by those of its shards (§12), in the order the files were given."""
     for file_report in files:
         yield from file_report.each()
+
+
+def named_reports(files: Sequence[FileReport]) -> Iterator[tuple[FileReport, str]]:
+    """:func:`every_report`, each with the name a report shows for it: a shard's is :func:`shard_name`."""
+    for file_report in files:
+        yield file_report, file_report.path
+        for shard in file_report.shards:
+            yield shard, shard_name(file_report, shard)
+
+
+def shard_name(index_report: FileReport, shard: FileReport) -> str:
+    """The name shown for a shard of an index: its path in the index, below the index's folder as it was given.
+
+    The validator opens a shard at its absolute path (``/home/me/repo/data/ds/train/train-00000.h5``); the
+    text and JUnit reports show it as the index names it, from where the index was given:
+    ``data/ds/train/train-00000.h5`` for the index ``data/ds/index.json`` or the folder ``data/ds``.
+
+    Parameters
+    ----------
+    index_report
+        The index's report (``kind="index"``): its path as given, a file or the dataset's folder.
+    shard
+        One of its :attr:`~h5ml.validator.report.FileReport.shards`.
+
+    Returns
+    -------
+    str
+        The shard's name relative to the index as given; a shard at a URL keeps its URL.
+    """
+    if is_url(shard.path) or is_url(index_report.path):
+        return shard.path
+    given = index_report.path
+    folder = given if os.path.isdir(given) else os.path.dirname(given)
+    relative = os.path.relpath(shard.path, os.path.abspath(folder or os.curdir))
+    return os.path.join(folder, relative)
 
 
 def issue_text(message: str) -> str:
