@@ -12,7 +12,8 @@ Croissant ``dataType``           mlcroissant gives            h5ml feature
 ``sc:Integer``, ``cr:Int*``,     int                          dense int64 (the sized types: their
 ``cr:UInt*``                                                  dtype); ``isArray``: dense arrays
 ``sc:Float``, ``cr:Float*``      float                        dense float64 (float16/32 when sized)
-``sc:Boolean``                   bool                         dense bool
+``sc:Boolean``                   text, parsed by h5ml         dense bool (``true``/``false``, ``yes``/
+                                                              ``no``, ``1``/``0``, any case; else refused)
 ``sc:Text``                      bytes (UTF-8)                string
 ``sc:Text`` referencing an       bytes                        categorical; class names: the
 ``sc:Enumeration`` record set                                 referenced field's values, in order
@@ -28,7 +29,13 @@ anything else                    --                           refused before any
 
 A missing value (None, or NaN in an integer or boolean field) is refused with
 the record and the field, in every field (categorical ones too): a guessed
-fill would be a wrong answer.
+fill would be a wrong answer. mlcroissant reads CSV with pandas, which takes
+an empty cell and the texts ``NA``, ``NULL``, ``N/A``, ``nan``, ... for a
+missing value.
+
+mlcroissant casts an ``sc:Boolean`` value with Python's ``bool()``, which
+makes the text ``"False"`` and ``"0"`` true: :func:`read_booleans_as_text`
+has it read those fields as text, and :class:`FieldPlan` parses the text.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ import numpy as np
 from h5ml.errors import IngestError
 from h5ml.model.values import FeatureSpec
 
-__all__ = ["FieldPlan", "data_type_names", "plan_fields", "split_plan"]
+__all__ = ["BOOLEAN_TEXTS", "FieldPlan", "data_type_names", "plan_fields", "read_booleans_as_text", "split_plan"]
 
 _SC: Final = "https://schema.org/"
 _CR: Final = "http://mlcommons.org/croissant/"
@@ -61,6 +68,16 @@ _IMAGE: Final = _SC + "ImageObject"
 _AUDIO: Final = _SC + "AudioObject"
 _SPLIT: Final = _CR + "Split"
 _ENUMERATION: Final = _SC + "Enumeration"
+_BOOLEAN: Final = _SC + "Boolean"
+#: The texts of an ``sc:Boolean`` value (compared in lower case, without surrounding spaces) -> its value.
+BOOLEAN_TEXTS: Final[Mapping[str, bool]] = {
+    "true": True,
+    "false": False,
+    "yes": True,
+    "no": False,
+    "1": True,
+    "0": False,
+}
 
 
 def data_type_names(node: Any) -> list[str]:
@@ -127,9 +144,12 @@ class FieldPlan:
         floating = self.dtype is not None and np.dtype(self.dtype).kind == "f"
         if value is None or (isinstance(value, float) and math.isnan(value) and not floating):
             raise IngestError(
-                f"{where}: field {self.field_id!r} has no value; a missing value is not guessed (no fill, no "
-                "missing class): fill or drop those records in the source"
+                f"{where}: field {self.field_id!r} has no value (an empty cell, or a text such as NA, NULL or N/A, "
+                "which mlcroissant's CSV reader takes for a missing value); a missing value is not guessed (no fill, "
+                "no missing class): fill or drop those records in the source"
             )
+        if self.kind == "numeric" and self.dtype == "bool":
+            return np.asarray(self._boolean(value, where))
         if self.kind in ("text", "categorical", "split"):
             if isinstance(value, bytes):
                 try:
@@ -142,6 +162,20 @@ class FieldPlan:
         if self.kind == "image":
             return self._image(value, where)
         return self._audio(value, where)
+
+    def _boolean(self, value: Any, where: str) -> bool:
+        """An ``sc:Boolean`` value: the text (or JSON value) parsed by :data:`BOOLEAN_TEXTS`, never ``bool(text)``."""
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        parsed = BOOLEAN_TEXTS.get(text.strip().lower())
+        if parsed is None:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} (sc:Boolean) holds {text!r}, which is no boolean h5ml reads "
+                f"({'/'.join(BOOLEAN_TEXTS)}, in any case); fix the value in the source, or declare the field "
+                "another dataType"
+            )
+        return parsed
 
     def _image(self, value: Any, where: str) -> np.ndarray:
         pixels = np.asarray(value)
@@ -267,6 +301,30 @@ def plan_fields(record_set: Any, record_sets: Mapping[str, Any], where: str) -> 
             path=where,
         )
     return plans
+
+
+def read_booleans_as_text(record_set: Any, plans: Sequence[FieldPlan]) -> None:
+    """Have mlcroissant read the ``sc:Boolean`` fields of ``record_set`` as text, which :class:`FieldPlan` parses.
+
+    mlcroissant casts a boolean with Python's ``bool()``, so the texts
+    ``"False"`` and ``"0"`` would become True. Call it after
+    :func:`plan_fields` (the plans keep the field's own type) and before the
+    records are read.
+
+    Parameters
+    ----------
+    record_set
+        The mlcroissant RecordSet being converted; its Field nodes are changed in place.
+    plans
+        Its plans (:func:`plan_fields`): the fields planned as dense bool are read as text.
+    """
+    booleans = {p.field_id for p in plans if p.kind == "numeric" and p.dtype == "bool"}
+    for item in record_set.fields:
+        given = getattr(item, "data_types", None) or []
+        given = given if isinstance(given, list) else [given]
+        if item.id in booleans and _BOOLEAN in map(str, given):
+            # mlcroissant's own IRI type (rdflib's URIRef, which equals only its own type)
+            item.data_types = [type(t)(_TEXT) if str(t) == _BOOLEAN else t for t in given]
 
 
 def split_plan(plans: Sequence[FieldPlan]) -> FieldPlan | None:
