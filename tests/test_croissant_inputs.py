@@ -237,3 +237,151 @@ def test_booleans_of_a_boolean_column_stay_exact(tmp_path: Path) -> None:
     with h5ml.open(tmp_path / "o.h5") as dataset:
         values = dataset["train"].read(slice(None))
         assert values["a"].tolist() == [False, True, False] and values["b"].tolist() == [False, True, False]
+
+
+def test_file_urls_and_paths_outside_the_folder_are_refused(tmp_path: Path) -> None:
+    """file:// URLs, '..', absolute paths and links to elsewhere are refused by name; nothing outside is read."""
+    folder, elsewhere = tmp_path / "meta", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    doc = croissant(folder, "x\n1\n2\n", {"x": "sc:Integer"})
+    (elsewhere / "rows.csv").write_bytes((folder / "rows.csv").read_bytes())
+    (folder / "link.csv").symlink_to(elsewhere / "rows.csv")
+    for url, said in [
+        ((folder / "rows.csv").as_uri(), "a file:// URL"),
+        ("../elsewhere/rows.csv", "outside the JSON-LD's folder"),
+        (str(elsewhere / "rows.csv"), "outside the JSON-LD's folder"),
+        ("link.csv", "outside the JSON-LD's folder"),
+    ]:
+        doc["distribution"][0]["contentUrl"] = url
+        source = save(folder, doc)
+        code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "train")
+        assert code == 2 and "'rows.csv'" in err and repr(url) in err and said in err, (url, err)
+        assert not (tmp_path / "o.h5").exists()
+    doc["distribution"][0]["contentUrl"] = "rows.csv"  # inside: converts
+    assert cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")[0] == 0
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        assert dataset["train"].read(slice(None))["x"].tolist() == [1, 2]
+
+
+def test_file_sets_that_reach_outside_the_folder_are_refused(tmp_path: Path) -> None:
+    """A FileSet's includes with '..' or an absolute path, or matching a link to elsewhere, is refused."""
+    folder, elsewhere = tmp_path / "meta", tmp_path / "elsewhere"
+    (folder / "csv").mkdir(parents=True)
+    elsewhere.mkdir()
+    doc = croissant(folder, "x\n1\n", {"x": "sc:Integer"})
+    (folder / "rows.csv").rename(folder / "csv" / "a.csv")
+    doc["distribution"] = [
+        {"@type": "cr:FileSet", "@id": "csvs", "name": "csvs", "encodingFormat": "text/csv", "includes": "csv/*.csv"}
+    ]
+    for field in doc["recordSet"][0]["field"]:
+        field["source"]["fileSet"] = {"@id": "csvs"}
+        del field["source"]["fileObject"]
+    assert cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")[0] == 0
+    (elsewhere / "b.csv").write_text("x\n7\n")
+    (folder / "csv" / "b.csv").symlink_to(elsewhere / "b.csv")
+    for pattern, named in [("../elsewhere/*.csv", "../elsewhere/*.csv"), ("/etc/*", "/etc/*"), ("csv/*.csv", "b.csv")]:
+        doc["distribution"][0]["includes"] = pattern
+        code, _, err = cli("convert", str(save(folder, doc)), str(tmp_path / "p.h5"), "--split", "train")
+        assert code == 2 and "cr:FileSet 'csvs'" in err and named in err and "outside the JSON-LD's folder" in err, err
+        assert not (tmp_path / "p.h5").exists()
+
+
+def test_a_byte_order_mark_before_the_json_or_the_csv_header_is_no_part_of_a_name(tmp_path: Path) -> None:
+    """A UTF-8 BOM (utf-8-sig) at the start of metadata.json and of the CSV: detected, converted, names clean."""
+    doc = croissant(tmp_path, "\ufeffx,y\n1,2.5\n3,4.5\n", {"x": "sc:Integer", "y": "sc:Float"})
+    assert (tmp_path / "rows.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    source = tmp_path / "rows.json"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps(doc).encode("utf-8"))
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "train")  # detected as Croissant
+    assert code == 0, err
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        assert sorted(dataset["train"].every_feature()) == ["x", "y"]
+        values = dataset["train"].read(slice(None))
+        assert values["x"].tolist() == [1, 3] and values["y"].tolist() == [2.5, 4.5]
+        assert dataset.metadata.name == "rows"
+
+
+@pytest.mark.parametrize("cell", ["NA", "NULL", "", "N/A"])
+def test_a_missing_number_is_refused_with_its_field_and_record(tmp_path: Path, cell: str) -> None:
+    """NA, NULL, N/A or an empty cell in a numeric column: refused as a missing value, never stored as NaN."""
+    doc = croissant(tmp_path, f"x,y\n1,2.5\n3,{cell}\n", {"x": "sc:Integer", "y": "sc:Float"})
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "record 1 of record set 'rows': field 'rows/y' has no value" in err, err
+    assert "NA, NULL" in err and "traceback" not in err.lower() and "sample source raised" not in err
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_a_failing_sample_source_is_reported_without_pointing_at_a_traceback(tmp_path: Path) -> None:
+    """convert_samples: a source that raises is named with its exception; no traceback is promised (a CLI has none)."""
+
+    def samples() -> Iterator[dict[str, Any]]:
+        yield {"x": 1}
+        raise ValueError("disk on fire")
+
+    with pytest.raises(h5ml.IngestError) as caught:
+        h5ml.ingest.convert_samples(samples(), tmp_path / "o.h5")
+    message = str(caught.value)
+    assert "ValueError: disk on fire after 1 sample(s)" in message and "traceback" not in message.lower()
+    assert isinstance(caught.value.__cause__, ValueError) and not (tmp_path / "o.h5").exists()
+
+
+def _cycle(doc: dict[str, Any], kind: str) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    fields = doc["recordSet"][0]["field"]
+    if kind == "fields-reference-each-other":
+        fields[0]["references"] = {"field": {"@id": "rows/y"}}
+        fields[1]["references"] = {"field": {"@id": "rows/x"}}
+    elif kind == "fields-source-each-other":
+        fields[0]["source"] = {"field": {"@id": "rows/y"}}
+        fields[1]["source"] = {"field": {"@id": "rows/x"}}
+    elif kind == "record-sets-source-each-other":
+        doc["recordSet"].append(
+            {
+                "@type": "cr:RecordSet",
+                "@id": "other",
+                "name": "other",
+                "field": [
+                    {
+                        "@type": "cr:Field",
+                        "@id": "other/a",
+                        "name": "a",
+                        "dataType": "sc:Integer",
+                        "source": {"field": {"@id": "rows/x"}},
+                    }
+                ],
+            }
+        )
+        fields[0]["source"] = {"field": {"@id": "other/a"}}
+    elif kind == "file-contained-in-itself":
+        doc["distribution"][0]["containedIn"] = {"@id": "rows.csv"}
+    elif kind == "id-is-a-number":
+        fields[0]["@id"] = 5
+    elif kind == "source-is-a-string":
+        fields[0]["source"] = "rows.csv"
+    else:
+        raise AssertionError(kind)
+    return doc
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "fields-reference-each-other",
+        "fields-source-each-other",
+        "record-sets-source-each-other",
+        "file-contained-in-itself",
+        "id-is-a-number",
+        "source-is-a-string",
+    ],
+)
+def test_what_mlcroissant_cannot_read_is_an_input_error(tmp_path: Path, kind: str) -> None:
+    """Circular references and malformed JSON-LD, on which mlcroissant raises KeyError or TypeError: a clear h5ml error."""
+    doc = _cycle(croissant(tmp_path, "x,y\n1,2\n", {"x": "sc:Integer", "y": "sc:Integer"}), kind)
+    source = save(tmp_path, doc)
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and err.startswith(f"h5ml: error: {source}: mlcroissant ") and "internal error" not in err, err
+    assert "fix the JSON-LD" in err and not (tmp_path / "o.h5").exists()
+    with pytest.raises(h5ml.IngestError) as caught:
+        h5ml.ingest.convert_croissant(source, tmp_path / "o.h5", split="train")
+    assert caught.value.path == str(source) and caught.value.__cause__ is not None

@@ -165,11 +165,12 @@ def load_jsonld(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises
     ------
     h5ml.IngestError
-        If the file is not UTF-8 JSON holding an object (the message names the file and the line).
+        If the file is not UTF-8 JSON holding an object (the message names the file and the line); a UTF-8
+        byte order mark before the JSON is taken out.
     """
     where = os.fspath(path)
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))  # a byte order mark is no JSON
     except UnicodeDecodeError as exc:
         raise IngestError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})", path=where) from exc
     except json.JSONDecodeError as exc:
