@@ -385,3 +385,22 @@ def test_what_mlcroissant_cannot_read_is_an_input_error(tmp_path: Path, kind: st
     with pytest.raises(h5ml.IngestError) as caught:
         h5ml.ingest.convert_croissant(source, tmp_path / "o.h5", split="train")
     assert caught.value.path == str(source) and caught.value.__cause__ is not None
+
+
+def test_file_ids_of_h5ml_croissant_go_through_the_id_check(tmp_path: Path) -> None:
+    """`h5ml croissant` of a file named with '#', '%', '?': percent-encoded @id, valid; whitespace: refused (§5.1.1)."""
+    odd = tmp_path / "a#b%c?.h5"
+    h5ml.write(odd, {"train": {"x": np.arange(3)}}, {"name": "odd"})
+    output = tmp_path / "odd.json"
+    code, _, err = cli("croissant", str(odd), "-o", str(output))
+    assert code == 0, err
+    doc = json.loads(output.read_text(encoding="utf-8"))
+    (node,) = doc["distribution"]
+    assert (node["@id"], node["name"], node["contentUrl"]) == ("files/a%23b%25c%3F.h5", "a#b%c?.h5", "a#b%c?.h5")
+    assert doc["recordSet"][0]["field"][0]["source"]["fileObject"] == {"@id": "files/a%23b%25c%3F.h5"}
+    assert [n.id for n in mlc.Dataset(jsonld=str(output)).metadata.distribution] == ["files/a%23b%25c%3F.h5"]
+    spaced = tmp_path / "my data.h5"
+    h5ml.write(spaced, {"train": {"x": np.arange(3)}}, {"name": "spaced"})
+    code, _, err = cli("croissant", str(spaced), "-o", str(tmp_path / "spaced.json"))
+    assert code == 2 and "the file name 'my data.h5' holds whitespace" in err and "rename the file" in err, err
+    assert not (tmp_path / "spaced.json").exists()
