@@ -3,13 +3,13 @@
 ``h5ml convert metadata.json OUT.h5``: the JSON-LD is checked before any
 record is read, and refused, with what and why, when
 
-- it is not Croissant 1.0 or 1.1 (``conformsTo``), or mlcroissant finds it invalid;
-- a ``cr:FileObject`` has a remote ``contentUrl`` (``http://...``): offline
-  conversion needs local files (the message names the FileObject);
-- a local file it names does not exist;
-- it describes HDF5 files (``application/x-hdf5``, as ``h5ml croissant``
-  writes): mlcroissant reads no HDF5, and the data already is HDF5; the
-  message names the file, and says whether it is h5ml already;
+- it is not Croissant 1.0 or 1.1 (``conformsTo``), or mlcroissant finds it
+  invalid or cannot read it (malformed JSON-LD, circular references: whatever
+  mlcroissant raises becomes an :class:`~h5ml.errors.IngestError`);
+- its files are remote (a ``contentUrl``, an ``includes`` or the
+  ``@context`` is a URL), ``file://`` URLs, outside the JSON-LD's folder,
+  missing, or HDF5 (:mod:`h5ml.ingest.croissant.files`, checked on what
+  mlcroissant parsed, before any download);
 - a field has a data type h5ml does not convert (the table of
   :mod:`h5ml.ingest.croissant.records`), or audio needs librosa, which
   mlcroissant uses to decode it and which is not installed;
@@ -281,8 +281,9 @@ def convert_croissant(
     Raises
     ------
     h5ml.IngestError
-        If the file is not Croissant, or refers to remote, missing or HDF5
-        files, has a field h5ml does not convert, a record that does not
+        If the file is not Croissant, or mlcroissant cannot read it, or it
+        refers to remote, ``file://``, outside (of its folder), missing or
+        HDF5 files, has a field h5ml does not convert, a record that does not
         convert, or mlcroissant cannot produce the records; ``output`` is left as it was.
     h5ml.errors.ParameterError
         If the record set or the split is not said where it must be.
