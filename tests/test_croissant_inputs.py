@@ -404,3 +404,21 @@ def test_file_ids_of_h5ml_croissant_go_through_the_id_check(tmp_path: Path) -> N
     code, _, err = cli("croissant", str(spaced), "-o", str(tmp_path / "spaced.json"))
     assert code == 2 and "the file name 'my data.h5' holds whitespace" in err and "rename the file" in err, err
     assert not (tmp_path / "spaced.json").exists()
+
+
+def test_a_git_lfs_pointer_is_refused_instead_of_pulled(tmp_path: Path) -> None:
+    """A file left as a Git LFS pointer: mlcroissant would run `git lfs pull` (the network); refused, named."""
+    pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 12\n"
+    doc = croissant(tmp_path, pointer, {"x": "sc:Text"})
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "cr:FileObject 'rows.csv'" in err and "Git LFS pointer" in err and "git lfs pull" in err, err
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "rows.csv").rename(tmp_path / "csv" / "a.csv")
+    doc["distribution"] = [
+        {"@type": "cr:FileSet", "@id": "csvs", "name": "csvs", "encodingFormat": "text/csv", "includes": "csv/*.csv"}
+    ]
+    for field in doc["recordSet"][0]["field"]:
+        field["source"] = {"fileSet": {"@id": "csvs"}, "extract": field["source"]["extract"]}
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "cr:FileSet 'csvs'" in err and "a.csv, a Git LFS pointer" in err, err
+    assert not (tmp_path / "o.h5").exists()

@@ -20,6 +20,8 @@ download a remote ``contentUrl``. Refused, with the node and what to do:
 - a path outside the JSON-LD's folder: absolute, with ``..``, or a symbolic
   link (followed) to a file elsewhere;
 - a FileObject without a ``contentUrl``, or one that does not exist;
+- a Git LFS pointer (a file that was not fetched): mlcroissant would run
+  ``git lfs pull``, which goes to the network;
 - HDF5 files (``application/x-hdf5``, as ``h5ml croissant`` writes): mlcroissant
   reads no HDF5; the message says where the data already is and how to open it.
 """
@@ -31,7 +33,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlparse
 
 import h5py
@@ -40,6 +42,9 @@ from h5ml.errors import IngestError
 from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT, load_jsonld
 
 __all__ = ["check_context", "check_files"]
+
+#: How a Git LFS pointer file begins (the first line of the spec's pointer format).
+_LFS_POINTER: Final = b"version https://git-lfs.github.com/spec"
 
 
 def _contexts(value: Any) -> Iterator[Any]:
@@ -188,16 +193,31 @@ def _outside_refusal(where: str, kind: str, node_id: str, what: str, url: str, f
     )
 
 
-def _linked_out(folder: Path, patterns: Sequence[str]) -> Path | None:
-    """A file of a local FileSet (relative path matching a pattern, as mlcroissant matches) that resolves outside ``folder``."""
+def _is_lfs_pointer(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.readline().startswith(_LFS_POINTER)
+    except OSError:
+        return False
+
+
+def _lfs_refusal(where: str, kind: str, node_id: str, path: Path) -> IngestError:
+    return IngestError(
+        f"{where}: the {kind} {node_id!r} names {path}, a Git LFS pointer, not the file's content; mlcroissant "
+        "would fetch it with `git lfs pull`, and offline conversion downloads nothing: run `git lfs pull` in its "
+        "repository yourself, then convert again",
+        path=where,
+    )
+
+
+def _set_files(folder: Path, patterns: Sequence[str]) -> Iterator[Path]:
+    """The files of a local FileSet: those whose path relative to ``folder`` matches a pattern, as mlcroissant matches."""
     regexes = [re.compile(fnmatch.translate(p)) for p in patterns]
     for base, _dirs, names in os.walk(folder):
         for name in names:
             path = Path(base) / name
-            relative = path.relative_to(folder).as_posix()
-            if any(r.match(relative) for r in regexes) and not _inside(path, folder):
-                return path
-    return None
+            if any(r.match(path.relative_to(folder).as_posix()) for r in regexes):
+                yield path
 
 
 def check_files(metadata: Any, where: str) -> None:
@@ -242,9 +262,11 @@ def check_files(metadata: Any, where: str) -> None:
             ):
                 raise _outside_refusal(where, kind, node_id, what, url, folder)
         if kind == "cr:FileSet":
-            linked = None if node.contained_in else _linked_out(folder, urls)
-            if linked is not None:
-                raise _outside_refusal(where, kind, node_id, what, linked.relative_to(folder).as_posix(), folder)
+            for path in [] if node.contained_in else _set_files(folder, urls):
+                if not _inside(path, folder):
+                    raise _outside_refusal(where, kind, node_id, what, path.relative_to(folder).as_posix(), folder)
+                if _is_lfs_pointer(path):
+                    raise _lfs_refusal(where, kind, node_id, path)
             continue
         if len(urls) != 1:
             raise IngestError(
@@ -259,3 +281,5 @@ def check_files(metadata: Any, where: str) -> None:
                 "or fix its contentUrl (relative to the JSON-LD's folder)",
                 path=where,
             )
+        if not node.contained_in and _is_lfs_pointer(local):
+            raise _lfs_refusal(where, kind, node_id, local)
