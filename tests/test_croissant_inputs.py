@@ -27,8 +27,11 @@ from h5ml.tools.cli import run
 
 mlc = pytest.importorskip("mlcroissant")
 
-#: Deprecations inside mlcroissant 1.1.1 (rdflib 7's ConjunctiveGraph), not in our code.
-pytestmark = [pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")]
+#: Deprecations inside mlcroissant 1.1.1, not in our code: rdflib 7's ConjunctiveGraph, pandas' inplace keyword.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index is deprecated"),
+]
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -237,6 +240,24 @@ def test_booleans_of_a_boolean_column_stay_exact(tmp_path: Path) -> None:
     with h5ml.open(tmp_path / "o.h5") as dataset:
         values = dataset["train"].read(slice(None))
         assert values["a"].tolist() == [False, True, False] and values["b"].tolist() == [False, True, False]
+    import pandas as pd
+
+    pd.DataFrame({"a": [True, False, True]}).to_parquet(tmp_path / "rows.parquet")  # booleans as Parquet stores them
+    doc = croissant(tmp_path, "a\n", {"a": "sc:Boolean"})
+    doc["distribution"][0].update(
+        {
+            "@id": "rows.parquet",
+            "name": "rows.parquet",
+            "contentUrl": "rows.parquet",
+            "encodingFormat": "application/x-parquet",
+            "sha256": hashlib.sha256((tmp_path / "rows.parquet").read_bytes()).hexdigest(),
+        }
+    )
+    doc["recordSet"][0]["field"][0]["source"]["fileObject"]["@id"] = "rows.parquet"
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "p.h5"), "--split", "train")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "p.h5") as dataset:
+        assert dataset["train"].read(slice(None))["a"].tolist() == [True, False, True]
 
 
 def test_file_urls_and_paths_outside_the_folder_are_refused(tmp_path: Path) -> None:
@@ -422,3 +443,35 @@ def test_a_git_lfs_pointer_is_refused_instead_of_pulled(tmp_path: Path) -> None:
     code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
     assert code == 2 and "cr:FileSet 'csvs'" in err and "a.csv, a Git LFS pointer" in err, err
     assert not (tmp_path / "o.h5").exists()
+
+
+@pytest.mark.parametrize(
+    ("column", "kind", "said"),
+    [
+        ("1\n1.5\n", "sc:Integer", "'rows/x' (int64) holds '1.5', which is no integer"),
+        ("1\n300\n", "cr:Int8", "'rows/x' holds '300', outside the range of int8 (-128 to 127)"),
+        ("1\n-1\n", "cr:UInt8", "'rows/x' holds '-1', outside the range of uint8 (0 to 255)"),
+        ("1e40\n1\n", "cr:Float32", "beyond the largest float32"),
+        ("1\nabc\n", "sc:Integer", "'rows/x' holds 'abc', which is no integer"),
+    ],
+)
+def test_a_number_is_never_rounded_wrapped_or_overflowed(tmp_path: Path, column: str, kind: str, said: str) -> None:
+    """mlcroissant's int() and numpy casts made 1.5 one, 300 in cr:Int8 44 and 1e40 in cr:Float32 inf: refused."""
+    doc = croissant(tmp_path, "x\n" + column, {"x": kind})
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and said in err and "internal error" not in err, err
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
+    """Integers beyond 2**53, the largest uint64, floats and whole numbers written as floats: stored exactly."""
+    csv = "a,b,c,d\n9007199254740993,18446744073709551615,0.1,2.0\n-5,0,-2.5e-300,3.0\n"
+    doc = croissant(tmp_path, csv, {"a": "sc:Integer", "b": "cr:UInt64", "c": "sc:Float", "d": "cr:Int16"})
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        values = dataset["train"].read(slice(None))
+        assert values["a"].tolist() == [9007199254740993, -5] and values["a"].dtype == np.int64
+        assert values["b"].tolist() == [18446744073709551615, 0] and values["b"].dtype == np.uint64
+        assert values["c"].tolist() == [0.1, -2.5e-300] and values["d"].tolist() == [2, 3]
+        assert values["d"].dtype == np.int16

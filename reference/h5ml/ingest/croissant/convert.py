@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.croissant.files import check_context, check_files
-from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, read_booleans_as_text, split_plan
+from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, read_numbers_as_text, split_plan
 from h5ml.ingest.croissant.vocabulary import READ_VERSIONS, croissant_version, load_jsonld
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, OnError
@@ -328,7 +328,7 @@ def convert_croissant(
             "`h5ml convert AUDIO_FOLDER OUT.h5`",
             path=where,
         )
-    read_booleans_as_text(chosen, plans)
+    read_numbers_as_text(chosen, plans)
     samples = _samples(_dataset(parsed, where), chosen, plans, split, where)
     first = next(samples, None)
     if first is None:
