@@ -248,10 +248,16 @@ def check_files(metadata: Any, where: str) -> None:
         for url in urls:
             _refuse_remote(where, kind, node_id, what, url)
         described.append((kind, node_id, node, urls))
-    locals_ = [folder / u for _, _, n, urls in described if not n.contained_in for u in urls[:1]]
-    index = next((p for p in locals_ if _inside(p, folder) and p.is_file() and _is_h5ml_index(p)), None)
     for kind, node_id, node, urls in described:
         if HDF5_ENCODING_FORMAT in _values(node.encoding_formats):
+            # the index of a sharded dataset, as `h5ml croissant` describes it: a JSON FileObject (only those are read)
+            jsons = [
+                folder / u
+                for _, _, n, us in described
+                if not n.contained_in and "application/json" in _values(n.encoding_formats)
+                for u in us[:1]
+            ]
+            index = next((p for p in jsons if p.is_file() and _is_h5ml_index(p)), None)
             local = folder / urls[0] if urls and not node.contained_in and kind == "cr:FileObject" else None
             raise _hdf5_refusal(where, kind, node_id, local, index)
     for kind, node_id, node, urls in described:
