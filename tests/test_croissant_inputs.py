@@ -475,3 +475,22 @@ def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
         assert values["b"].tolist() == [18446744073709551615, 0] and values["b"].dtype == np.uint64
         assert values["c"].tolist() == [0.1, -2.5e-300] and values["d"].tolist() == [2, 3]
         assert values["d"].dtype == np.int16
+
+
+def test_a_relative_json_ld_path_reads_its_file_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`h5ml convert rows.json` in the JSON-LD's own folder: its FileSet's files are found as with an absolute path."""
+    doc = croissant(tmp_path, "x\n1\n", {"x": "sc:Integer"})
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "rows.csv").rename(tmp_path / "csv" / "a.1.csv")
+    (tmp_path / "csv" / "b.2.csv").write_text("x\n2\n")
+    doc["distribution"] = [
+        {"@type": "cr:FileSet", "@id": "csvs", "name": "csvs", "encodingFormat": "text/csv", "includes": "csv/*.csv"}
+    ]
+    for field in doc["recordSet"][0]["field"]:
+        field["source"] = {"fileSet": {"@id": "csvs"}, "extract": field["source"]["extract"]}
+    save(tmp_path, doc)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("convert", "rows.json", "o.h5", "--split", "train")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        assert dataset["train"].read(slice(None))["x"].tolist() == [1, 2]

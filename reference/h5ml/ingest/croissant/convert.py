@@ -85,7 +85,7 @@ def _parse(document: dict[str, Any], folder: Path, where: str) -> Any:
     mlcroissant = _mlcroissant()
     from etils import epath  # type: ignore[import-untyped]  # mlcroissant's own path type (a dependency of it)
 
-    context = mlcroissant.Context(folder=epath.Path(folder))
+    context = mlcroissant.Context(folder=epath.Path(folder.resolve()))  # absolute, as mlcroissant matches paths
     try:
         metadata = mlcroissant.Metadata.from_json(ctx=context, json_=document)
     except Exception as exc:  # mlcroissant's parser raises anything on a malformed document (see _refusal)
