@@ -494,3 +494,12 @@ def test_a_relative_json_ld_path_reads_its_file_set(tmp_path: Path, monkeypatch:
     assert code == 0, err
     with h5ml.open(tmp_path / "o.h5") as dataset:
         assert dataset["train"].read(slice(None))["x"].tolist() == [1, 2]
+
+
+def test_json_nested_beyond_the_reader_is_an_input_error(tmp_path: Path) -> None:
+    """A Croissant whose JSON nests too deeply for Python's reader: a clear error, not an internal one."""
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"conformsTo": "http://mlcommons.org/croissant/1.1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    code, _, err = cli("convert", "--from", "croissant", str(deep), str(tmp_path / "o.h5"))
+    assert code == 2 and err.startswith(f"h5ml: error: {deep}: its JSON nests") and "internal" not in err, err
+    assert not (tmp_path / "o.h5").exists()

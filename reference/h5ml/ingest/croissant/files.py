@@ -47,16 +47,17 @@ __all__ = ["check_context", "check_files"]
 _LFS_POINTER: Final = b"version https://git-lfs.github.com/spec"
 
 
-def _contexts(value: Any) -> Iterator[Any]:
-    """Every ``@context`` value of a JSON document, at any depth (JSON-LD allows scoped contexts)."""
-    if isinstance(value, Mapping):
-        if "@context" in value:
-            yield value["@context"]
-        for item in value.values():
-            yield from _contexts(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _contexts(item)
+def _contexts(document: Any) -> Iterator[Any]:
+    """Every ``@context`` value of a JSON document, at any depth (JSON-LD allows scoped contexts); no recursion."""
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            if "@context" in value:
+                yield value["@context"]
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
 
 
 def check_context(document: Mapping[str, Any], where: str) -> None:
