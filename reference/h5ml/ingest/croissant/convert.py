@@ -69,8 +69,12 @@ def _mlcroissant() -> Any:
 
 
 def _refusal(exc: Exception, where: str, step: str) -> IngestError:
-    """mlcroissant's exception ``exc`` during ``step`` as an IngestError (mlcroissant raises anything: ValueError,
-    AssertionError, KeyError, RecursionError for circular references, rdflib's errors for malformed JSON-LD)."""
+    """mlcroissant's exception ``exc`` during ``step`` as an IngestError naming the file.
+
+    mlcroissant raises whatever its code meets: its ValidationError, but also
+    KeyError on nodes that refer to each other in a circle, TypeError on a
+    malformed node, AssertionError, ValueError, rdflib's errors.
+    """
     import mlcroissant
 
     if isinstance(exc, mlcroissant.ValidationError):
