@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from h5ml.errors import EncodingError, IngestError, WriterError
+from h5ml.errors import EncodingError, H5MLError, IngestError, WriterError
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.features import default_roles
 from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, ConvertOptions, OnError, parameter_error
@@ -175,10 +175,12 @@ def _enumerate_source(samples: Iterable[Mapping[str, Any]]) -> Iterator[tuple[in
             sample = next(iterator)
         except StopIteration:
             return
+        except H5MLError:
+            raise  # already says what was wrong and where (a converter's own source, such as Croissant's records)
         except Exception as exc:
             raise IngestError(
                 f"the sample source raised {type(exc).__name__}: {exc} after {index} sample(s); nothing was written. "
-                "Fix the source (the traceback above shows where it failed)"
+                "Fix the sample source where it raises that error (the original exception is chained to this one)"
             ) from exc
         yield index, sample
         index += 1

@@ -3,13 +3,13 @@
 ``h5ml convert metadata.json OUT.h5``: the JSON-LD is checked before any
 record is read, and refused, with what and why, when
 
-- it is not Croissant 1.0 or 1.1 (``conformsTo``), or mlcroissant finds it invalid;
-- a ``cr:FileObject`` has a remote ``contentUrl`` (``http://...``): offline
-  conversion needs local files (the message names the FileObject);
-- a local file it names does not exist;
-- it describes HDF5 files (``application/x-hdf5``, as ``h5ml croissant``
-  writes): mlcroissant reads no HDF5, and the data already is HDF5; the
-  message names the file, and says whether it is h5ml already;
+- it is not Croissant 1.0 or 1.1 (``conformsTo``), or mlcroissant finds it
+  invalid or cannot read it (malformed JSON-LD, circular references: whatever
+  mlcroissant raises becomes an :class:`~h5ml.errors.IngestError`);
+- its files are remote (a ``contentUrl``, an ``includes`` or the
+  ``@context`` is a URL), ``file://`` URLs, outside the JSON-LD's folder,
+  missing, or HDF5 (:mod:`h5ml.ingest.croissant.files`, checked on what
+  mlcroissant parsed, before any download);
 - a field has a data type h5ml does not convert (the table of
   :mod:`h5ml.ingest.croissant.records`), or audio needs librosa, which
   mlcroissant uses to decode it and which is not installed;
@@ -38,13 +38,11 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import unquote, urlparse
-
-import h5py
 
 from h5ml.errors import IngestError, ParameterError
-from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, split_plan
-from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT, READ_VERSIONS, croissant_version, load_jsonld
+from h5ml.ingest.croissant.files import check_context, check_files
+from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, read_numbers_as_text, split_plan
+from h5ml.ingest.croissant.vocabulary import READ_VERSIONS, croissant_version, load_jsonld
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, OnError
 from h5ml.ingest.output import check_output, conversion_metadata
@@ -59,103 +57,7 @@ _SPLIT_KEY: Final = "_croissant_split"
 _NOT_DATA: Final = ("https://schema.org/Enumeration", "http://mlcommons.org/croissant/Split")
 
 
-def _nodes(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    given = document.get("distribution", [])
-    return [n for n in (given if isinstance(given, list) else [given]) if isinstance(n, Mapping)]
-
-
-def _node_type(node: Mapping[str, Any]) -> str:
-    kind = node.get("@type", "")
-    return str(kind[0] if isinstance(kind, list) and kind else kind).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
-
-
-def _local_path(url: str, folder: Path) -> Path | None:
-    """The local file of a ``contentUrl`` (relative to the JSON-LD's folder, or ``file://``), None when remote."""
-    parsed = urlparse(url)
-    if parsed.scheme == "file":
-        return Path(unquote(parsed.path))
-    if parsed.scheme and len(parsed.scheme) > 1:  # a Windows drive letter is no scheme
-        return None
-    return folder / url
-
-
-def _is_h5ml(path: Path) -> bool:
-    try:
-        with h5py.File(path, "r") as handle:
-            return bool(handle.attrs.get("format") in ("h5ml", b"h5ml"))
-    except OSError:
-        return False
-
-
-def _is_h5ml_index(path: Path) -> bool:
-    """Whether ``path`` is the index of a sharded h5ml dataset (§12.1: ``"format": "h5ml-index"``)."""
-    try:
-        return bool(load_jsonld(path).get("format") == "h5ml-index")
-    except (IngestError, OSError):
-        return False
-
-
-def _hdf5_refusal(where: str, kind: str, node_id: Any, local: Path | None, index: Path | None) -> IngestError:
-    """The refusal of a Croissant that describes HDF5 files: where the data already is, and how to open it."""
-    found: Path | None
-    if index is not None:
-        found, what = index, "the index of a sharded h5ml dataset"
-    elif local is not None and local.is_file() and _is_h5ml(local):
-        found, what = local, "an h5ml file already"
-    else:
-        found, what = local, "an HDF5 file"
-    if found is None:
-        return IngestError(
-            f"{where}: the {kind} {node_id!r} holds HDF5 files, which mlcroissant does not read; open them with "
-            "h5ml.open instead of converting their metadata",
-            path=where,
-        )
-    advice = f"open it with h5ml.open({str(found)!r}) (`h5ml inspect {found}`) instead of converting its metadata"
-    if what == "an HDF5 file":
-        advice += f", or convert the file itself: `h5ml convert {found} OUT.h5`"
-    return IngestError(
-        f"{where}: this Croissant describes HDF5 data ({kind} {node_id!r}), and mlcroissant reads no HDF5; the data "
-        f"already is HDF5: {found} is {what}: {advice}",
-        path=where,
-    )
-
-
-def check_files(document: Mapping[str, Any], where: str) -> None:
-    """Refuse remote, missing and HDF5 files before any work (the module docstring).
-
-    Raises
-    ------
-    h5ml.IngestError
-        Naming the FileObject or FileSet, its ``contentUrl`` and what to do.
-    """
-    folder = Path(where).parent
-    located: list[tuple[str, Any, Mapping[str, Any], Path | None]] = []
-    for node in _nodes(document):
-        kind, node_id = _node_type(node), node.get("@id", node.get("name", "?"))
-        url = node.get("contentUrl")
-        local = _local_path(url, folder) if isinstance(url, str) else None
-        if isinstance(url, str) and local is None:
-            raise IngestError(
-                f"{where}: the {kind} {node_id!r} has the remote contentUrl {url!r}; offline conversion needs local "
-                "files: download it, set contentUrl to its local path (relative to the JSON-LD's folder), and "
-                "convert again",
-                path=where,
-            )
-        located.append((kind, node_id, node, local))
-    index = next((p for _, _, _, p in located if p is not None and p.is_file() and _is_h5ml_index(p)), None)
-    for kind, node_id, node, local in located:
-        if node.get("encodingFormat") == HDF5_ENCODING_FORMAT:
-            raise _hdf5_refusal(where, kind, node_id, local, index)
-        if local is not None and not local.exists():
-            raise IngestError(
-                f"{where}: the {kind} {node_id!r} names {node.get('contentUrl')!r}, and {local} does not exist; put "
-                "the file there or fix its contentUrl (relative to the JSON-LD's folder)",
-                path=where,
-            )
-
-
-def _load(source: Path) -> Any:
-    """The mlcroissant Dataset of ``source``, its validation errors an IngestError."""
+def _mlcroissant() -> Any:
     try:
         import mlcroissant  # type: ignore[import-untyped]  # mlcroissant ships no type information
     except ImportError as exc:
@@ -163,10 +65,47 @@ def _load(source: Path) -> Any:
             "converting a Croissant JSON-LD file needs mlcroissant, which is not installed: pip install 'h5ml[croissant]'",
             name="mlcroissant",
         ) from exc
+    return mlcroissant
+
+
+def _refusal(exc: Exception, where: str, step: str) -> IngestError:
+    """mlcroissant's exception ``exc`` during ``step`` as an IngestError naming the file.
+
+    mlcroissant raises whatever its code meets: its ValidationError, but also
+    KeyError on nodes that refer to each other in a circle, TypeError on a
+    malformed node, AssertionError, ValueError, rdflib's errors.
+    """
+    import mlcroissant
+
+    if isinstance(exc, mlcroissant.ValidationError):
+        said = f"mlcroissant finds this Croissant invalid: {' '.join(str(exc).split())}"
+    else:
+        said = f"mlcroissant could not {step}: {type(exc).__name__}: {_causes(exc) or 'no message'}"
+    return IngestError(f"{where}: {said}; fix the JSON-LD (nothing was written)", path=where)
+
+
+def _parse(document: dict[str, Any], folder: Path, where: str) -> Any:
+    """mlcroissant's Metadata of ``document`` (read by h5ml: a UTF-8 BOM is fine), its files in ``folder``."""
+    mlcroissant = _mlcroissant()
+    from etils import epath  # type: ignore[import-untyped]  # mlcroissant's own path type (a dependency of it)
+
+    context = mlcroissant.Context(folder=epath.Path(folder.resolve()))  # absolute, as mlcroissant matches paths
     try:
-        return mlcroissant.Dataset(jsonld=os.fspath(source))
-    except mlcroissant.ValidationError as exc:
-        raise IngestError(f"{source}: mlcroissant finds this Croissant invalid: {' '.join(str(exc).split())}") from exc
+        metadata = mlcroissant.Metadata.from_json(ctx=context, json_=document)
+    except Exception as exc:  # mlcroissant's parser raises anything on a malformed document (see _refusal)
+        raise _refusal(exc, where, "read the JSON-LD") from exc
+    if context.issues.errors:
+        raise _refusal(mlcroissant.ValidationError(context.issues.report()), where, "read the JSON-LD")
+    return metadata
+
+
+def _dataset(metadata: Any, where: str) -> Any:
+    """The mlcroissant Dataset of checked ``metadata`` (its operations: nothing is read yet)."""
+    mlcroissant = _mlcroissant()
+    try:
+        return mlcroissant.Dataset.from_metadata(metadata)
+    except Exception as exc:
+        raise _refusal(exc, where, "plan the reading of the records") from exc
 
 
 def _choose(metadata: Any, record_set: str | None, where: str) -> Any:
@@ -270,19 +209,18 @@ def _samples(
     dataset: Any, record_set: Any, plans: Sequence[FieldPlan], split: str | None, where: str
 ) -> Iterator[dict[str, Any]]:
     """The records of ``record_set`` as samples ``{feature: value, _SPLIT_KEY: split}``."""
-    import mlcroissant
-
-    records = iter(dataset.records(record_set=record_set.id))
+    records: Iterator[Any] | None = None
     index = 0
     while True:
         try:
+            records = iter(dataset.records(record_set=record_set.id)) if records is None else records
             record = next(records)
         except StopIteration:
             return
-        except (mlcroissant.GenerationError, ValueError, OSError) as exc:
+        except Exception as exc:  # mlcroissant raises anything (see _refusal)
             raise IngestError(
                 f"{where}: mlcroissant could not produce record {index} of record set {record_set.id!r}: "
-                f"{_causes(exc)}; nothing was written",
+                f"{type(exc).__name__}: {_causes(exc) or 'no message'}; nothing was written",
                 path=where,
             ) from exc
         at = f"{where}: record {index} of record set {record_set.id!r}"
@@ -347,8 +285,9 @@ def convert_croissant(
     Raises
     ------
     h5ml.IngestError
-        If the file is not Croissant, or refers to remote, missing or HDF5
-        files, has a field h5ml does not convert, a record that does not
+        If the file is not Croissant, or mlcroissant cannot read it, or it
+        refers to remote, ``file://``, outside (of its folder), missing or
+        HDF5 files, has a field h5ml does not convert, a record that does not
         convert, or mlcroissant cannot produce the records; ``output`` is left as it was.
     h5ml.errors.ParameterError
         If the record set or the split is not said where it must be.
@@ -368,11 +307,12 @@ def convert_croissant(
             f"h5ml reads conformsTo {' or '.join(READ_VERSIONS)}",
             path=where,
         )
-    check_files(document, where)
+    check_context(document, where)
     meta = conversion_metadata("Croissant dataset", where, card(document, where, dict(metadata or {})), output)
-    dataset = _load(path)
-    by_id = {r.id: r for r in dataset.metadata.record_sets}
-    chosen = _choose(dataset.metadata, record_set, where)
+    parsed = _parse(document, path.parent, where)
+    check_files(parsed, where)
+    by_id = {r.id: r for r in parsed.record_sets}
+    chosen = _choose(parsed, record_set, where)
     plans = plan_fields(chosen, by_id, where)
     split_field = split_plan(plans)
     if split_field is not None and split is not None:
@@ -392,7 +332,8 @@ def convert_croissant(
             "`h5ml convert AUDIO_FOLDER OUT.h5`",
             path=where,
         )
-    samples = _samples(dataset, chosen, plans, split, where)
+    read_numbers_as_text(chosen, plans)
+    samples = _samples(_dataset(parsed, where), chosen, plans, split, where)
     first = next(samples, None)
     if first is None:
         raise IngestError(f"{where}: record set {chosen.id!r} has no records; nothing to write", path=where)

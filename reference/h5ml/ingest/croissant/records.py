@@ -9,10 +9,13 @@ sample value for :func:`h5ml.ingest.samples.convert_samples`.
 ===============================  ===========================  ========================================
 Croissant ``dataType``           mlcroissant gives            h5ml feature
 ===============================  ===========================  ========================================
-``sc:Integer``, ``cr:Int*``,     int                          dense int64 (the sized types: their
-``cr:UInt*``                                                  dtype); ``isArray``: dense arrays
-``sc:Float``, ``cr:Float*``      float                        dense float64 (float16/32 when sized)
-``sc:Boolean``                   bool                         dense bool
+``sc:Integer``, ``cr:Int*``,     text, parsed by h5ml         dense int64 (the sized types: their
+``cr:UInt*``                                                  dtype); a fraction or a number outside
+                                                              the dtype's range is refused
+``sc:Float``, ``cr:Float*``      text, parsed by h5ml         dense float64 (float16/32 when sized);
+                                                              a finite number that overflows is refused
+``sc:Boolean``                   text, parsed by h5ml         dense bool (``true``/``false``, ``yes``/
+                                                              ``no``, ``1``/``0``, any case; else refused)
 ``sc:Text``                      bytes (UTF-8)                string
 ``sc:Text`` referencing an       bytes                        categorical; class names: the
 ``sc:Enumeration`` record set                                 referenced field's values, in order
@@ -28,12 +31,21 @@ anything else                    --                           refused before any
 
 A missing value (None, or NaN in an integer or boolean field) is refused with
 the record and the field, in every field (categorical ones too): a guessed
-fill would be a wrong answer.
+fill would be a wrong answer. mlcroissant reads CSV with pandas, which takes
+an empty cell and the texts ``NA``, ``NULL``, ``N/A``, ``nan``, ... for a
+missing value.
+
+mlcroissant casts an ``sc:Boolean`` value with Python's ``bool()``, which
+makes the text ``"False"`` and ``"0"`` true, an ``sc:Integer`` with ``int()``,
+which makes ``1.5`` one, and a ``cr:Int8`` or ``cr:Float32`` with numpy, which
+wraps or overflows: :func:`read_numbers_as_text` has it read the numeric and
+boolean fields as text, and :class:`FieldPlan` parses the text exactly.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -43,7 +55,7 @@ import numpy as np
 from h5ml.errors import IngestError
 from h5ml.model.values import FeatureSpec
 
-__all__ = ["FieldPlan", "data_type_names", "plan_fields", "split_plan"]
+__all__ = ["BOOLEAN_TEXTS", "FieldPlan", "data_type_names", "plan_fields", "read_numbers_as_text", "split_plan"]
 
 _SC: Final = "https://schema.org/"
 _CR: Final = "http://mlcommons.org/croissant/"
@@ -61,6 +73,17 @@ _IMAGE: Final = _SC + "ImageObject"
 _AUDIO: Final = _SC + "AudioObject"
 _SPLIT: Final = _CR + "Split"
 _ENUMERATION: Final = _SC + "Enumeration"
+#: The texts of an ``sc:Boolean`` value (compared in lower case, without surrounding spaces) -> its value.
+BOOLEAN_TEXTS: Final[Mapping[str, bool]] = {
+    "true": True,
+    "false": False,
+    "yes": True,
+    "no": False,
+    "1": True,
+    "0": False,
+}
+#: An integer's text; a float's text is accepted for an integer field when it is a whole number below 2**53.
+_INTEGER_TEXT: Final = re.compile(r"[+-]?[0-9]+")
 
 
 def data_type_names(node: Any) -> list[str]:
@@ -127,9 +150,14 @@ class FieldPlan:
         floating = self.dtype is not None and np.dtype(self.dtype).kind == "f"
         if value is None or (isinstance(value, float) and math.isnan(value) and not floating):
             raise IngestError(
-                f"{where}: field {self.field_id!r} has no value; a missing value is not guessed (no fill, no "
-                "missing class): fill or drop those records in the source"
+                f"{where}: field {self.field_id!r} has no value (an empty cell, or a text such as NA, NULL or N/A, "
+                "which mlcroissant's CSV reader takes for a missing value); a missing value is not guessed (no fill, "
+                "no missing class): fill or drop those records in the source"
             )
+        if self.kind == "numeric" and self.dtype == "bool":
+            return np.asarray(self._boolean(value, where))
+        if self.kind == "numeric":
+            return self._number(value, where)
         if self.kind in ("text", "categorical", "split"):
             if isinstance(value, bytes):
                 try:
@@ -137,11 +165,70 @@ class FieldPlan:
                 except UnicodeDecodeError as exc:
                     raise IngestError(f"{where}: field {self.field_id!r} is not UTF-8 text ({exc.reason})") from exc
             return str(value)
-        if self.kind == "numeric":
-            return np.asarray(value, dtype=self.dtype)
         if self.kind == "image":
             return self._image(value, where)
         return self._audio(value, where)
+
+    def _boolean(self, value: Any, where: str) -> bool:
+        """An ``sc:Boolean`` value: the text (or JSON value) parsed by :data:`BOOLEAN_TEXTS`, never ``bool(text)``."""
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        parsed = BOOLEAN_TEXTS.get(text.strip().lower())
+        if parsed is None:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} (sc:Boolean) holds {text!r}, which is no boolean h5ml reads "
+                f"({'/'.join(BOOLEAN_TEXTS)}, in any case); fix the value in the source, or declare the field "
+                "another dataType"
+            )
+        return parsed
+
+    def _number(self, value: Any, where: str) -> np.ndarray:
+        """A number of the field's dtype from its text (or JSON value), exactly, or refused."""
+        dtype = np.dtype(self.dtype)
+        integer = dtype.kind in "iu"
+        text = value.decode("utf-8", "replace").strip() if isinstance(value, bytes) else value
+        number: int | float | None = None
+        if isinstance(text, str):
+            text = text.strip()
+            if integer and _INTEGER_TEXT.fullmatch(text):
+                number = int(text)
+            else:
+                try:
+                    number = float(text)
+                except ValueError:
+                    number = None
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            number = int(value)
+        elif isinstance(value, (float, np.floating)):
+            number = float(value)
+        shown = text if isinstance(text, str) else value
+        kind = "integer" if integer else "number"
+        if number is None:
+            raise IngestError(f"{where}: field {self.field_id!r} holds {shown!r}, which is no {kind}; fix the source")
+        if integer and isinstance(number, float):
+            if not (math.isfinite(number) and number.is_integer() and abs(number) < 2**53):
+                raise IngestError(
+                    f"{where}: field {self.field_id!r} ({self.dtype}) holds {shown!r}, which is no integer (or not "
+                    "one a float holds exactly); h5ml does not round: fix the source, or declare the field sc:Float"
+                )
+            number = int(number)
+        if integer:
+            limits = np.iinfo(dtype)
+            if not limits.min <= int(number) <= limits.max:
+                raise IngestError(
+                    f"{where}: field {self.field_id!r} holds {shown!r}, outside the range of {self.dtype} "
+                    f"({limits.min} to {limits.max}); declare a wider dataType, or fix the source"
+                )
+            return np.asarray(number, dtype=dtype)
+        with np.errstate(over="ignore"):
+            stored = np.asarray(number, dtype=dtype)
+        if math.isfinite(number) and not np.isfinite(stored):
+            raise IngestError(
+                f"{where}: field {self.field_id!r} holds {shown!r}, beyond the largest {self.dtype} "
+                f"({np.finfo(dtype).max}); declare a wider dataType (cr:Float64, sc:Float), or fix the source"
+            )
+        return stored
 
     def _image(self, value: Any, where: str) -> np.ndarray:
         pixels = np.asarray(value)
@@ -267,6 +354,30 @@ def plan_fields(record_set: Any, record_sets: Mapping[str, Any], where: str) -> 
             path=where,
         )
     return plans
+
+
+def read_numbers_as_text(record_set: Any, plans: Sequence[FieldPlan]) -> None:
+    """Have mlcroissant read the numeric and boolean fields of ``record_set`` as text, which :class:`FieldPlan` parses.
+
+    mlcroissant casts with Python's ``bool()`` and ``int()`` and with numpy,
+    so the text ``"False"`` would become True, ``1.5`` one and 300 in a
+    ``cr:Int8`` 44 (the module docstring). Call it after :func:`plan_fields`
+    (the plans keep the field's own type) and before the records are read.
+
+    Parameters
+    ----------
+    record_set
+        The mlcroissant RecordSet being converted; its Field nodes are changed in place.
+    plans
+        Its plans (:func:`plan_fields`): the fields planned as numeric are read as text.
+    """
+    numeric = {p.field_id for p in plans if p.kind == "numeric"}
+    for item in record_set.fields:
+        given = getattr(item, "data_types", None) or []
+        given = given if isinstance(given, list) else [given]
+        if item.id in numeric:
+            # mlcroissant's own IRI type (rdflib's URIRef, which equals only its own type)
+            item.data_types = [type(t)(_TEXT) if str(t) in _NUMERIC else t for t in given]
 
 
 def split_plan(plans: Sequence[FieldPlan]) -> FieldPlan | None:

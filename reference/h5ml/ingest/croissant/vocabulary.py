@@ -165,15 +165,22 @@ def load_jsonld(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises
     ------
     h5ml.IngestError
-        If the file is not UTF-8 JSON holding an object (the message names the file and the line).
+        If the file is not UTF-8 JSON holding an object (the message names the file and the line); a UTF-8
+        byte order mark before the JSON is taken out.
     """
     where = os.fspath(path)
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))  # a byte order mark is no JSON
     except UnicodeDecodeError as exc:
         raise IngestError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})", path=where) from exc
     except json.JSONDecodeError as exc:
         raise IngestError(f"{where}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", path=where) from exc
+    except RecursionError as exc:
+        raise IngestError(
+            f"{where}: its JSON nests objects and arrays too deeply for Python's JSON reader; no JSON-LD document needs "
+            "that many levels",
+            path=where,
+        ) from exc
     if not isinstance(document, dict):
         raise IngestError(f"{where}: a JSON-LD file holds a JSON object, got {type(document).__name__}", path=where)
     return document

@@ -89,7 +89,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def _check_id(name: str, what: str, where: str) -> str:
-    """A split or feature name as a piece of an ``@id``: the characters an IRI cannot hold percent-encoded.
+    """A split, feature or file name as a piece of an ``@id``: the characters an IRI cannot hold percent-encoded.
 
     ``%`` itself is encoded, so different names give different ids; a name
     with whitespace is refused, as mlcroissant refuses it in an ``@id`` even
@@ -98,7 +98,8 @@ def _check_id(name: str, what: str, where: str) -> str:
     if any(ch.isspace() for ch in name):
         raise IngestError(
             f"{where}: the {what} name {name!r} holds whitespace, which Croissant's @id does not take (mlcroissant "
-            "refuses it even URL-escaped); write the file with another name before writing its Croissant metadata",
+            f"refuses it even URL-escaped); {'rename the file' if what == 'file' else 'write the file with another name'}"
+            " before writing its Croissant metadata",
             path=where,
         )
     return "".join(
@@ -114,10 +115,12 @@ def _relative(path: Path, folder: Path) -> str:
     return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
 
 
-def _file_object(file_id: str, path: Path, folder: Path, encoding_format: str = HDF5_ENCODING_FORMAT) -> dict[str, Any]:
+def _file_object(
+    file_id: str, path: Path, folder: Path, where: str, encoding_format: str = HDF5_ENCODING_FORMAT
+) -> dict[str, Any]:
     return {
         "@type": "cr:FileObject",
-        "@id": f"files/{file_id}",
+        "@id": f"files/{_check_id(file_id, 'file', where)}",
         "name": path.name,
         "contentUrl": _relative(path, folder),
         "encodingFormat": encoding_format,
@@ -185,12 +188,14 @@ def _field(feature: Any, split_id: str, source: dict[str, Any], where: str) -> t
     return field, enumeration
 
 
-def _shard_nodes(dataset: ShardedDataset, split: str, base: Path, distribution: list[dict[str, Any]]) -> dict[str, Any]:
+def _shard_nodes(
+    dataset: ShardedDataset, split: str, base: Path, distribution: list[dict[str, Any]], where: str
+) -> dict[str, Any]:
     """Add a split's shards (a FileObject each, with its sha256) and their FileSet; return the fields' ``source``."""
     shards = [shard.path for shard in dataset.index.splits[split].shards]
     folder = Path(dataset.folder)
-    distribution.extend(_file_object(shard, folder / shard, base) for shard in shards)
-    set_id = f"shards/{split}"
+    distribution.extend(_file_object(shard, folder / shard, base, where) for shard in shards)
+    set_id = f"shards/{_check_id(split, 'split', where)}"
     distribution.append(
         {
             "@type": "cr:FileSet",
@@ -287,7 +292,7 @@ def croissant_metadata(
         If ``creator_type`` is missing for a file with a creator, or not one of
         :data:`CREATOR_TYPES`, or ``date_published`` is not ISO 8601.
     h5ml.IngestError
-        If a split or feature name holds whitespace (Croissant's ``@id`` cannot),
+        If a split, feature or file name holds whitespace (Croissant's ``@id`` cannot),
         or a bytes feature is neither ``image/*`` nor ``audio/*``.
     h5ml.H5MLError, OSError
         If the source cannot be read (as :func:`h5ml.open`).
@@ -298,7 +303,7 @@ def croissant_metadata(
         where = dataset.path if isinstance(dataset, ShardedDataset) else os.fspath(source)
         main = Path(dataset.path)
         main_kind = "application/json" if isinstance(dataset, ShardedDataset) else HDF5_ENCODING_FORMAT
-        distribution = [_file_object(main.name, main, base, main_kind)]
+        distribution = [_file_object(main.name, main, base, where, main_kind)]
         main_id = distribution[0]["@id"]
         record_sets: list[dict[str, Any]] = []
         for split_name in dataset.every_split():
@@ -306,7 +311,7 @@ def croissant_metadata(
             split_id = _check_id(split_name, "split", where)
             source_node: dict[str, Any] = {"fileObject": {"@id": main_id}}
             if isinstance(dataset, ShardedDataset):
-                source_node = _shard_nodes(dataset, split_name, base, distribution)
+                source_node = _shard_nodes(dataset, split_name, base, distribution, where)
             fields, enumerations = [], []
             for feature_name in sorted(split.every_feature()):
                 field, enumeration = _field(split.feature(feature_name), split_id, source_node, where)
