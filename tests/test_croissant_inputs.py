@@ -503,3 +503,23 @@ def test_json_nested_beyond_the_reader_is_an_input_error(tmp_path: Path) -> None
     code, _, err = cli("convert", "--from", "croissant", str(deep), str(tmp_path / "o.h5"))
     assert code == 2 and err.startswith(f"h5ml: error: {deep}: its JSON nests") and "internal" not in err, err
     assert not (tmp_path / "o.h5").exists()
+
+
+def test_a_card_spelled_with_aliases_or_full_iris_keeps_every_field(tmp_path: Path) -> None:
+    """name, license and description under a @context alias or a full schema.org IRI reach the h5ml card."""
+    doc = croissant(tmp_path, "x\n1\n2\n", {"x": "sc:Integer"})
+    doc["@context"] = {**doc["@context"], "title": "sc:name", "lic": "sc:license"}
+    doc["title"], doc["lic"] = doc.pop("name"), doc.pop("license")
+    doc["https://schema.org/description"] = doc.pop("description")
+    source = save(tmp_path, doc)
+    code, _, err = cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        meta = dataset.metadata
+        assert (meta.name, meta.license, meta.description, meta.homepage) == (
+            "rows",
+            "CC0-1.0",
+            "Rows.",
+            "https://example.org/rows",
+        )
+        assert dataset["train"].read(slice(None))["x"].tolist() == [1, 2]

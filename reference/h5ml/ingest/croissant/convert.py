@@ -150,8 +150,12 @@ def _text(value: Any, what: str, where: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any]) -> dict[str, Any]:
+def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any], parsed: Any = None) -> dict[str, Any]:
     """The h5ml root metadata (§4.2) of a Croissant card, under the user's ``given`` metadata (which wins).
+
+    The card is read from the document's compact keys (``name``, ``license``, ...); a field spelled
+    otherwise (a ``@context`` alias, a full schema.org IRI) is taken from mlcroissant's ``parsed``
+    Metadata, which has expanded the JSON-LD, so that no field of the card is lost for its spelling.
 
     Raises
     ------
@@ -190,7 +194,46 @@ def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any]) -> d
     keywords = document.get("keywords")
     if isinstance(keywords, list) and keywords and all(isinstance(k, str) and k for k in keywords):
         out["keywords"] = list(keywords)
+    if parsed is not None:
+        _card_of_parsed(out, parsed, where, given)
     return {**out, **given}
+
+
+def _card_of_parsed(out: dict[str, Any], parsed: Any, where: str, given: Mapping[str, Any]) -> None:
+    """Fill ``out`` with the fields of mlcroissant's ``parsed`` Metadata that the compact keys did not give."""
+    for h5ml, attribute in (("name", "name"), ("description", "description"), ("citation", "cite_as")):
+        if h5ml not in out and h5ml not in given:
+            value = _text(getattr(parsed, attribute, None), h5ml, where)
+            if value is not None:
+                out[h5ml] = value
+    if "license" not in out and "license" not in given:
+        licenses = getattr(parsed, "license", None) or []
+        licenses = [x for x in (licenses if isinstance(licenses, list) else [licenses]) if isinstance(x, str) and x]
+        if len(licenses) > 1:
+            raise IngestError(
+                f"{where}: the card has {len(licenses)} licenses ({licenses!r:.200}); an h5ml file has one license "
+                "expression: give it with metadata={'license': ...} (--license)",
+                path=where,
+            )
+        if licenses:
+            out["license"] = licenses[0]
+    if "creator" not in out and "creator" not in given:
+        names = [getattr(c, "name", None) for c in getattr(parsed, "creators", None) or []]
+        if any(isinstance(n, str) and n for n in names):
+            out["creator"] = "; ".join(n for n in names if isinstance(n, str) and n)
+    url, version = getattr(parsed, "url", None), getattr(parsed, "version", None)
+    if "homepage" not in out and isinstance(url, str) and url.startswith(("http://", "https://")):
+        out["homepage"] = url
+    if "version" not in out and isinstance(version, str) and version:
+        out["version"] = version
+    keywords = getattr(parsed, "keywords", None)
+    if (
+        "keywords" not in out
+        and isinstance(keywords, list)
+        and keywords
+        and all(isinstance(k, str) and k for k in keywords)
+    ):
+        out["keywords"] = list(keywords)
 
 
 def _causes(exc: BaseException) -> str:
@@ -308,9 +351,9 @@ def convert_croissant(
             path=where,
         )
     check_context(document, where)
-    meta = conversion_metadata("Croissant dataset", where, card(document, where, dict(metadata or {})), output)
     parsed = _parse(document, path.parent, where)
     check_files(parsed, where)
+    meta = conversion_metadata("Croissant dataset", where, card(document, where, dict(metadata or {}), parsed), output)
     by_id = {r.id: r for r in parsed.record_sets}
     chosen = _choose(parsed, record_set, where)
     plans = plan_fields(chosen, by_id, where)
