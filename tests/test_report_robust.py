@@ -12,10 +12,12 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import h5ml
 from h5ml.tools import cli
-from h5ml.tools.report.plots import class_histogram
+from h5ml.tools.report.plots import class_histogram, histogram_edges, value_histogram
+from test_report import Page
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
@@ -50,3 +52,73 @@ def test_class_name_with_dollars_is_drawn_literally() -> None:
     # the ids are DejaVu Sans glyph indices, which for printable ASCII are the character's code minus 29
     assert "".join(chr(int(code, 16) + 29) for _, code in glyphs) == "cost $5 to $"
     assert {font for font, _ in glyphs} == {"DejaVuSans"}  # upright, not the mathtext italic
+
+
+def _svg_texts(uri: str) -> list[str]:
+    """The texts of an SVG plot of the page (matplotlib names each text drawn as paths in a comment)."""
+    return re.findall(r"<!-- (.*?) -->", base64.b64decode(uri.split(",", 1)[1]).decode("utf-8"))
+
+
+def _page(path: Path) -> str:
+    code, _, err = run_cli("report", str(path))
+    assert (code, err) == (0, "")
+    return path.with_name(f"{path.stem}.report.html").read_text(encoding="utf-8")
+
+
+def test_infinities_are_counted_apart_on_the_page(tmp_path: Path) -> None:
+    """A float feature holding NaN, +inf and -inf: the sampled statistics are over its finite values, and the
+    page counts each kind of value left out."""
+    x = np.array([1.0, np.nan, np.inf, -np.inf, np.inf, 3.0, 5.0])
+    h5ml.write(tmp_path / "inf.h5", {"train": {"x": x}}, {"name": "inf", "license": "MIT"})
+    text = _page(tmp_path / "inf.h5")
+    page = Page(text)
+    assert "min 1, max 5, mean 3, std 1.63299, over 3 finite values, not counted: 1 NaN, 2 +inf, 1 -inf" in page.text
+    assert page.plot("value-histogram", "x") == {"count": 3, "min": 1.0, "max": 5.0}
+
+
+def test_histograms_of_values_at_the_float_limits(tmp_path: Path) -> None:
+    """float64 values near +-1.7e308 and float16 values at +-65504 give a page with their value histograms;
+    the float64 one is drawn on an axis in units of 1e308, as its label says."""
+    wide = np.array([1.7e308, -1.7e308, 0.0, 1.0, 1.7e308])
+    half = np.array([65504, -65504, 0, 65504, 1], dtype=np.float16)
+    h5ml.write(tmp_path / "far.h5", {"train": {"wide": wide, "half": half}}, {"name": "far", "license": "MIT"})
+    page = Page(_page(tmp_path / "far.h5"))
+    assert page.plot("value-histogram", "wide") == {"count": 5, "min": -1.7e308, "max": 1.7e308}
+    assert page.plot("value-histogram", "half") == {"count": 5, "min": -65504.0, "max": 65504.0}
+    sources = {a["data-feature"]: a for a in page.all("figure") if a.get("data-plot") == "value-histogram"}
+    assert set(sources) == {"wide", "half"}
+    (wide_img,) = [a for a in page.all("img") if a.get("alt") == "value-histogram of wide"]
+    assert "value (\u00d7 1e308)" in _svg_texts(wide_img["src"])
+    (half_img,) = [a for a in page.all("img") if a.get("alt") == "value-histogram of half"]
+    assert "value" in _svg_texts(half_img["src"])  # drawn in its own units
+
+
+@pytest.mark.parametrize(
+    ("values", "first", "last", "bins"),
+    [
+        (
+            np.array([1.7976931348623157e308, -1.7976931348623157e308]),
+            -1.7976931348623157e308,
+            1.7976931348623157e308,
+            40,
+        ),
+        (np.array([65504, -65504, 2], dtype=np.float16), -65504.0, 65504.0, 40),
+        (np.array([2.5, 2.5]), 2.5 - 2.5 / 1024, 2.5 + 2.5 / 1024, 1),  # one value: one bin around it
+        (np.array([1.0, np.nextafter(1.0, 2.0)]), 1.0 - 2.0**-10, np.nextafter(1.0, 2.0) + 2.0**-10, 1),
+        (np.array([0.0, 0.0]), -0.5, 0.5, 1),
+    ],
+)
+def test_histogram_edges_are_finite_and_increasing(values: np.ndarray, first: float, last: float, bins: int) -> None:
+    """Edges in float64 over the values' range, never overflowing; one bin when the range cannot be split."""
+    edges = histogram_edges(values)
+    assert edges.dtype == np.float64 and np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)
+    assert (float(edges[0]), float(edges[-1]), edges.size - 1) == (first, last, bins)
+    counts, _ = np.histogram(values.astype(np.float64), edges)
+    assert int(counts.sum()) == values.size  # every value in a bin, the extremes too
+
+
+def test_value_histogram_of_float16_values_at_their_limits() -> None:
+    """float16 values at +-65504 (their range overflows float16) are binned in float64."""
+    texts = _svg_texts(value_histogram(np.array([65504, -65504], dtype=np.float16), "t"))
+    ticks = texts[: texts.index("value")]  # the x axis spans the values: -60000 .. 60000
+    assert ticks == [f"{v:d}".replace("-", "\u2212") for v in range(-60000, 60001, 20000)]

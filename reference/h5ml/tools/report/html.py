@@ -195,9 +195,10 @@ def _sampled_stats(feature: FeatureFacts) -> str:
         return ""
     parts = [f"{label} {number(v)}" for label, v in (("min", stats.minimum), ("max", stats.maximum)) if v is not None]
     parts += [f"{label} {number(v)}" for label, v in (("mean", stats.mean), ("std", stats.std)) if v is not None]
-    parts.append(f"over {stats.count} values")
-    if stats.nan_count:
-        parts.append(f"{stats.nan_count} NaN")
+    parts.append(f"over {stats.count} finite values")
+    left_out = stats.not_finite_text()
+    if left_out:
+        parts.append(f"not counted: {left_out}")
     return ", ".join(parts)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Sequence
 from typing import Final
 
@@ -28,6 +29,7 @@ __all__ = [
     "amplitude_range",
     "class_histogram",
     "figure_uri",
+    "histogram_edges",
     "length_histogram",
     "value_histogram",
     "waveform",
@@ -113,15 +115,64 @@ def _short(name: str, limit: int = 30) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "\u2026"
 
 
+def _display_scale(low: float, high: float) -> int:
+    """The power of ten the axis of a histogram over ``low..high`` is drawn in: 0 for magnitudes matplotlib draws.
+
+    Values beyond 1e100 (up to the largest float64, 1.8e308) or below 1e-100 (down to the subnormals) would
+    overflow or underflow in the axis' own arithmetic; they are drawn divided by 10**exponent, the axis says so.
+    """
+    peak = max(abs(low), abs(high))
+    if peak == 0 or 1e-100 <= peak <= 1e100:
+        return 0
+    return math.floor(math.log10(peak))
+
+
+def _divided(values: npt.NDArray[np.float64], exponent: int) -> npt.NDArray[np.float64]:
+    """``values / 10**exponent``, in two steps so that neither power of ten overflows or underflows to 0."""
+    half = exponent // 2
+    return values / 10.0**half / 10.0 ** (exponent - half)
+
+
+def histogram_edges(values: npt.NDArray[np.float64], integer: bool = False) -> npt.NDArray[np.float64]:
+    """The bin edges of a histogram of finite values: strictly increasing, finite, covering every value.
+
+    Parameters
+    ----------
+    values
+        Finite float64 values, at least one.
+    integer
+        The values are integers (lengths): one bin per integer when they span fewer than the bins.
+
+    Returns
+    -------
+    numpy.ndarray
+        :data:`_BINS` equal bins from the smallest to the largest value, computed as
+        ``low * (1 - t) + high * t``, which cannot overflow whatever the range; one bin around them all when
+        their range is zero or too narrow to be split in float64 (one value, or neighbouring floats).
+    """
+    low, high = float(values.min()), float(values.max())
+    if integer and high - low < _BINS:  # one bar per length
+        return np.arange(low - 0.5, high + 1.5)
+    t = np.linspace(0.0, 1.0, _BINS + 1)
+    edges = np.clip(low * (1.0 - t) + high * t, low, high)
+    if np.unique(edges).size == edges.size:
+        return edges
+    margin = max(abs(low), abs(high)) * 2.0**-10 or 0.5
+    widest = float(np.finfo(np.float64).max)
+    return np.array([max(low - margin, -widest), min(high + margin, widest)])
+
+
 def _histogram(values: npt.NDArray[np.float64], title: str, xlabel: str, integer: bool) -> str:
     fig = _figure(6.0, 2.4)
     ax = fig.add_subplot()
+    values = np.asarray(values, dtype=np.float64)  # float16 or float32 too: edges and bins in float64
+    values = values[np.isfinite(values)]
     if values.size:
-        low, high = float(values.min()), float(values.max())
-        bins: int | list[float] = _BINS
-        if integer and high - low < _BINS:  # one bar per length
-            bins = [float(b) for b in np.arange(low - 0.5, high + 1.5)]
-        ax.hist(values, bins=bins, color=_COLOR)
+        exponent = _display_scale(float(values.min()), float(values.max()))
+        if exponent:
+            values = _divided(values, exponent)
+            xlabel += f" (\u00d7 1e{exponent})"
+        ax.hist(values, bins=histogram_edges(values, integer and not exponent).tolist(), color=_COLOR)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.set_title(title, fontsize=10)
@@ -149,12 +200,14 @@ def length_histogram(lengths: npt.NDArray[np.int64], title: str, unit: str) -> s
 
 
 def value_histogram(values: npt.NDArray[np.float64], title: str) -> str:
-    """A histogram of sampled numeric values (finite ones, float64).
+    """A histogram of sampled numeric values (the finite ones), whatever their magnitude.
 
     Parameters
     ----------
     values
-        The values (:attr:`h5ml.tools.report.sample.ValueStats.values`).
+        The values (:attr:`h5ml.tools.report.sample.ValueStats.values`), any float dtype; bins are computed in
+        float64 (:func:`histogram_edges`), and values beyond 1e100 or below 1e-100 in magnitude are drawn on an
+        axis in a power of ten, which its label names (``value (× 1e308)``).
     title
         The figure's title.
 
