@@ -6,7 +6,7 @@ page is written by the real command line, and the PNG of each preview is
 decoded and compared pixel by pixel with the values written, scaled from the
 range of the feature's stored statistics (§6.7). Waveforms: the figure that
 draws them is built for two clips of different loudness and its axis read
-back (the limits, not pixels).
+back (the limits, not pixels). A ``sample_rate`` no WAV file holds gets waveforms and no player.
 """
 
 from __future__ import annotations
@@ -158,3 +158,41 @@ def test_page_states_the_amplitude_axis(tmp_path: Path) -> None:
     )
     page, _ = _report(tmp_path / "a.h5")
     assert re.search(r"clip: the first 3 samples at 8000 Hz \(waveforms on one amplitude axis, -1 to 1\)", page.text)
+
+
+@pytest.mark.parametrize(
+    ("rate", "why", "status"),
+    [
+        (2.0**32, "its sample_rate 4294967296 Hz is above the 4294967295 Hz a WAV file can hold", 0),
+        (0.3, "its sample_rate 0.3 Hz rounds to 0, and a WAV file holds a whole number of Hz", 0),
+        (0.0, "its sample_rate 0 is not a positive number of Hz (§6.1)", 1),
+        (-8000.0, "its sample_rate -8000 is not a positive number of Hz (§6.1)", 1),
+        (float("nan"), "its sample_rate nan is not a positive number of Hz (§6.1)", 1),
+    ],
+    ids=["above-2**32-1", "rounds-to-0", "zero", "negative", "nan"],
+)
+def test_sample_rate_no_wav_holds_gets_waveforms_and_no_player(
+    tmp_path: Path, rate: float, why: str, status: int
+) -> None:
+    """A sample_rate above 2**32 - 1 Hz, rounding to 0, 0, negative or NaN: no player, a note saying why, and
+    every waveform still drawn (against frames when the rate gives no time); the validator's verdict as ever."""
+    import h5py
+
+    clips = [(a * np.sin(np.arange(400) / 5.0)).astype(np.float32) for a in (0.9, 0.1, 0.5)]
+    path = tmp_path / "a.h5"
+    h5ml.write(
+        path, {"train": {"clip": clips}}, {"name": "a", "license": "MIT"}, features={"clip": {"sample_rate": 8000.0}}
+    )
+    with h5py.File(path, "r+") as f:  # the writer refuses the invalid ones: set as a damaged file holds them
+        f["train/clip"].attrs["sample_rate"] = rate
+    code, _, err = run_cli("report", str(path))
+    assert code == status and "Traceback" not in err and "internal error" not in err
+    page = Page((tmp_path / "a.report.html").read_text(encoding="utf-8"))
+    assert page.all("audio") == []
+    waves = [a for a in page.all("img") if a.get("alt", "").startswith("waveform")]
+    assert len(waves) == len(page.all("div", class_="preview-audio")) == 3
+    assert f"No audio player: {why}; the waveforms are shown." in page.text
+    timed = rate > 0
+    assert waves[1]["alt"] == ("waveform #1, " + (f"{400 / rate:.2f} s" if timed else "400 frames"))
+    svg = base64.b64decode(waves[0]["src"].split(",", 1)[1]).decode("utf-8")
+    assert ("<!-- s -->" if timed else "<!-- frames -->") in svg  # the x axis: seconds, else frames

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CLASSES_PLOTTED",
     "amplitude_range",
     "class_histogram",
+    "duration",
     "figure_uri",
     "histogram_edges",
     "length_histogram",
@@ -248,6 +249,29 @@ def amplitude_range(dtype: str, low: float | None = None, high: float | None = N
     return bottom, top
 
 
+def duration(frames: int, sample_rate: float) -> float | None:
+    """The seconds ``frames`` last at ``sample_rate``, or None when the rate gives no time.
+
+    Parameters
+    ----------
+    frames
+        Frames of one sample (its length along the first axis).
+    sample_rate
+        The feature's ``sample_rate`` (Hz, §6.1), as stored: it may be 0, negative, NaN or infinite in a file
+        the validator fails.
+
+    Returns
+    -------
+    float or None
+        ``frames / sample_rate``; None when the rate is not a positive finite number or the duration is not
+        finite (a rate of 1e-320 Hz).
+    """
+    if not (math.isfinite(sample_rate) and sample_rate > 0):
+        return None
+    seconds = frames / sample_rate
+    return seconds if math.isfinite(seconds) else None
+
+
 def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits: tuple[float, float]) -> Figure:
     """The waveform thumbnail's figure: the min/max envelope of the (mono-mixed) signal on a fixed amplitude axis.
 
@@ -257,7 +281,8 @@ def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits
         One sample of an audio-like feature, float64 in its stored units, shape (frames,) or (frames,
         channels): channels are averaged.
     sample_rate
-        Frames per second (Hz, the feature's ``sample_rate``, §6.1).
+        Frames per second (Hz, the feature's ``sample_rate``, §6.1). When it gives no time (:func:`duration`:
+        0, negative, NaN), the x axis counts frames instead of seconds, and says so.
     limits
         The amplitude axis (:func:`amplitude_range`), the same for every clip of the feature: a quiet clip
         looks quiet, a clipped one touches the edges. Ticks at both limits and 0, labelled.
@@ -265,25 +290,26 @@ def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits
     Returns
     -------
     matplotlib.figure.Figure
-        One axes: x in seconds, y from ``limits[0]`` to ``limits[1]``.
+        One axes: x in seconds (or frames), y from ``limits[0]`` to ``limits[1]``.
     """
     mono = samples.mean(axis=1) if samples.ndim == 2 else samples.ravel()
     fig = _figure(3.2, 1.2)
     ax = fig.add_subplot()
+    timed = duration(mono.size, sample_rate) is not None
     if mono.size:
         bins = min(_WAVE_POINTS, mono.size)
         edges = np.linspace(0, mono.size, bins + 1).astype(np.int64)
         low = np.minimum.reduceat(mono, edges[:-1])
         high = np.maximum.reduceat(mono, edges[:-1])
-        t = edges[:-1] / sample_rate
+        t = edges[:-1] / sample_rate if timed else edges[:-1].astype(np.float64)
         ax.fill_between(t, low, high, color=_COLOR, linewidth=0.5)
-        ax.set_xlim(0, mono.size / sample_rate)
+        ax.set_xlim(0, mono.size / sample_rate if timed else mono.size)
     ax.set_ylim(*limits)
     ticks = sorted({limits[0], 0.0, limits[1]})
     ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.axhline(0.0, color="#999", linewidth=0.4)
     ax.tick_params(labelsize=7)
-    ax.set_xlabel("s", fontsize=7, labelpad=0)
+    ax.set_xlabel("s" if timed else "frames", fontsize=7, labelpad=0)
     return fig
 
 

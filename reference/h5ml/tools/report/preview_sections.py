@@ -119,32 +119,41 @@ def audio_section(split: SplitFacts, feature: FeatureFacts) -> str:
     Returns
     -------
     str
-        A heading, then one ``<div class="clip preview-audio">`` per clip.
+        A heading, then one ``<div class="clip preview-audio">`` per clip. A ``sample_rate`` no WAV file holds
+        (:func:`~h5ml.tools.report.previews.wav_rate_problem`: 0, negative, NaN, above 2**32 - 1 Hz) gets no
+        player, and a note under the clips says why; its waveforms are drawn all the same (against frames
+        when the rate gives no time).
     """
     rate = float(feature.summary.sample_rate or 0.0)
     limits = audio_limits(feature)
+    problem = previews.wav_rate_problem(rate)
     clips = []
     for i, sample in enumerate(feature.previews):
-        frames, cut, scaled = previews.pcm16(np.asarray(sample), rate)
-        wave_uri = plots.waveform(np.asarray(sample, dtype=np.float64), rate, limits)
-        seconds = np.asarray(sample).shape[0] / rate
-        words = [f"#{i}", f"{seconds:.2f} s"]
+        frames = np.asarray(sample)
+        wave_uri = plots.waveform(frames.astype(np.float64), rate, limits)
+        seconds = plots.duration(frames.shape[0], rate)
+        words = [f"#{i}", f"{frames.shape[0]} frames" if seconds is None else f"{seconds:.2f} s"]
         if i < len(split.preview_labels):
             words.append(split.preview_labels[i])
-        if cut:
-            words.append(f"first {previews.MAX_AUDIO_SECONDS:g} s in the player")
-        if scaled:
-            words.append("scaled to its peak")
+        player = ""
+        if not problem:
+            pcm, cut, scaled = previews.pcm16(frames, rate)
+            if cut:
+                words.append(f"first {previews.MAX_AUDIO_SECONDS:g} s in the player")
+            if scaled:
+                words.append("scaled to its peak")
+            player = f'<audio controls preload="metadata" src="{previews.wav_uri(pcm, rate)}"></audio>'
         caption = ", ".join(words)
         clips.append(
             f'<div class="clip preview-audio"><img alt="waveform {escape(caption)}" src="{wave_uri}">'
-            f'<audio controls preload="metadata" src="{previews.wav_uri(frames, rate)}"></audio>'
-            f"<div>{escape(caption)}</div></div>"
+            f"{player}<div>{escape(caption)}</div></div>"
         )
     axis = f"waveforms on one amplitude axis, {limits[0]:g} to {limits[1]:g}"
+    note = f'<p class="note">No audio player: {escape(problem)}; the waveforms are shown.</p>' if problem else ""
     return (
         f"<h4>{escape(feature.summary.name)}: the first {len(clips)} samples at {rate:g} Hz ({escape(axis)})</h4>"
         + "".join(clips)
+        + note
     )
 
 

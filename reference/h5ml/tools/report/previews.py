@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import wave
 from typing import Any, Final
 
@@ -27,10 +28,12 @@ __all__ = [
     "MAX_AUDIO_SECONDS",
     "MAX_CELL_CHARS",
     "MAX_IMAGE_BYTES",
+    "MAX_WAV_RATE",
     "cell_text",
     "encoded_image_uri",
     "image_uri",
     "pcm16",
+    "wav_rate_problem",
     "wav_uri",
 ]
 
@@ -38,6 +41,8 @@ __all__ = [
 MAX_AUDIO_SECONDS: Final = 5.0
 #: Bytes of a stored image (a bytes feature) put in the page; a larger one is not embedded.
 MAX_IMAGE_BYTES: Final = 1 << 20
+#: The largest frame rate a WAV file holds (its header stores the rate as a 32-bit unsigned integer).
+MAX_WAV_RATE: Final = 2**32 - 1
 #: Characters of a string shown in a table cell.
 MAX_CELL_CHARS: Final = 200
 
@@ -132,6 +137,30 @@ def pcm16(sample: npt.NDArray[Any], sample_rate: float) -> tuple[npt.NDArray[np.
     return (np.clip(values, -1.0, 1.0) * 32767).round().astype(np.int16), cut, scaled
 
 
+def wav_rate_problem(sample_rate: float) -> str:
+    """Why no WAV can be played at ``sample_rate``; ``""`` when one can.
+
+    Parameters
+    ----------
+    sample_rate
+        The feature's ``sample_rate`` (Hz, §6.1) as stored: a file the validator fails may hold 0, a negative
+        number or NaN; a valid one may hold a rate no WAV header holds.
+
+    Returns
+    -------
+    str
+        ``""`` when the rate, rounded to an integer as a WAV header holds it, is 1 to :data:`MAX_WAV_RATE`;
+        else why not, in words for the page.
+    """
+    if not (math.isfinite(sample_rate) and sample_rate > 0):
+        return f"its sample_rate {sample_rate:.12g} is not a positive number of Hz (§6.1)"
+    if round(sample_rate) < 1:
+        return f"its sample_rate {sample_rate:.12g} Hz rounds to 0, and a WAV file holds a whole number of Hz"
+    if round(sample_rate) > MAX_WAV_RATE:
+        return f"its sample_rate {sample_rate:.12g} Hz is above the {MAX_WAV_RATE} Hz a WAV file can hold"
+    return ""
+
+
 def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
     """16-bit PCM frames as a WAV data URI for an ``<audio>`` element.
 
@@ -140,18 +169,26 @@ def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
     frames
         (frames, channels) int16 (:func:`pcm16`).
     sample_rate
-        Frames per second; a WAV header holds an integer, so it is rounded (at least 1).
+        Frames per second; a WAV header holds an integer, so it is rounded.
 
     Returns
     -------
     str
         ``data:audio/wav;base64,...``.
+
+    Raises
+    ------
+    ValueError
+        If no WAV holds ``sample_rate`` (:func:`wav_rate_problem` says why).
     """
+    problem = wav_rate_problem(sample_rate)
+    if problem:
+        raise ValueError(f"no WAV player for this sample: {problem}")
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:
         out.setnchannels(int(frames.shape[1]))
         out.setsampwidth(2)
-        out.setframerate(max(1, round(sample_rate)))
+        out.setframerate(round(sample_rate))
         out.writeframes(frames.astype("<i2").tobytes())
     return _uri("audio/wav", buffer.getvalue())
 
