@@ -196,3 +196,62 @@ def test_sample_rate_no_wav_holds_gets_waveforms_and_no_player(
     assert waves[1]["alt"] == ("waveform #1, " + (f"{400 / rate:.2f} s" if timed else "400 frames"))
     svg = base64.b64decode(waves[0]["src"].split(",", 1)[1]).decode("utf-8")
     assert ("<!-- s -->" if timed else "<!-- frames -->") in svg  # the x axis: seconds, else frames
+
+
+def test_large_images_are_shown_as_thumbnails_of_256_px(tmp_path: Path) -> None:
+    """Images of 1024 x 512 px: each preview is a 256 x 128 thumbnail, the mean of each 4 x 4 block, and the
+    page says they were reduced; the page stays small."""
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, 256, (10, 256, 128, 3), dtype=np.uint8)
+    blocks[:, 0, 0] = 255  # values reaching 128: drawn as stored
+    images = np.repeat(np.repeat(blocks, 4, axis=1), 4, axis=2)  # 1024 x 512, constant 4 x 4 blocks
+    h5ml.write(tmp_path / "big.h5", {"train": {"image": images}}, {"name": "big", "license": "MIT"})
+    page, text = _report(tmp_path / "big.h5")
+    shown = _previews(page)
+    assert len(shown) == PREVIEW_SAMPLES
+    for drawn, expected in zip(shown, blocks, strict=False):
+        np.testing.assert_array_equal(drawn, expected)  # the box filter's mean of equal pixels is exact
+    assert (
+        f"{PREVIEW_SAMPLES} of these images are shown reduced to 256 px on their longest side "
+        "(the largest is 1024 x 512 px as stored)."
+    ) in page.text
+    assert len(text) < 2_000_000  # 8 thumbnails of 96 kB; the images as stored would be 8 x 1.5 MB
+
+
+def test_previews_stop_at_the_page_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One budget of preview bytes for the whole page: the previews are embedded in page order while they fit,
+    the ones after are left out, and each section says how many and why; waveforms stay."""
+    from h5ml.tools.console import size_text
+    from h5ml.tools.report import previews
+
+    rng = np.random.default_rng(11)
+    split = {
+        "image": rng.integers(0, 256, (10, 16, 16, 3), dtype=np.uint8),
+        "clip": [np.sin(np.arange(800) / 3.0).astype(np.float32)] * 10,
+    }
+    h5ml.write(
+        tmp_path / "b.h5",
+        {"train": split, "test": split},
+        {"name": "b", "license": "MIT"},
+        features={"clip": {"sample_rate": 8000.0}},
+    )
+    whole, _ = _report(tmp_path / "b.h5")
+    images = [a["src"] for a in whole.all("img") if a.get("alt", "").startswith("#")]
+    players = [a["src"] for a in whole.all("audio")]
+    assert (len(images), len(players)) == (2 * PREVIEW_SAMPLES, 2 * PREVIEW_SAMPLES)
+    # page order: the first split's images, then its players, then the second split's
+    order = images[:PREVIEW_SAMPLES] + players[:PREVIEW_SAMPLES] + images[PREVIEW_SAMPLES:] + players[PREVIEW_SAMPLES:]
+    limit = sum(len(u) for u in order[: PREVIEW_SAMPLES + 3]) + 10  # 8 images and 3 players fit
+    assert limit < sum(len(u) for u in order[: PREVIEW_SAMPLES + 4])
+    monkeypatch.setattr(previews, "MAX_PREVIEW_BYTES", limit)
+    code, _, err = run_cli("report", str(tmp_path / "b.h5"), "-o", str(tmp_path / "cut.html"))
+    assert (code, err) == (0, "")
+    cut = Page((tmp_path / "cut.html").read_text(encoding="utf-8"))
+    kept_images = [a["src"] for a in cut.all("img") if a.get("alt", "").startswith("#")]
+    kept_players = [a["src"] for a in cut.all("audio")]
+    assert kept_images == images[:PREVIEW_SAMPLES] and kept_players == players[:3]
+    assert len([a for a in cut.all("img") if a.get("alt", "").startswith("waveform")]) == 2 * PREVIEW_SAMPLES
+    bound = f"the previews of this page are bounded to {size_text(limit)} in all, and the earlier ones used it."
+    assert f"5 audio players are left out: {bound} Their waveforms are shown." in cut.text  # first split
+    assert f"8 images are left out: {bound}" in cut.text  # second split
+    assert f"8 audio players are left out: {bound} Their waveforms are shown." in cut.text

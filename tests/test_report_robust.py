@@ -122,3 +122,21 @@ def test_value_histogram_of_float16_values_at_their_limits() -> None:
     texts = _svg_texts(value_histogram(np.array([65504, -65504], dtype=np.float16), "t"))
     ticks = texts[: texts.index("value")]  # the x axis spans the values: -60000 .. 60000
     assert ticks == [f"{v:d}".replace("-", "\u2212") for v in range(-60000, 60001, 20000)]
+
+
+def test_a_million_class_names_give_a_small_page(tmp_path: Path) -> None:
+    """A categorical feature of 1,000,000 class names: the class histogram and its data show the 40 most
+    frequent classes, its caption says how many there are in all, and the page stays small."""
+    names = [f"class {i}" for i in range(1_000_000)]
+    codes = np.repeat(np.arange(0, 1_000_000, 20_000), np.arange(1, 51))  # class 20000 k: k + 1 samples
+    h5ml.write(
+        tmp_path / "many.h5",
+        {"train": {"label": h5ml.Categorical(codes, names)}},
+        {"name": "many", "license": "MIT"},
+    )
+    text = _page(tmp_path / "many.h5")
+    page = Page(text)
+    expected = {f"class {20_000 * k}": k + 1 for k in range(10, 50)}  # the 40 most frequent, in code order
+    assert page.plot("class-histogram", "label") == expected
+    assert "1000000 classes in all; the plot and its data show the 40 most frequent." in page.text
+    assert len(text) < 500_000  # the names and counts of every class would be tens of MB

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CLASSES_PLOTTED",
     "amplitude_range",
     "class_histogram",
+    "classes_drawn",
     "duration",
     "figure_uri",
     "histogram_edges",
@@ -82,6 +83,25 @@ def figure_uri(fig: Figure) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def classes_drawn(counts: Sequence[int]) -> list[int]:
+    """The codes of the classes a class histogram draws: all, or the :data:`MAX_CLASSES_PLOTTED` most frequent.
+
+    Parameters
+    ----------
+    counts
+        The samples of each class, in class-code order.
+
+    Returns
+    -------
+    list of int
+        Class codes, increasing; with more classes than :data:`MAX_CLASSES_PLOTTED`, the most frequent
+        (ties: the lower code).
+    """
+    if len(counts) <= MAX_CLASSES_PLOTTED:
+        return list(range(len(counts)))
+    return sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+
+
 def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> str:
     """A bar chart of the samples of each class (horizontal bars, class names on the axis).
 
@@ -97,9 +117,7 @@ def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> 
     str
         An SVG data URI; at most :data:`MAX_CLASSES_PLOTTED` classes, the most frequent, in code order.
     """
-    order = list(range(len(counts)))
-    if len(counts) > MAX_CLASSES_PLOTTED:
-        order = sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+    order = classes_drawn(counts)
     shown_names = [_short(names[i]) for i in order]
     shown_counts = [int(counts[i]) for i in order]
     fig = _figure(6.0, 0.9 + 0.22 * len(order))
