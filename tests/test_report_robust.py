@@ -140,3 +140,40 @@ def test_a_million_class_names_give_a_small_page(tmp_path: Path) -> None:
     assert page.plot("class-histogram", "label") == expected
     assert "1000000 classes in all; the plot and its data show the 40 most frequent." in page.text
     assert len(text) < 500_000  # the names and counts of every class would be tens of MB
+
+
+def test_images_spanning_the_whole_float64_range_are_scaled(tmp_path: Path) -> None:
+    """float64 images from -1.6e308 to 1.6e308: each pixel is its place in that range (the range's width
+    overflows float64: every pixel was drawn black)."""
+    from PIL import Image
+
+    top = 0.9 * float(np.finfo(np.float64).max)  # about 1.6e308
+    images = np.zeros((4, 8, 8))
+    images[0, 0, :5] = [-top, top, top / 2, -top / 2, 0.0]  # one of each: the writer's sums stay finite
+    h5ml.write(tmp_path / "wide.h5", {"train": {"image": images}}, {"name": "wide", "license": "MIT"})
+    page = Page(_page(tmp_path / "wide.h5"))
+    sources = [a["src"] for a in page.all("img") if a.get("alt", "").startswith("#")]
+    drawn = np.asarray(Image.open(io.BytesIO(base64.b64decode(sources[0].split(",", 1)[1]))).convert("L"))
+    assert drawn[0, :5].tolist() == [0, 255, 191, 64, 128]  # round(255 * place): 0, 1, 0.75, 0.25, 0.5
+    assert np.all(drawn[1:] == 128)
+
+
+def test_audio_with_infinities_and_huge_values(tmp_path: Path) -> None:
+    """Audio clips holding +inf and NaN (the stored statistics then name no finite range) and values near
+    1.7e308: waveforms on an axis of the sampled range, players scaled to their peak, no crash."""
+    top = 1.7e308
+    loud = np.sin(np.arange(400) / 5.0)
+    loud[:2] = [top, -top]  # one of each: the writer's sums stay finite
+    clips = [loud, np.array([np.nan, np.inf, 0.5] * 100)]
+    h5ml.write(
+        tmp_path / "loud.h5",
+        {"train": {"clip": clips}},
+        {"name": "loud", "license": "MIT"},
+        features={"clip": {"sample_rate": 8000.0}},
+    )
+    page = Page(_page(tmp_path / "loud.h5"))
+    assert len(page.all("audio")) == 2
+    assert "waveforms on one amplitude axis, -1.7e+308 to 1.7e+308" in page.text
+    (first, _) = [a for a in page.all("img") if a.get("alt", "").startswith("waveform")]
+    assert first["alt"] == "waveform #0, 0.05 s, scaled to its peak"
+    assert "1.7e+308" in _svg_texts(first["src"])  # the axis labelled with the amplitudes as they are

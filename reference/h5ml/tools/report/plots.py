@@ -314,17 +314,18 @@ def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits
     fig = _figure(3.2, 1.2)
     ax = fig.add_subplot()
     timed = duration(mono.size, sample_rate) is not None
+    exponent = _display_scale(*limits)  # amplitudes near 1.8e308 are drawn in a power of ten, labelled as they are
     if mono.size:
         bins = min(_WAVE_POINTS, mono.size)
         edges = np.linspace(0, mono.size, bins + 1).astype(np.int64)
-        low = np.minimum.reduceat(mono, edges[:-1])
-        high = np.maximum.reduceat(mono, edges[:-1])
+        low = _divided(np.minimum.reduceat(mono, edges[:-1]), exponent)
+        high = _divided(np.maximum.reduceat(mono, edges[:-1]), exponent)
         t = edges[:-1] / sample_rate if timed else edges[:-1].astype(np.float64)
         ax.fill_between(t, low, high, color=_COLOR, linewidth=0.5)
         ax.set_xlim(0, mono.size / sample_rate if timed else mono.size)
-    ax.set_ylim(*limits)
     ticks = sorted({limits[0], 0.0, limits[1]})
-    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_ylim(*(float(v) for v in _divided(np.array(limits, dtype=np.float64), exponent)))
+    ax.set_yticks(_divided(np.array(ticks), exponent).tolist(), [f"{t:g}" for t in ticks])
     ax.axhline(0.0, color="#999", linewidth=0.4)
     ax.tick_params(labelsize=7)
     ax.set_xlabel("s" if timed else "frames", fontsize=7, labelpad=0)

@@ -23,6 +23,7 @@ from h5ml.tools.console import size_text
 from h5ml.tools.report import plots, previews
 from h5ml.tools.report.image_scale import display_pixels, display_range
 from h5ml.tools.report.markup import escape, table
+from h5ml.tools.report.stored_stats import stored_range
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.report.collect import FeatureFacts, SplitFacts
@@ -119,9 +120,9 @@ def audio_limits(feature: FeatureFacts) -> tuple[float, float]:
     (float, float)
         The axis, the same for every clip of the feature.
     """
-    stored = feature.summary.stats
-    low, high = stored.get("stats_min"), stored.get("stats_max")
-    if (low is None or high is None) and feature.stats is not None:
+    stored = stored_range(feature.summary.stats)
+    low, high = stored if stored is not None else (None, None)
+    if stored is None and feature.stats is not None:
         low, high = feature.stats.minimum, feature.stats.maximum
     return plots.amplitude_range(feature.summary.dtype, low, high)
 
