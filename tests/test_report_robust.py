@@ -177,3 +177,20 @@ def test_audio_with_infinities_and_huge_values(tmp_path: Path) -> None:
     (first, _) = [a for a in page.all("img") if a.get("alt", "").startswith("waveform")]
     assert first["alt"] == "waveform #0, 0.05 s, scaled to its peak"
     assert "1.7e+308" in _svg_texts(first["src"])  # the axis labelled with the amplitudes as they are
+
+
+def test_long_class_names_are_cut_in_captions(tmp_path: Path) -> None:
+    """A class name of 100,000 characters labels its previews cut to MAX_CELL_CHARS, with an ellipsis."""
+    from h5ml.tools.report.previews import MAX_CELL_CHARS
+
+    names = ["x" * 100_000, "short"]
+    images = np.random.default_rng(2).integers(0, 256, (4, 8, 8), dtype=np.uint8)
+    h5ml.write(
+        tmp_path / "long.h5",
+        {"train": {"image": images, "label": h5ml.Categorical(np.array([0, 1, 0, 1]), names)}},
+        {"name": "long", "license": "MIT"},
+    )
+    page = Page(_page(tmp_path / "long.h5"))
+    alts = [a["alt"] for a in page.all("img") if a.get("alt", "").startswith("#")]
+    cut = "x" * (MAX_CELL_CHARS - 1) + "\u2026"
+    assert alts == [f"#0 {cut}", "#1 short", f"#2 {cut}", "#3 short"]
