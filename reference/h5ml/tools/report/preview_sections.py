@@ -10,6 +10,14 @@ so that loudness and clipping compare across clips) and a WAV player.
 :func:`rows_section` tabulates the first rows of string, categorical and
 scalar features.
 
+What the page embeds is bounded: images larger than
+:data:`~h5ml.tools.report.previews.MAX_THUMBNAIL_SIDE` pixels on a side are
+shown as thumbnails; one :class:`~h5ml.tools.report.previews.PreviewBudget`
+for the whole page bounds the bytes of all its images and WAV players, the
+ones past it are left out; a ``sample_rate`` no WAV file holds gets no
+player. Each section says under its previews what was reduced or left out,
+and why.
+
 It implements no SPEC clause: it renders samples the reader returned (§6).
 """
 
