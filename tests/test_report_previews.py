@@ -165,11 +165,12 @@ def test_page_states_the_amplitude_axis(tmp_path: Path) -> None:
     [
         (2.0**32, "its sample_rate 4294967296 Hz is above the 4294967295 Hz a WAV file can hold", 0),
         (0.3, "its sample_rate 0.3 Hz rounds to 0, and a WAV file holds a whole number of Hz", 0),
-        (0.0, "its sample_rate 0 is not a positive number of Hz (§6.1)", 1),
-        (-8000.0, "its sample_rate -8000 is not a positive number of Hz (§6.1)", 1),
-        (float("nan"), "its sample_rate nan is not a positive number of Hz (§6.1)", 1),
+        (0.0, "its sample_rate 0 is not a positive finite number of Hz (§6.1)", 1),
+        (-8000.0, "its sample_rate -8000 is not a positive finite number of Hz (§6.1)", 1),
+        (float("nan"), "its sample_rate nan is not a positive finite number of Hz (§6.1)", 1),
+        (float("inf"), "its sample_rate inf is not a positive finite number of Hz (§6.1)", 1),
     ],
-    ids=["above-2**32-1", "rounds-to-0", "zero", "negative", "nan"],
+    ids=["above-2**32-1", "rounds-to-0", "zero", "negative", "nan", "inf"],
 )
 def test_sample_rate_no_wav_holds_gets_waveforms_and_no_player(
     tmp_path: Path, rate: float, why: str, status: int
@@ -192,7 +193,7 @@ def test_sample_rate_no_wav_holds_gets_waveforms_and_no_player(
     waves = [a for a in page.all("img") if a.get("alt", "").startswith("waveform")]
     assert len(waves) == len(page.all("div", class_="preview-audio")) == 3
     assert f"No audio player: {why}; the waveforms are shown." in page.text
-    timed = rate > 0
+    timed = 0 < rate < float("inf")
     assert waves[1]["alt"] == ("waveform #1, " + (f"{400 / rate:.2f} s" if timed else "400 frames"))
     svg = base64.b64decode(waves[0]["src"].split(",", 1)[1]).decode("utf-8")
     assert ("<!-- s -->" if timed else "<!-- frames -->") in svg  # the x axis: seconds, else frames

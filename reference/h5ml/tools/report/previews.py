@@ -230,7 +230,7 @@ def wav_rate_problem(sample_rate: float) -> str:
         else why not, in words for the page.
     """
     if not (math.isfinite(sample_rate) and sample_rate > 0):
-        return f"its sample_rate {sample_rate:.12g} is not a positive number of Hz (§6.1)"
+        return f"its sample_rate {sample_rate:.12g} is not a positive finite number of Hz (§6.1)"
     if round(sample_rate) < 1:
         return f"its sample_rate {sample_rate:.12g} Hz rounds to 0, and a WAV file holds a whole number of Hz"
     if round(sample_rate) > MAX_WAV_RATE:
