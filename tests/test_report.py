@@ -171,14 +171,15 @@ def test_stored_png_and_grey_images_are_previewed(tmp_path: Path) -> None:
     code, _, err = run_cli("report", str(tmp_path / "png.h5"))
     assert (code, err) == (0, "")
     page = Page((tmp_path / "png.report.html").read_text(encoding="utf-8"))
-    grids = {a["data-feature"] for a in page.all("div", class_="grid")}
-    assert grids == {"png", "grey"}
+    grids = [a["data-feature"] for a in page.all("div", class_="grid")]  # in page order
+    assert sorted(grids) == ["grey", "png"]
     sources = [a["src"] for a in page.all("img") if a.get("alt", "").startswith("#")]
-    assert len(sources) == 2 * PREVIEW_SAMPLES
-    stored = [base64.b64decode(src.split(",", 1)[1]) for src in sources if src.startswith("data:image/png")]
-    assert encoded[0] in stored  # the stored PNG, unchanged
-    drawn = [np.asarray(Image.open(io.BytesIO(b)).convert("L")) for b in stored if b not in encoded]
-    np.testing.assert_array_equal(drawn[0], grey[0])
+    assert len(sources) == 2 * PREVIEW_SAMPLES and all(s.startswith("data:image/png") for s in sources)
+    shown = [base64.b64decode(src.split(",", 1)[1]) for src in sources]
+    by_feature = {grids[0]: shown[:PREVIEW_SAMPLES], grids[1]: shown[PREVIEW_SAMPLES:]}
+    assert by_feature["png"] == encoded[:PREVIEW_SAMPLES]  # the stored PNGs, unchanged
+    for drawn, stored in zip(by_feature["grey"], grey, strict=False):
+        np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(drawn)).convert("L")), stored)
 
 
 def test_string_and_table_rows_are_escaped_text(media: tuple[Path, dict[str, Any], Page, str]) -> None:
@@ -379,11 +380,34 @@ def test_sample_rows_bounds() -> None:
 
 
 def test_value_stats_counts_nan_apart() -> None:
-    """NaN is counted apart and left out of min/max/mean/std; infinities are counted but not in the figures."""
-    stats = value_stats([np.array([1.0, np.nan, 3.0]), np.array([np.inf, 5.0])])
-    assert (stats.count, stats.nan_count) == (4, 1)
+    """NaN, +inf and -inf are counted apart; count, min, max, mean and std are over the finite values only."""
+    stats = value_stats([np.array([1.0, np.nan, 3.0, -np.inf]), np.array([np.inf, 5.0, np.inf])])
+    assert (stats.count, stats.nan_count, stats.posinf_count, stats.neginf_count) == (3, 1, 2, 1)
     assert (stats.minimum, stats.maximum, stats.mean) == (1.0, 5.0, 3.0)
+    assert stats.std == pytest.approx(np.sqrt(8 / 3), rel=1e-15)
     assert stats.values.tolist() == [1.0, 3.0, 5.0]
+    assert stats.not_finite_text() == "1 NaN, 2 +inf, 1 -inf"
+
+
+def test_value_stats_near_the_largest_float_do_not_overflow() -> None:
+    """Values near 1.7e308 give a finite mean and std (a plain float64 sum overflows to inf)."""
+    stats = value_stats(np.array([1.7e308, 1.7e308, -1.0e308]))
+    assert stats.mean == pytest.approx(0.8e308, rel=1e-15)
+    assert stats.std == pytest.approx(np.sqrt(1.62) * 1e308, rel=1e-15)  # deviations 0.9, 0.9, -1.8 (x 1e308)
+    assert (stats.minimum, stats.maximum) == (-1.0e308, 1.7e308)
+
+
+def test_value_stats_of_64_bit_integers_are_exact() -> None:
+    """int64 and uint64 means and stds are those of the exact integers, where float64 values would round them."""
+    extremes = value_stats(np.array([-(2**63), 2**63 - 1], dtype=np.int64))
+    assert extremes.mean == -0.5  # float64 values give 0.0: 2**63 - 1 rounds to 2**63
+    assert extremes.std == float(2**63)  # exactly 2**63 - 0.5, rounded to float64
+    near = value_stats(np.array([2**63 - 1, 2**63 - 3, 2**63 - 5], dtype=np.int64))
+    assert near.mean == float(2**63 - 3)
+    assert near.std == pytest.approx(np.sqrt(8 / 3), rel=1e-15)  # float64 values would all be 2**63: std 0
+    unsigned = value_stats(np.array([2**64 - 1, 2**64 - 2, 2**64 - 1, 2**64 - 2], dtype=np.uint64))
+    assert (unsigned.mean, unsigned.std) == (float(2**64), 0.5)
+    assert (unsigned.count, unsigned.minimum, unsigned.maximum) == (4, float(2**64 - 2), float(2**64 - 1))
 
 
 def test_report_imports_no_pyplot(tmp_path: Path) -> None:

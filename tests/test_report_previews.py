@@ -6,7 +6,7 @@ page is written by the real command line, and the PNG of each preview is
 decoded and compared pixel by pixel with the values written, scaled from the
 range of the feature's stored statistics (§6.7). Waveforms: the figure that
 draws them is built for two clips of different loudness and its axis read
-back (the limits, not pixels).
+back (the limits, not pixels). A ``sample_rate`` no WAV file holds gets waveforms and no player.
 """
 
 from __future__ import annotations
@@ -158,3 +158,101 @@ def test_page_states_the_amplitude_axis(tmp_path: Path) -> None:
     )
     page, _ = _report(tmp_path / "a.h5")
     assert re.search(r"clip: the first 3 samples at 8000 Hz \(waveforms on one amplitude axis, -1 to 1\)", page.text)
+
+
+@pytest.mark.parametrize(
+    ("rate", "why", "status"),
+    [
+        (2.0**32, "its sample_rate 4294967296 Hz is above the 4294967295 Hz a WAV file can hold", 0),
+        (0.3, "its sample_rate 0.3 Hz rounds to 0, and a WAV file holds a whole number of Hz", 0),
+        (0.0, "its sample_rate 0 is not a positive finite number of Hz (§6.1)", 1),
+        (-8000.0, "its sample_rate -8000 is not a positive finite number of Hz (§6.1)", 1),
+        (float("nan"), "its sample_rate nan is not a positive finite number of Hz (§6.1)", 1),
+        (float("inf"), "its sample_rate inf is not a positive finite number of Hz (§6.1)", 1),
+    ],
+    ids=["above-2**32-1", "rounds-to-0", "zero", "negative", "nan", "inf"],
+)
+def test_sample_rate_no_wav_holds_gets_waveforms_and_no_player(
+    tmp_path: Path, rate: float, why: str, status: int
+) -> None:
+    """A sample_rate above 2**32 - 1 Hz, rounding to 0, 0, negative or NaN: no player, a note saying why, and
+    every waveform still drawn (against frames when the rate gives no time); the validator's verdict as ever."""
+    import h5py
+
+    clips = [(a * np.sin(np.arange(400) / 5.0)).astype(np.float32) for a in (0.9, 0.1, 0.5)]
+    path = tmp_path / "a.h5"
+    h5ml.write(
+        path, {"train": {"clip": clips}}, {"name": "a", "license": "MIT"}, features={"clip": {"sample_rate": 8000.0}}
+    )
+    with h5py.File(path, "r+") as f:  # the writer refuses the invalid ones: set as a damaged file holds them
+        f["train/clip"].attrs["sample_rate"] = rate
+    code, _, err = run_cli("report", str(path))
+    assert code == status and "Traceback" not in err and "internal error" not in err
+    page = Page((tmp_path / "a.report.html").read_text(encoding="utf-8"))
+    assert page.all("audio") == []
+    waves = [a for a in page.all("img") if a.get("alt", "").startswith("waveform")]
+    assert len(waves) == len(page.all("div", class_="preview-audio")) == 3
+    assert f"No audio player: {why}; the waveforms are shown." in page.text
+    timed = 0 < rate < float("inf")
+    assert waves[1]["alt"] == ("waveform #1, " + (f"{400 / rate:.2f} s" if timed else "400 frames"))
+    svg = base64.b64decode(waves[0]["src"].split(",", 1)[1]).decode("utf-8")
+    assert ("<!-- s -->" if timed else "<!-- frames -->") in svg  # the x axis: seconds, else frames
+
+
+def test_large_images_are_shown_as_thumbnails_of_256_px(tmp_path: Path) -> None:
+    """Images of 1024 x 512 px: each preview is a 256 x 128 thumbnail, the mean of each 4 x 4 block, and the
+    page says they were reduced; the page stays small."""
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, 256, (10, 256, 128, 3), dtype=np.uint8)
+    blocks[:, 0, 0] = 255  # values reaching 128: drawn as stored
+    images = np.repeat(np.repeat(blocks, 4, axis=1), 4, axis=2)  # 1024 x 512, constant 4 x 4 blocks
+    h5ml.write(tmp_path / "big.h5", {"train": {"image": images}}, {"name": "big", "license": "MIT"})
+    page, text = _report(tmp_path / "big.h5")
+    shown = _previews(page)
+    assert len(shown) == PREVIEW_SAMPLES
+    for drawn, expected in zip(shown, blocks, strict=False):
+        np.testing.assert_array_equal(drawn, expected)  # the box filter's mean of equal pixels is exact
+    assert (
+        f"{PREVIEW_SAMPLES} of these images are shown reduced to 256 px on their longest side "
+        "(the largest is 1024 x 512 px as stored)."
+    ) in page.text
+    assert len(text) < 2_000_000  # 8 thumbnails of 96 kB; the images as stored would be 8 x 1.5 MB
+
+
+def test_previews_stop_at_the_page_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One budget of preview bytes for the whole page: the previews are embedded in page order while they fit,
+    the ones after are left out, and each section says how many and why; waveforms stay."""
+    from h5ml.tools.console import size_text
+    from h5ml.tools.report import previews
+
+    rng = np.random.default_rng(11)
+    split = {
+        "image": rng.integers(0, 256, (10, 16, 16, 3), dtype=np.uint8),
+        "clip": [np.sin(np.arange(800) / 3.0).astype(np.float32)] * 10,
+    }
+    h5ml.write(
+        tmp_path / "b.h5",
+        {"train": split, "test": split},
+        {"name": "b", "license": "MIT"},
+        features={"clip": {"sample_rate": 8000.0}},
+    )
+    whole, _ = _report(tmp_path / "b.h5")
+    images = [a["src"] for a in whole.all("img") if a.get("alt", "").startswith("#")]
+    players = [a["src"] for a in whole.all("audio")]
+    assert (len(images), len(players)) == (2 * PREVIEW_SAMPLES, 2 * PREVIEW_SAMPLES)
+    # page order: the first split's images, then its players, then the second split's
+    order = images[:PREVIEW_SAMPLES] + players[:PREVIEW_SAMPLES] + images[PREVIEW_SAMPLES:] + players[PREVIEW_SAMPLES:]
+    limit = sum(len(u) for u in order[: PREVIEW_SAMPLES + 3]) + 10  # 8 images and 3 players fit
+    assert limit < sum(len(u) for u in order[: PREVIEW_SAMPLES + 4])
+    monkeypatch.setattr(previews, "MAX_PREVIEW_BYTES", limit)
+    code, _, err = run_cli("report", str(tmp_path / "b.h5"), "-o", str(tmp_path / "cut.html"))
+    assert (code, err) == (0, "")
+    cut = Page((tmp_path / "cut.html").read_text(encoding="utf-8"))
+    kept_images = [a["src"] for a in cut.all("img") if a.get("alt", "").startswith("#")]
+    kept_players = [a["src"] for a in cut.all("audio")]
+    assert kept_images == images[:PREVIEW_SAMPLES] and kept_players == players[:3]
+    assert len([a for a in cut.all("img") if a.get("alt", "").startswith("waveform")]) == 2 * PREVIEW_SAMPLES
+    bound = f"the previews of this page are bounded to {size_text(limit)} in all, and the earlier ones used it."
+    assert f"5 audio players are left out: {bound} Their waveforms are shown." in cut.text  # first split
+    assert f"8 images are left out: {bound}" in cut.text  # second split
+    assert f"8 audio players are left out: {bound} Their waveforms are shown." in cut.text

@@ -6,7 +6,8 @@ draws the plots (:mod:`~h5ml.tools.report.plots`) and previews
 (:mod:`~h5ml.tools.report.previews`), renders the page
 (:mod:`~h5ml.tools.report.html`), and writes it through a temporary file
 beside the output, renamed when complete, so that a failed report leaves no
-half-written page. The report is a tool: it needs matplotlib (``pip install
+half-written page. The report is a tool: it needs matplotlib, and Pillow
+(which matplotlib requires) for its image thumbnails (``pip install
 "h5ml[report]"``), which nothing below :mod:`h5ml.tools` imports.
 
 Where the page goes by default (:func:`default_output`): beside the file, named

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from h5ml.errors import H5MLError, NotH5MLError
 from h5ml.model.shard_index import is_index_path
 from h5ml.tools.report.image_scale import image_like
+from h5ml.tools.report.previews import cell_text
 from h5ml.tools.report.sample import PREVIEW_SAMPLES, SampleRows, ValueStats, sample_rows, value_stats
 from h5ml.tools.report.shards import ShardRow, SplitShards, shard_summaries
 
@@ -100,7 +101,8 @@ class SplitFacts:
     label
         The categorical feature whose class names label the previews (role ``target`` first), or None.
     preview_labels
-        The class names of the first samples under ``label`` (``"(missing)"`` for code -1).
+        The class names of the first samples under ``label`` (``"(missing)"`` for code -1), each at most
+        :data:`~h5ml.tools.report.previews.MAX_CELL_CHARS` characters (a longer one ends with an ellipsis).
     sample
         The rows the value statistics are over (the same for every feature of the split).
     unreadable
@@ -237,7 +239,7 @@ def _split_facts(split: Any, summaries: list[FeatureSummary], shards: SplitShard
     if label is not None:
         names = split.features[label].class_names or []
         codes = split.features[label].read(slice(0, min(PREVIEW_SAMPLES, n)))
-        labels = [names[int(c)] if 0 <= int(c) < len(names) else "(missing)" for c in codes]
+        labels = [cell_text(c, names) for c in codes]  # a name cut to MAX_CELL_CHARS, as in the rows table
     description = getattr(split, "description", None)
     return SplitFacts(
         name=split.name,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from h5ml.tools.console import plural, size_text, tuple_text
-from h5ml.tools.report import plots
+from h5ml.tools.report import plots, previews
 from h5ml.tools.report.markup import STYLE, escape, number, table
 from h5ml.tools.report.preview_sections import audio_section, images_section, rows_section
 from h5ml.tools.report.sample import PREVIEW_SAMPLES
@@ -39,6 +39,7 @@ from h5ml.tools.summary import RATIO_WORDS, share_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.report.collect import FeatureFacts, ReportFacts, SplitFacts
+    from h5ml.tools.summary import FeatureSummary
 
 __all__ = ["CARD_FIELDS", "CONTENT_POLICY", "render_page"]
 
@@ -195,9 +196,10 @@ def _sampled_stats(feature: FeatureFacts) -> str:
         return ""
     parts = [f"{label} {number(v)}" for label, v in (("min", stats.minimum), ("max", stats.maximum)) if v is not None]
     parts += [f"{label} {number(v)}" for label, v in (("mean", stats.mean), ("std", stats.std)) if v is not None]
-    parts.append(f"over {stats.count} values")
-    if stats.nan_count:
-        parts.append(f"{stats.nan_count} NaN")
+    parts.append(f"over {stats.count} finite values")
+    left_out = stats.not_finite_text()
+    if left_out:
+        parts.append(f"not counted: {left_out}")
     return ", ".join(parts)
 
 
@@ -238,12 +240,31 @@ def _features_table(split: SplitFacts) -> str:
     return table(headers, rows, "features", drop_empty=True)
 
 
-def _plot(kind: str, feature: str, uri: str, data: Any) -> str:
+def _plot(kind: str, feature: str, uri: str, data: Any, caption: str = "") -> str:
     payload = escape(json.dumps(data, allow_nan=False))
+    below = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
     return (
         f'<figure class="plot" data-plot="{escape(kind)}" data-feature="{escape(feature)}" data-values="{payload}">'
-        f'<img alt="{escape(kind)} of {escape(feature)}" src="{uri}"></figure>'
+        f'<img alt="{escape(kind)} of {escape(feature)}" src="{uri}">{below}</figure>'
     )
+
+
+def _class_plot(split: SplitFacts, s: FeatureSummary) -> str:
+    """The class histogram of a categorical feature; its data name the classes drawn, never more.
+
+    With more than :data:`~h5ml.tools.report.plots.MAX_CLASSES_PLOTTED` classes, the plot and its data are
+    the most frequent ones, and the caption says how many classes there are in all: a feature of a million
+    class names gives a figure of 40.
+    """
+    names, counts = s.class_names or [], s.class_counts or []
+    title = f"{split.name} / {s.name}: samples per class"
+    caption = ""
+    drawn = plots.classes_drawn(counts)
+    if len(drawn) < len(counts):
+        title += f" (the {len(drawn)} most frequent)"
+        caption = f"{len(counts)} classes in all; the plot and its data show the {len(drawn)} most frequent."
+    data: dict[str, Any] = {names[i]: counts[i] for i in drawn}
+    return _plot("class-histogram", s.name, plots.class_histogram(names, counts, title), data, caption)
 
 
 def _plots(split: SplitFacts) -> str:
@@ -251,17 +272,11 @@ def _plots(split: SplitFacts) -> str:
     for feature in split.features:
         s = feature.summary
         if s.class_names is not None and s.class_counts is not None:
-            title = f"{split.name} / {s.name}: samples per class"
-            if len(s.class_counts) > plots.MAX_CLASSES_PLOTTED:
-                title += f" (the {plots.MAX_CLASSES_PLOTTED} most frequent)"
-            data: dict[str, Any] = dict(zip(s.class_names, s.class_counts, strict=True))
-            out.append(
-                _plot("class-histogram", s.name, plots.class_histogram(s.class_names, s.class_counts, title), data)
-            )
+            out.append(_class_plot(split, s))
         if feature.lengths is not None and feature.lengths.size:
             unit = "bytes" if s.encoding == "bytes" else ("frames" if s.sample_rate is not None else "rows")
             uri = plots.length_histogram(feature.lengths, f"{split.name} / {s.name}: lengths (every sample)", unit)
-            data = {"min": s.length_min, "median": feature.length_median, "max": s.length_max}
+            data: dict[str, Any] = {"min": s.length_min, "median": feature.length_median, "max": s.length_max}
             out.append(_plot("length-histogram", s.name, uri, data))
         if feature.stats is not None and feature.stats.values.size:
             uri = plots.value_histogram(feature.stats.values, f"{split.name} / {s.name}: values (sampled rows)")
@@ -270,7 +285,7 @@ def _plots(split: SplitFacts) -> str:
     return f'<div class="plots">{"".join(out)}</div>' if out else ""
 
 
-def _split(split: SplitFacts) -> str:
+def _split(split: SplitFacts, budget: previews.PreviewBudget) -> str:
     parts = [f'<section class="split" data-split="{escape(split.name)}">']
     parts.append(f"<h2>Split {escape(split.name)}: {escape(plural(split.num_samples, 'sample'))}</h2>")
     if split.description:
@@ -284,8 +299,8 @@ def _split(split: SplitFacts) -> str:
     for name, reason in split.unreadable.items():  # SPEC §6.1-R7: named, never left out silently
         parts.append(f'<p class="invalid">Feature {escape(name)} cannot be read: {escape(reason)}</p>')
     parts.append(f"<h3>Plots</h3>{_plots(split) or '<p>No plot: no class, length or numeric feature.</p>'}")
-    shown = [images_section(split, f) for f in split.features if f.kind == "image" and f.previews]
-    shown += [audio_section(split, f) for f in split.features if f.kind == "audio" and f.previews]
+    shown = [images_section(split, f, budget) for f in split.features if f.kind == "image" and f.previews]
+    shown += [audio_section(split, f, budget) for f in split.features if f.kind == "audio" and f.previews]
     shown.append(rows_section(split))
     if any(shown):
         parts.append("<h3>Previews</h3>" + "".join(shown))
@@ -307,6 +322,7 @@ def render_page(facts: ReportFacts) -> str:
         The document (UTF-8 text): card, validation, what was read, shards (an index), then each split.
     """
     name = facts.card.get("name") or facts.path
+    budget = previews.PreviewBudget(previews.MAX_PREVIEW_BYTES)  # one for the page: every split's previews
     kind = "sharded dataset" if facts.sharded else "file"
     body = [
         f"<h1>{escape(name)}</h1>",
@@ -316,7 +332,7 @@ def render_page(facts: ReportFacts) -> str:
         _validation(facts),
         _refusal(facts) if facts.refused else _what_was_read(facts),
         _shards(facts),
-        *(_split(split) for split in facts.splits),
+        *(_split(split, budget) for split in facts.splits),
     ]
     return (
         "<!DOCTYPE html>\n"

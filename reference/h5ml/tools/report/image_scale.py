@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.tools.report.stored_stats import stored_range
+
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.report.sample import ValueStats
 
@@ -136,9 +138,8 @@ def display_range(
     DisplayRange
         Unscaled 0..255 for uint8 values reaching :data:`UINT8_EXACT_FROM`; else the scaled range.
     """
-    low, high = stored.get("stats_min"), stored.get("stats_max")
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and math.isfinite(low + high):
-        found: tuple[float, float] | None = (float(low), float(high))
+    found = stored_range(stored)
+    if found is not None:
         source = "one range for the whole feature: its stored statistics, §6.7"
     else:
         parts = list(previews)
@@ -175,7 +176,12 @@ def display_pixels(sample: npt.NDArray[Any], shown: DisplayRange) -> tuple[npt.N
         return np.ascontiguousarray(image, dtype=np.uint8), 0
     values = image.astype(np.float64)
     bad = ~np.isfinite(values)
-    span = shown.high - shown.low
-    scaled = (values - shown.low) * 255 / span if span > 0 else np.zeros_like(values)
+    # Scaled by a power of two that brings the range within +-1: exact, so the pixels are those of the formula,
+    # and no difference overflows (-1.7e308..1.7e308 spans twice the largest float64). A value far outside the
+    # range may still overflow to +-inf, which the clip below makes white or black, as it is.
+    exponent = max(math.frexp(shown.low)[1], math.frexp(shown.high)[1])
+    low, high = math.ldexp(shown.low, -exponent), math.ldexp(shown.high, -exponent)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = (np.ldexp(values, -exponent) - low) * 255 / (high - low) if high > low else np.zeros_like(values)
     scaled = np.where(np.isposinf(values), 255.0, np.where(bad, 0.0, scaled))
     return np.rint(np.clip(scaled, 0, 255)).astype(np.uint8), int(np.count_nonzero(bad))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Sequence
 from typing import Final
 
@@ -27,7 +28,10 @@ __all__ = [
     "MAX_CLASSES_PLOTTED",
     "amplitude_range",
     "class_histogram",
+    "classes_drawn",
+    "duration",
     "figure_uri",
+    "histogram_edges",
     "length_histogram",
     "value_histogram",
     "waveform",
@@ -79,6 +83,25 @@ def figure_uri(fig: Figure) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def classes_drawn(counts: Sequence[int]) -> list[int]:
+    """The codes of the classes a class histogram draws: all, or the :data:`MAX_CLASSES_PLOTTED` most frequent.
+
+    Parameters
+    ----------
+    counts
+        The samples of each class, in class-code order.
+
+    Returns
+    -------
+    list of int
+        Class codes, increasing; with more classes than :data:`MAX_CLASSES_PLOTTED`, the most frequent
+        (ties: the lower code).
+    """
+    if len(counts) <= MAX_CLASSES_PLOTTED:
+        return list(range(len(counts)))
+    return sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+
+
 def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> str:
     """A bar chart of the samples of each class (horizontal bars, class names on the axis).
 
@@ -94,9 +117,7 @@ def class_histogram(names: Sequence[str], counts: Sequence[int], title: str) -> 
     str
         An SVG data URI; at most :data:`MAX_CLASSES_PLOTTED` classes, the most frequent, in code order.
     """
-    order = list(range(len(counts)))
-    if len(counts) > MAX_CLASSES_PLOTTED:
-        order = sorted(int(i) for i in np.argsort(-np.asarray(counts), kind="stable")[:MAX_CLASSES_PLOTTED])
+    order = classes_drawn(counts)
     shown_names = [_short(names[i]) for i in order]
     shown_counts = [int(counts[i]) for i in order]
     fig = _figure(6.0, 0.9 + 0.22 * len(order))
@@ -113,15 +134,64 @@ def _short(name: str, limit: int = 30) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "\u2026"
 
 
+def _display_scale(low: float, high: float) -> int:
+    """The power of ten the axis of a histogram over ``low..high`` is drawn in: 0 for magnitudes matplotlib draws.
+
+    Values beyond 1e100 (up to the largest float64, 1.8e308) or below 1e-100 (down to the subnormals) would
+    overflow or underflow in the axis' own arithmetic; they are drawn divided by 10**exponent, the axis says so.
+    """
+    peak = max(abs(low), abs(high))
+    if peak == 0 or 1e-100 <= peak <= 1e100:
+        return 0
+    return math.floor(math.log10(peak))
+
+
+def _divided(values: npt.NDArray[np.float64], exponent: int) -> npt.NDArray[np.float64]:
+    """``values / 10**exponent``, in two steps so that neither power of ten overflows or underflows to 0."""
+    half = exponent // 2
+    return values / 10.0**half / 10.0 ** (exponent - half)
+
+
+def histogram_edges(values: npt.NDArray[np.float64], integer: bool = False) -> npt.NDArray[np.float64]:
+    """The bin edges of a histogram of finite values: strictly increasing, finite, covering every value.
+
+    Parameters
+    ----------
+    values
+        Finite float64 values, at least one.
+    integer
+        The values are integers (lengths): one bin per integer when they span fewer than the bins.
+
+    Returns
+    -------
+    numpy.ndarray
+        :data:`_BINS` equal bins from the smallest to the largest value, computed as
+        ``low * (1 - t) + high * t``, which cannot overflow whatever the range; one bin around them all when
+        their range is zero or too narrow to be split in float64 (one value, or neighbouring floats).
+    """
+    low, high = float(values.min()), float(values.max())
+    if integer and high - low < _BINS:  # one bar per length
+        return np.arange(low - 0.5, high + 1.5)
+    t = np.linspace(0.0, 1.0, _BINS + 1)
+    edges = np.clip(low * (1.0 - t) + high * t, low, high)
+    if np.unique(edges).size == edges.size:
+        return edges
+    margin = max(abs(low), abs(high)) * 2.0**-10 or 0.5
+    widest = float(np.finfo(np.float64).max)
+    return np.array([max(low - margin, -widest), min(high + margin, widest)])
+
+
 def _histogram(values: npt.NDArray[np.float64], title: str, xlabel: str, integer: bool) -> str:
     fig = _figure(6.0, 2.4)
     ax = fig.add_subplot()
+    values = np.asarray(values, dtype=np.float64)  # float16 or float32 too: edges and bins in float64
+    values = values[np.isfinite(values)]
     if values.size:
-        low, high = float(values.min()), float(values.max())
-        bins: int | list[float] = _BINS
-        if integer and high - low < _BINS:  # one bar per length
-            bins = [float(b) for b in np.arange(low - 0.5, high + 1.5)]
-        ax.hist(values, bins=bins, color=_COLOR)
+        exponent = _display_scale(float(values.min()), float(values.max()))
+        if exponent:
+            values = _divided(values, exponent)
+            xlabel += f" (\u00d7 1e{exponent})"
+        ax.hist(values, bins=histogram_edges(values, integer and not exponent).tolist(), color=_COLOR)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.set_title(title, fontsize=10)
@@ -149,12 +219,14 @@ def length_histogram(lengths: npt.NDArray[np.int64], title: str, unit: str) -> s
 
 
 def value_histogram(values: npt.NDArray[np.float64], title: str) -> str:
-    """A histogram of sampled numeric values (finite ones, float64).
+    """A histogram of sampled numeric values (the finite ones), whatever their magnitude.
 
     Parameters
     ----------
     values
-        The values (:attr:`h5ml.tools.report.sample.ValueStats.values`).
+        The values (:attr:`h5ml.tools.report.sample.ValueStats.values`), any float dtype; bins are computed in
+        float64 (:func:`histogram_edges`), and values beyond 1e100 or below 1e-100 in magnitude are drawn on an
+        axis in a power of ten, which its label names (``value (× 1e308)``).
     title
         The figure's title.
 
@@ -195,6 +267,29 @@ def amplitude_range(dtype: str, low: float | None = None, high: float | None = N
     return bottom, top
 
 
+def duration(frames: int, sample_rate: float) -> float | None:
+    """The seconds ``frames`` last at ``sample_rate``, or None when the rate gives no time.
+
+    Parameters
+    ----------
+    frames
+        Frames of one sample (its length along the first axis).
+    sample_rate
+        The feature's ``sample_rate`` (Hz, §6.1), as stored: it may be 0, negative, NaN or infinite in a file
+        the validator fails.
+
+    Returns
+    -------
+    float or None
+        ``frames / sample_rate``; None when the rate is not a positive finite number or the duration is not
+        finite (a rate of 1e-320 Hz).
+    """
+    if not (math.isfinite(sample_rate) and sample_rate > 0):
+        return None
+    seconds = frames / sample_rate
+    return seconds if math.isfinite(seconds) else None
+
+
 def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits: tuple[float, float]) -> Figure:
     """The waveform thumbnail's figure: the min/max envelope of the (mono-mixed) signal on a fixed amplitude axis.
 
@@ -204,7 +299,8 @@ def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits
         One sample of an audio-like feature, float64 in its stored units, shape (frames,) or (frames,
         channels): channels are averaged.
     sample_rate
-        Frames per second (Hz, the feature's ``sample_rate``, §6.1).
+        Frames per second (Hz, the feature's ``sample_rate``, §6.1). When it gives no time (:func:`duration`:
+        0, negative, NaN), the x axis counts frames instead of seconds, and says so.
     limits
         The amplitude axis (:func:`amplitude_range`), the same for every clip of the feature: a quiet clip
         looks quiet, a clipped one touches the edges. Ticks at both limits and 0, labelled.
@@ -212,25 +308,27 @@ def waveform_figure(samples: npt.NDArray[np.float64], sample_rate: float, limits
     Returns
     -------
     matplotlib.figure.Figure
-        One axes: x in seconds, y from ``limits[0]`` to ``limits[1]``.
+        One axes: x in seconds (or frames), y from ``limits[0]`` to ``limits[1]``.
     """
     mono = samples.mean(axis=1) if samples.ndim == 2 else samples.ravel()
     fig = _figure(3.2, 1.2)
     ax = fig.add_subplot()
+    timed = duration(mono.size, sample_rate) is not None
+    exponent = _display_scale(*limits)  # amplitudes near 1.8e308 are drawn in a power of ten, labelled as they are
     if mono.size:
         bins = min(_WAVE_POINTS, mono.size)
         edges = np.linspace(0, mono.size, bins + 1).astype(np.int64)
-        low = np.minimum.reduceat(mono, edges[:-1])
-        high = np.maximum.reduceat(mono, edges[:-1])
-        t = edges[:-1] / sample_rate
+        low = _divided(np.minimum.reduceat(mono, edges[:-1]), exponent)
+        high = _divided(np.maximum.reduceat(mono, edges[:-1]), exponent)
+        t = edges[:-1] / sample_rate if timed else edges[:-1].astype(np.float64)
         ax.fill_between(t, low, high, color=_COLOR, linewidth=0.5)
-        ax.set_xlim(0, mono.size / sample_rate)
-    ax.set_ylim(*limits)
+        ax.set_xlim(0, mono.size / sample_rate if timed else mono.size)
     ticks = sorted({limits[0], 0.0, limits[1]})
-    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_ylim(*(float(v) for v in _divided(np.array(limits, dtype=np.float64), exponent)))
+    ax.set_yticks(_divided(np.array(ticks), exponent).tolist(), [f"{t:g}" for t in ticks])
     ax.axhline(0.0, color="#999", linewidth=0.4)
     ax.tick_params(labelsize=7)
-    ax.set_xlabel("s", fontsize=7, labelpad=0)
+    ax.set_xlabel("s" if timed else "frames", fontsize=7, labelpad=0)
     return fig
 
 

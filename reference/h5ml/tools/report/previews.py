@@ -1,14 +1,18 @@
 """The previews of ``h5ml report``: images, audio players and waveforms, and table cells, as embeddable values.
 
-Images become PNG data URIs (:func:`image_uri`, via :func:`matplotlib.image.imsave`;
-a bytes feature of a raster ``media_type`` is embedded as stored,
-:func:`encoded_image_uri`); an audio-like sample (a feature with
+Images become PNG data URIs drawn with Pillow (:func:`image_uri`), reduced
+to at most :data:`MAX_THUMBNAIL_SIDE` pixels on their longest side; a bytes
+feature of a raster ``media_type`` is embedded as stored
+(:func:`encoded_image_uri`); an audio-like sample (a feature with
 ``sample_rate``, §6.1) becomes a 16-bit PCM WAV data URI (:func:`wav_uri`,
-the standard library's :mod:`wave`) for an ``<audio>`` player; a string or a
-number becomes the short text of a table cell (:func:`cell_text`). Every
-preview is bounded: :data:`MAX_AUDIO_SECONDS` of audio, :data:`MAX_IMAGE_BYTES`
-of a stored image, :data:`MAX_CELL_CHARS` of text, and each function says
-what it cut (the page shows it).
+the standard library's :mod:`wave`) for an ``<audio>`` player, when a WAV
+file can hold its rate (:func:`wav_rate_problem`); a string or a number
+becomes the short text of a table cell (:func:`cell_text`). Every preview is
+bounded: :data:`MAX_AUDIO_SECONDS` of audio, :data:`MAX_THUMBNAIL_SIDE`
+pixels of a drawn image, :data:`MAX_IMAGE_BYTES` of a stored image,
+:data:`MAX_CELL_CHARS` of text, and all of a page's images and sounds
+together :data:`MAX_PREVIEW_BYTES` (:class:`PreviewBudget`); each function
+says what it cut or left out (the page shows it).
 
 It implements no SPEC clause: it renders samples the reader returned (§6).
 """
@@ -17,20 +21,28 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import wave
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.tools.console import size_text
+
 __all__ = [
     "MAX_AUDIO_SECONDS",
     "MAX_CELL_CHARS",
     "MAX_IMAGE_BYTES",
+    "MAX_PREVIEW_BYTES",
+    "MAX_THUMBNAIL_SIDE",
+    "MAX_WAV_RATE",
+    "PreviewBudget",
     "cell_text",
     "encoded_image_uri",
     "image_uri",
     "pcm16",
+    "wav_rate_problem",
     "wav_uri",
 ]
 
@@ -38,6 +50,12 @@ __all__ = [
 MAX_AUDIO_SECONDS: Final = 5.0
 #: Bytes of a stored image (a bytes feature) put in the page; a larger one is not embedded.
 MAX_IMAGE_BYTES: Final = 1 << 20
+#: The largest frame rate a WAV file holds (its header stores the rate as a 32-bit unsigned integer).
+MAX_WAV_RATE: Final = 2**32 - 1
+#: The longest side of an image preview, in pixels: a larger image is shown reduced to it.
+MAX_THUMBNAIL_SIDE: Final = 256
+#: Bytes of all the previews (image and WAV data URIs) of one page (:class:`PreviewBudget`).
+MAX_PREVIEW_BYTES: Final = 16_000_000
 #: Characters of a string shown in a table cell.
 MAX_CELL_CHARS: Final = 200
 
@@ -46,30 +64,94 @@ def _uri(media_type: str, data: bytes) -> str:
     return f"data:{media_type};base64," + base64.b64encode(data).decode("ascii")
 
 
-def image_uri(sample: npt.NDArray[Any]) -> str:
-    """One uint8 image, (H, W) grey or (H, W, C) with C 1, 3 or 4, as a PNG data URI.
+def image_uri(sample: npt.NDArray[Any]) -> tuple[str, bool]:
+    """One uint8 image, (H, W) grey or (H, W, C) with C 1, 3 or 4, as a PNG data URI, reduced when large.
 
     Parameters
     ----------
     sample
-        The image as the reader returned it (uint8).
+        The pixels drawn (uint8, :func:`h5ml.tools.report.image_scale.display_pixels`).
 
     Returns
     -------
-    str
-        ``data:image/png;base64,...``.
+    (str, bool)
+        ``data:image/png;base64,...`` of the pixels as they are (grey exactly, one channel) when the longest
+        side is at most :data:`MAX_THUMBNAIL_SIDE`; else of a thumbnail reduced with Pillow (box filter: each
+        pixel the mean of those it covers) to that longest side, the aspect ratio kept. And whether it was
+        reduced.
     """
-    from matplotlib.image import imsave
+    from PIL import Image
 
-    image = np.asarray(sample)
-    if image.ndim == 2:
-        image = image[:, :, None]
-    if image.shape[2] == 1:
-        # grey as three equal channels: the stored values exactly (a colormap would round some by one)
-        image = np.repeat(image, 3, axis=2)
+    image = np.ascontiguousarray(sample, dtype=np.uint8)
+    if image.ndim == 3 and image.shape[2] == 1:
+        image = image[:, :, 0]
+    mode = {2: "L", 3: "RGB", 4: "RGBA"}[image.shape[2] if image.ndim == 3 else 2]
+    picture = Image.fromarray(image, mode=mode)
+    height, width = image.shape[:2]
+    reduced = max(height, width) > MAX_THUMBNAIL_SIDE
+    if reduced:
+        scale = MAX_THUMBNAIL_SIDE / max(height, width)
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        picture = picture.resize(size, Image.Resampling.BOX)
     buffer = io.BytesIO()
-    imsave(buffer, np.ascontiguousarray(image), format="png")
-    return _uri("image/png", buffer.getvalue())
+    picture.save(buffer, format="PNG")
+    return _uri("image/png", buffer.getvalue()), reduced
+
+
+class PreviewBudget:
+    """The bytes of embedded previews (images and sounds, as data URIs) the page may still hold.
+
+    One budget serves the whole page: the previews are taken in page order (split by split; in each, the
+    image features, then the audio ones) until it is spent, and the ones after are left out, which each section
+    says. Waveforms and plots are figures of bounded size and are not counted.
+
+    Parameters
+    ----------
+    limit
+        The bytes of data URIs in all (:data:`MAX_PREVIEW_BYTES`).
+    """
+
+    def __init__(self, limit: int = MAX_PREVIEW_BYTES) -> None:
+        self.limit = limit
+        self.left = limit
+
+    def take(self, uri: str) -> bool:
+        """Count ``uri`` against the budget if it fits; return whether it does (else it must be left out).
+
+        Parameters
+        ----------
+        uri
+            A preview's data URI.
+
+        Returns
+        -------
+        bool
+            True when it fits in what is left (then taken from it).
+        """
+        if len(uri) > self.left:
+            return False
+        self.left -= len(uri)
+        return True
+
+    def spent_text(self, count: int, what: str) -> str:
+        """The note of ``count`` previews left out for the budget (``"3 images are left out: ..."``).
+
+        Parameters
+        ----------
+        count
+            How many were left out (> 0).
+        what
+            What they are, plural (``"images"``, ``"audio players"``).
+
+        Returns
+        -------
+        str
+            The sentence for the page.
+        """
+        return (
+            f"{count} {what} left out: the previews of this page are bounded to {size_text(self.limit)} in all, "
+            "and the earlier ones used it."
+        )
 
 
 def encoded_image_uri(data: bytes, media_type: str) -> str | None:
@@ -132,6 +214,30 @@ def pcm16(sample: npt.NDArray[Any], sample_rate: float) -> tuple[npt.NDArray[np.
     return (np.clip(values, -1.0, 1.0) * 32767).round().astype(np.int16), cut, scaled
 
 
+def wav_rate_problem(sample_rate: float) -> str:
+    """Why no WAV can be played at ``sample_rate``; ``""`` when one can.
+
+    Parameters
+    ----------
+    sample_rate
+        The feature's ``sample_rate`` (Hz, §6.1) as stored: a file the validator fails may hold 0, a negative
+        number or NaN; a valid one may hold a rate no WAV header holds.
+
+    Returns
+    -------
+    str
+        ``""`` when the rate, rounded to an integer as a WAV header holds it, is 1 to :data:`MAX_WAV_RATE`;
+        else why not, in words for the page.
+    """
+    if not (math.isfinite(sample_rate) and sample_rate > 0):
+        return f"its sample_rate {sample_rate:.12g} is not a positive finite number of Hz (§6.1)"
+    if round(sample_rate) < 1:
+        return f"its sample_rate {sample_rate:.12g} Hz rounds to 0, and a WAV file holds a whole number of Hz"
+    if round(sample_rate) > MAX_WAV_RATE:
+        return f"its sample_rate {sample_rate:.12g} Hz is above the {MAX_WAV_RATE} Hz a WAV file can hold"
+    return ""
+
+
 def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
     """16-bit PCM frames as a WAV data URI for an ``<audio>`` element.
 
@@ -140,18 +246,26 @@ def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
     frames
         (frames, channels) int16 (:func:`pcm16`).
     sample_rate
-        Frames per second; a WAV header holds an integer, so it is rounded (at least 1).
+        Frames per second; a WAV header holds an integer, so it is rounded.
 
     Returns
     -------
     str
         ``data:audio/wav;base64,...``.
+
+    Raises
+    ------
+    ValueError
+        If no WAV holds ``sample_rate`` (:func:`wav_rate_problem` says why).
     """
+    problem = wav_rate_problem(sample_rate)
+    if problem:
+        raise ValueError(f"no WAV player for this sample: {problem}")
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:
         out.setnchannels(int(frames.shape[1]))
         out.setsampwidth(2)
-        out.setframerate(max(1, round(sample_rate)))
+        out.setframerate(round(sample_rate))
         out.writeframes(frames.astype("<i2").tobytes())
     return _uri("audio/wav", buffer.getvalue())
 

@@ -17,6 +17,7 @@ storage that was never written (the summary's ``never_written``, §3.5.1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -115,13 +116,15 @@ class ValueStats:
     Attributes
     ----------
     count
-        Values counted (every element of every row read, NaN excluded).
-    nan_count
-        NaN values among the elements read (floating-point features).
+        Finite values counted (every finite element of every row read): the figures are over these.
+    nan_count, posinf_count, neginf_count
+        NaN, +inf and -inf values among the elements read (floating-point features), counted apart.
     minimum, maximum, mean, std
-        Over the finite values counted; None when there are none.
+        Over the finite values; None when there are none. The mean and the (population) std never overflow
+        (float values near the largest float64) and integer means are exact but for the final rounding to
+        float64 (int64 and uint64 values near 2**63 or 2**64).
     values
-        The values, float64 and flattened, for the value histogram (at most
+        The finite values, float64 and flattened, for the value histogram (at most
         :data:`SAMPLE_BYTES` / 8 of them, evenly strided when there are more).
     """
 
@@ -132,6 +135,50 @@ class ValueStats:
     mean: float | None
     std: float | None
     values: npt.NDArray[np.float64]
+    posinf_count: int = 0
+    neginf_count: int = 0
+
+    def not_finite_text(self) -> str:
+        """The values left out of the figures, in words (``"1 NaN, 2 +inf"``); ``""`` when there are none."""
+        counts = ((self.nan_count, "NaN"), (self.posinf_count, "+inf"), (self.neginf_count, "-inf"))
+        return ", ".join(f"{n} {word}" for n, word in counts if n)
+
+
+def _float_mean_std(finite: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """Mean and population std of finite float64 values, computed on values scaled by a power of two.
+
+    The scale brings the largest magnitude into [0.5, 1): the sums cannot overflow (values near 1.7e308), and,
+    a power of two being exact, the figures equal the unscaled ones wherever those do not overflow.
+    """
+    peak = float(np.abs(finite).max())
+    exponent = math.frexp(peak)[1] if peak > 0 else 0
+    scaled = np.ldexp(finite, -exponent)
+    mean = float(scaled.mean())
+    std = float(np.sqrt(np.mean(np.square(scaled - mean))))
+    return math.ldexp(mean, exponent), math.ldexp(std, exponent)
+
+
+def _int_mean_std(values: npt.NDArray[Any]) -> tuple[float, float]:
+    """Mean and population std of integers (int64 or uint64 at most), exact but for the last rounding to float.
+
+    Each value is split into its high and low 32 bits, whose sums cannot overflow int64; the exact sum is then a
+    Python integer, and the mean its correctly rounded quotient. The std is over the deviations from the mean
+    rounded to an integer, taken exactly in two parts before they become float64 (values near 2**63 keep their
+    spread, which float64 values would round away).
+    """
+    n = int(values.size)
+    if values.dtype.kind == "u":
+        high = (values >> np.uint64(32)).astype(np.int64)
+        low = (values & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    else:
+        wide = values.astype(np.int64)
+        high, low = wide >> 32, wide & 0xFFFFFFFF
+    total = (int(high.sum(dtype=np.int64)) << 32) + int(low.sum(dtype=np.int64))
+    nearest = (2 * total + n) // (2 * n)  # the mean rounded to an integer, within the values' range
+    deviation = (high - (nearest >> 32)).astype(np.float64) * 2.0**32 + (low - (nearest & 0xFFFFFFFF))
+    rest = (total - nearest * n) / n  # the mean of the deviations, |rest| <= 1/2
+    std = float(np.sqrt(np.mean(np.square(deviation - rest))))
+    return total / n, std
 
 
 def value_stats(rows: Sequence[Any] | npt.NDArray[Any]) -> ValueStats:
@@ -145,24 +192,40 @@ def value_stats(rows: Sequence[Any] | npt.NDArray[Any]) -> ValueStats:
     Returns
     -------
     ValueStats
-        Booleans count as 0 and 1; NaN is counted apart and left out of the figures.
+        Booleans count as 0 and 1; NaN, +inf and -inf are counted apart and left out of the figures, which are
+        over the finite values only.
     """
     parts = [np.asarray(rows).ravel()] if isinstance(rows, np.ndarray) else [np.asarray(r).ravel() for r in rows]
-    flat = np.concatenate(parts).astype(np.float64) if parts else np.zeros(0, dtype=np.float64)
-    nan = np.isnan(flat)
-    nan_count = int(np.count_nonzero(nan))
-    kept = flat[~nan]
-    finite = kept[np.isfinite(kept)]
+    raw = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
+    if raw.dtype.kind == "b":
+        raw = raw.astype(np.int64)
+    flat = raw.astype(np.float64)
     cap = SAMPLE_BYTES // 8
+    if raw.dtype.kind in "iu":
+        nan_count = posinf = neginf = 0
+        finite = flat
+    else:
+        nan_count = int(np.count_nonzero(np.isnan(flat)))
+        posinf = int(np.count_nonzero(np.isposinf(flat)))
+        neginf = int(np.count_nonzero(np.isneginf(flat)))
+        finite = flat[np.isfinite(flat)]
     shown = finite if finite.size <= cap else finite[:: -(-finite.size // cap)]
     if not finite.size:
-        return ValueStats(int(kept.size), nan_count, None, None, None, None, shown)
+        return ValueStats(0, nan_count, None, None, None, None, shown, posinf, neginf)
+    if raw.dtype.kind in "iu":
+        mean, std = _int_mean_std(raw)
+        low, high = float(int(raw.min())), float(int(raw.max()))
+    else:
+        mean, std = _float_mean_std(finite)
+        low, high = float(finite.min()), float(finite.max())
     return ValueStats(
-        count=int(kept.size),
+        count=int(finite.size),
         nan_count=nan_count,
-        minimum=float(finite.min()),
-        maximum=float(finite.max()),
-        mean=float(finite.mean()),
-        std=float(finite.std()),
+        minimum=low,
+        maximum=high,
+        mean=mean,
+        std=std,
         values=shown,
+        posinf_count=posinf,
+        neginf_count=neginf,
     )

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from h5ml.tools.report.markup import number
 
-__all__ = ["STATS_KEYS", "MergedStats", "merge_stored_stats", "stored_stats_text"]
+__all__ = ["STATS_KEYS", "MergedStats", "merge_stored_stats", "stored_range", "stored_stats_text"]
 
 #: The attributes of §6.7, key -> the word shown on the page, in the order shown.
 STATS_KEYS: Final = {
@@ -67,6 +67,27 @@ class MergedStats:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(float(value))
+
+
+def stored_range(stats: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A feature's stored ``stats_min`` and ``stats_max`` (§6.7) when both are stored as finite numbers.
+
+    Parameters
+    ----------
+    stats
+        The stored statistics as JSON values (:attr:`h5ml.tools.summary.FeatureSummary.stats`): a value that is
+        not finite is the string ``"Infinity"``, ``"-Infinity"`` or ``"NaN"`` there.
+
+    Returns
+    -------
+    (float, float) or None
+        The two as floats; None when either is missing or not a finite number.
+    """
+    low: Any = stats.get("stats_min")
+    high: Any = stats.get("stats_max")
+    if _finite(low) and _finite(high):
+        return float(low), float(high)
+    return None
 
 
 def merge_stored_stats(parts: Sequence[Mapping[str, Any]]) -> MergedStats:
