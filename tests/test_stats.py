@@ -42,7 +42,9 @@ def reference(values: np.ndarray) -> tuple[int, float, float, float, float]:
     exact = [Fraction(float(x)) for x in v]
     mean = sum(exact, Fraction(0)) / len(exact)
     variance = sum(((x - mean) ** 2 for x in exact), Fraction(0)) / len(exact)
-    return v.size, float(min(exact)), float(max(exact)), float(mean), math.sqrt(float(variance))
+    # The variance of values near 1.7e308 exceeds the float64 range: its square root is taken scaled by 2**-1400.
+    std = math.sqrt(float(variance / 2**1400)) * 2.0**700 if variance > 2**1000 else math.sqrt(float(variance))
+    return v.size, float(min(exact)), float(max(exact)), float(mean), std
 
 
 def assert_matches(got: dict[str, int | float], values: np.ndarray, rel: float = 1e-12) -> None:
@@ -264,3 +266,42 @@ def test_both_infinities_leave_mean_and_std_out() -> None:
     finite = StreamingStats()
     finite.update(np.array([1.0, 3.0]))
     assert finite.attrs()["stats_mean"] == 2.0 and finite.attrs()["stats_std"] == 1.0
+
+
+HUGE_FLOATS = st.floats(-1.7e308, 1.7e308, allow_nan=False, allow_infinity=False, width=64)
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [[1.6e308, -1.6e308, 1.0e308, -1.7e308]],
+        [[0.5, 2.0], [1.6e308, -1.6e308], [3.0]],
+        [[1.7e308], [1.7e308], [-1.7e308]],
+        [[1e200, -1e200, 3e200]],
+    ],
+    ids=["one-batch", "small-then-huge", "one-value-batches", "below-the-scaling"],
+)
+def test_values_near_the_float64_limit_give_finite_exact_statistics(batches: list[list[float]]) -> None:
+    """§6.7: finite values up to 1.7e308 give the exact (rounded) mean and std, never an infinity from overflow."""
+    got = stats_of(*(np.array(b, dtype=np.float64) for b in batches))
+    values = np.array([x for b in batches for x in b])
+    assert math.isfinite(got["stats_mean"]) and math.isfinite(got["stats_std"])
+    assert_matches(got, values, rel=1e-12)
+
+
+@given(st.lists(HUGE_FLOATS, min_size=1, max_size=40), st.lists(st.integers(0, 40), max_size=4))
+def test_huge_floats_in_any_batches_match_exact_statistics(values: list[float], cuts: list[int]) -> None:
+    """§6.7: however huge finite values are cut into batches, mean and std match exact arithmetic."""
+    x = np.array(values, dtype=np.float64)
+    edges = sorted({0, len(values), *(c for c in cuts if c <= len(values))})
+    got = stats_of(*(x[a:b] for a, b in itertools.pairwise(edges)))
+    assert_matches(got, x, rel=1e-9)
+
+
+def test_a_written_feature_of_huge_values_records_its_true_mean(tmp_path: Path) -> None:
+    """§6.7 on file: a float64 feature spread over +-1.6e308 records mean 0 and std 1.6e308 (the mean was -inf)."""
+    x = np.array([1.6e308, -1.6e308] * 4)
+    target = write(tmp_path / "huge.h5", {"train": {"x": x}})
+    with h5py.File(target, "r") as f:
+        attrs = f["train/x"].attrs
+        assert (attrs["stats_mean"], attrs["stats_std"]) == (0.0, 1.6e308)

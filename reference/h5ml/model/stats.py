@@ -14,10 +14,15 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["INT_SUM_BLOCK", "STATS_BLOCK", "StreamingStats"]
+__all__ = ["HUGE", "INT_SUM_BLOCK", "SCALE_EXPONENT", "STATS_BLOCK", "StreamingStats"]
 
 #: Values turned into float64 at a time (bounds the temporary copy to 32 MiB).
 STATS_BLOCK: Final = 1 << 22
+#: Above this magnitude (2**400) a block's values are scaled by 2**-SCALE_EXPONENT before their moments are
+#: taken: their sum and squares would overflow float64 (values near 1.7e308 gave a stats_mean of -inf).
+HUGE: Final = 2.0**400  # (2 * 2**400)**2 * 2**63 values stay below the float64 limit
+#: The power of two the moments of huge values are scaled down by (exact: a power of two).
+SCALE_EXPONENT: Final = 600
 #: Small integers squared at a time in an integer type twice as wide (bounds the
 #: temporary copy to 256 KiB, which stays in the CPU cache).
 INT_SUM_BLOCK: Final = 1 << 16
@@ -30,6 +35,9 @@ class StreamingStats:
     gives the attributes to write. Batches merge with Chan, Golub and
     LeVeque's pairwise update of (count, mean, M2) in float64, so the result
     does not depend on how the values were cut into batches (up to rounding).
+    Once a value above :data:`HUGE` in magnitude is seen, the moments are kept
+    scaled by ``2**-SCALE_EXPONENT`` (an exact power of two), so finite values
+    up to the float64 limit never overflow the mean or std to infinity.
     Integers of one or two bytes (bool, int8, uint8, int16, uint16: images,
     audio) are summed exactly in integers (values and squares), so the count,
     mean and M2 of each batch are exact up to one final rounding.
@@ -47,7 +55,9 @@ class StreamingStats:
     mean
         The mean of the finite values (float64 arithmetic).
     m2
-        The finite values' sum of squared deviations from their mean.
+        The finite values' sum of squared deviations from their mean, times ``scale**2``.
+    scale
+        1.0, or ``2**-SCALE_EXPONENT`` once a huge value was seen (the unit of ``m2``).
     pos_inf, neg_inf
         How many +inf and -inf values were seen.
     min, max
@@ -60,6 +70,7 @@ class StreamingStats:
         self.neg_inf = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.scale = 1.0
         self.min = math.inf
         self.max = -math.inf
 
@@ -103,10 +114,14 @@ class StreamingStats:
                     lo, hi = float(x.min()), float(x.max())
             xf = buf[: x.size]
             np.copyto(xf, x)
-            with np.errstate(over="ignore"):  # huge finite values may overflow the squares to inf
-                mean_b = float(xf.mean())
-                xf -= mean_b
-                self._merge(int(xf.size), mean_b, float(np.dot(xf, xf)), lo, hi)
+            if self.scale == 1.0 and max(abs(lo), abs(hi)) > HUGE:
+                self.scale = 2.0**-SCALE_EXPONENT  # from now on m2 is in scaled units (exact powers of two)
+                self.m2 = self.m2 * self.scale * self.scale
+            if self.scale != 1.0:
+                xf *= self.scale
+            mean_b = float(xf.mean())  # scaled: |x| <= 2**424, so neither the sum nor the squares overflow
+            xf -= mean_b
+            self._merge(int(xf.size), mean_b / self.scale, float(np.dot(xf, xf)), lo, hi)
 
     def _update_small_ints(self, flat: np.ndarray) -> None:
         """Integers of one or two bytes (bool, int8, uint8, int16, uint16): exact integer sums.
@@ -143,15 +158,16 @@ class StreamingStats:
             np.multiply(sq, sq, out=sq)
             s2 += int(sq.sum(dtype=acc2))
         mean_b = s1 / n_b  # int / int: correctly rounded
-        m2_b = (n_b * s2 - s1 * s1) / n_b  # exact numerator, one rounding
+        m2_b = (n_b * s2 - s1 * s1) / n_b * self.scale * self.scale  # exact numerator, one rounding; m2's unit
         self._merge(n_b, mean_b, m2_b, float(flat.min()), float(flat.max()))
 
     def _merge(self, n_b: int, mean_b: float, m2_b: float, lo: float, hi: float) -> None:
-        """Chan et al.'s update of (count, mean, M2) with a batch's, plus min and max."""
+        """Chan et al.'s update of (count, mean, M2) with a batch's (``m2_b`` in units of ``scale**2``)."""
         n_a = self.count - self.pos_inf - self.neg_inf  # finite values merged so far
         n = n_a + n_b
-        delta = mean_b - self.mean
-        self.mean += delta * n_b / n
+        s = self.scale
+        delta = mean_b * s - self.mean * s  # scaled: the difference of two huge means does not overflow
+        self.mean = (self.mean * s + delta * n_b / n) / s  # between the two means: finite
         self.m2 += m2_b + delta * delta * n_a * n_b / n
         self.count += n_b
         self.min = min(self.min, lo)
@@ -174,7 +190,8 @@ class StreamingStats:
             elif self.pos_inf or self.neg_inf:
                 mean, std = (math.inf if self.pos_inf else -math.inf), math.nan
             else:
-                mean, std = self.mean, math.sqrt(self.m2 / self.count) if self.m2 >= 0 else math.nan
+                mean = self.mean
+                std = math.sqrt(self.m2 / self.count) / self.scale if self.m2 >= 0 else math.nan
             candidates = {"stats_min": self.min, "stats_max": self.max, "stats_mean": mean, "stats_std": std}
             out.update({k: v for k, v in candidates.items() if not math.isnan(v)})  # NaN has no JSON form (§4.6)
         return out
