@@ -453,7 +453,7 @@ def test_convert_command_writes_a_valid_file(tmp_path: Path) -> None:
     exit_code, _, err = run_cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "test")
     assert exit_code == 2 and ".npy" in err
     exit_code, _, err = run_cli("convert", str(tmp_path / "data.csv"), str(tmp_path / "o.h5"))
-    assert exit_code == 2 and "data.csv: no such file or folder" in err
+    assert exit_code == 2 and f"Invalid value for 'SOURCES...': '{tmp_path / 'data.csv'}' does not exist" in err
     (tmp_path / "notes.txt").write_text("not data")
     exit_code, _, err = run_cli("convert", str(tmp_path / "notes.txt"), str(tmp_path / "o.h5"))
     assert exit_code == 2 and "pass --from" in err and not (tmp_path / "o.h5").exists()

@@ -12,13 +12,13 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams
 
 __all__ = ["croissant_command"]
 
 
 @click.command("croissant")
-@click.argument("source")
+@click.argument("source", type=INPUT_PATH)
 @click.option(
     "-o", "--output", default=None, help="The JSON-LD file to write (metadata.json); default: standard output."
 )

@@ -26,6 +26,7 @@ from rich.tree import Tree
 from h5ml.model.remote import is_url
 from h5ml.tools.console import (
     EXIT_OK,
+    INPUT_PATH,
     Streams,
     plural,
     print_json,
@@ -190,7 +191,7 @@ def render_summary(console: Console, summary: FileSummary) -> None:
 
 
 @click.command("inspect")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--max-objects",

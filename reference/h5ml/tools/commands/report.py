@@ -20,13 +20,13 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_INVALID, EXIT_OK, Streams, safe_text
+from h5ml.tools.console import EXIT_INVALID, EXIT_OK, INPUT_PATH, Streams, safe_text
 
 __all__ = ["report_command"]
 
 
 @click.command("report")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option(
     "-o",
     "--output",

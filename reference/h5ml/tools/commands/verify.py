@@ -24,6 +24,7 @@ from h5ml.tools.console import (
     EXIT_ERROR,
     EXIT_INVALID,
     EXIT_OK,
+    INPUT_PATH,
     Streams,
     plural,
     print_json,
@@ -108,7 +109,7 @@ def _progress_bar(streams: Streams, enabled: bool | None) -> Any:
 
 
 @click.command("verify")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
