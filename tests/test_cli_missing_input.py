@@ -101,6 +101,20 @@ def test_a_symbolic_link_to_nothing_is_named_as_such(folder: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("command", ["unshard", "view"])
+def test_a_folder_without_an_index_names_the_missing_index(folder: Path, command: str) -> None:
+    """An existing folder that holds no index.json: the index is named, not the system's 'No such file'."""
+    empty = folder / "empty"
+    empty.mkdir()
+    code, stdout, stderr = run_cli(command, str(empty), str(empty / "out.h5"))
+    assert (code, stdout) == (2, "")
+    assert stderr == (
+        f"h5ml: error: {empty / 'index.json'}: no shard index here; give the index.json of a sharded h5ml "
+        "dataset, or its folder\n"
+    )
+    assert list(empty.iterdir()) == []
+
+
 def test_validate_reports_a_missing_file_in_the_same_words(folder: Path) -> None:
     """validate keeps the missing file in its report (E100, readable false, exit 2): a document in every format."""
     missing = folder / "nope" / "data.h5"
