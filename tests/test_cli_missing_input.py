@@ -1,7 +1,7 @@
 """An input path that does not exist, given to each command of ``h5ml``: one usage error, in one pattern.
 
 Every command that reads a file or folder the user names checks its input
-arguments with one click parameter type (:class:`h5ml.tools.console.InputPath`):
+arguments with one click parameter type (:data:`h5ml.tools.input_paths.INPUT_PATH`):
 a path that does not exist ends as the line ``h5ml: error: Invalid value for
 'ARGUMENT': 'PATH' does not exist; check the path (see 'h5ml COMMAND
 --help')``, exit code 2 as click gives any usage error, nothing on stdout,

@@ -18,7 +18,8 @@ import click
 from rich.text import Text
 
 from h5ml.tools.commands.shard import shard_options
-from h5ml.tools.console import EXIT_OK, Streams, require_inputs
+from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import require_inputs
 
 #: The exit status of ``--plan`` when the plan lists decisions to make before it can run.
 EXIT_DECIDE = 1

@@ -12,7 +12,8 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams
+from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["croissant_command"]
 

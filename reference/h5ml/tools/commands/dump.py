@@ -15,7 +15,8 @@ from typing import Any, Final
 
 import click
 
-from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams, print_json, require_file, safe_text, tuple_text
+from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file, safe_text, tuple_text
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["EDGE_ITEMS", "TEXT_CHARS", "dump_command", "short_value"]
 

@@ -12,7 +12,8 @@ from typing import Any
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams
+from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["export_command", "merge_command", "subset_command"]
 

@@ -26,7 +26,6 @@ from rich.tree import Tree
 from h5ml.model.remote import is_url
 from h5ml.tools.console import (
     EXIT_OK,
-    INPUT_PATH,
     Streams,
     plural,
     print_json,
@@ -36,6 +35,7 @@ from h5ml.tools.console import (
     size_text,
     tuple_text,
 )
+from h5ml.tools.input_paths import INPUT_PATH
 from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover

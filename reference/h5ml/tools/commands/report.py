@@ -20,7 +20,8 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_INVALID, EXIT_OK, INPUT_PATH, Streams, safe_text
+from h5ml.tools.console import EXIT_INVALID, EXIT_OK, Streams, safe_text
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["report_command"]
 

@@ -13,7 +13,8 @@ from typing import Any
 import click
 from rich.text import Text
 
-from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams
+from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["samples_per_shard_option", "shard_command", "shard_options", "shard_size_option", "unshard_command"]
 

@@ -24,7 +24,6 @@ from h5ml.tools.console import (
     EXIT_ERROR,
     EXIT_INVALID,
     EXIT_OK,
-    INPUT_PATH,
     Streams,
     plural,
     print_json,
@@ -32,6 +31,7 @@ from h5ml.tools.console import (
     safe_text,
     terminal_console,
 )
+from h5ml.tools.input_paths import INPUT_PATH
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.verify_report import FeatureCheck, VerifyReport

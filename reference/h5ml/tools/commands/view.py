@@ -11,7 +11,8 @@ import click
 from rich.text import Text
 
 from h5ml.ingest.view import write_view
-from h5ml.tools.console import EXIT_OK, INPUT_PATH, Streams
+from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["view_command"]
 
