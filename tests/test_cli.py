@@ -308,6 +308,58 @@ def test_inspect_text_lists_splits_features_and_storage(tmp_path: Path) -> None:
         assert text in out
 
 
+def metadata_rows(out: str) -> dict[str, str]:
+    """The rows of inspect's metadata table: key -> its value, the lines a wrapped cell takes joined by spaces."""
+    rows: dict[str, list[str]] = {}
+    lines = out[out.index("metadata") :].splitlines()
+    key = ""
+    for line in lines:
+        cells = line.split("│")
+        if len(cells) != 4:  # the table's borders and its header rule
+            continue
+        name, value = cells[1].strip(), cells[2].strip()
+        if name == "metadata":
+            continue
+        key = name or key  # a wrapped cell continues on lines whose key cell is empty
+        rows.setdefault(key, []).append(value)
+    return {k: " ".join(" ".join(v).split()) for k, v in rows.items()}
+
+
+def test_inspect_shows_the_whole_card(tmp_path: Path) -> None:
+    """Citation, homepage, keywords, creator and source are shown, and the description whole, however long."""
+    paragraph = "Handwritten digits scanned at 300 dpi, one per 8x8 image, labelled by two annotators who agreed. "
+    description = paragraph * 4 + "\n\nKnown limits: writers are adults from one country; the end of this text is kept."
+    citation = "@misc{digits,\n  title = {Small digits},\n  author = {Doe, Jane},\n  year = {2026}\n}"
+    rng = np.random.default_rng(5)
+    path = tmp_path / "card.h5"
+    h5ml.write(
+        path,
+        {"train": {"x": rng.normal(size=(6, 2)).astype(np.float32)}},
+        metadata={
+            "name": "digits",
+            "description": description,
+            "license": "CC-BY-4.0",
+            "citation": citation,
+            "creator": "Jane Doe",
+            "homepage": "https://example.org/digits",
+            "keywords": ["digits", "handwriting", "ocr"],
+            "source": "scanned forms",
+        },
+    )
+    assert len(description) > 400
+    exit_code, out, err = run_cli("inspect", str(path))
+    assert exit_code == 0 and err == ""
+    rows = metadata_rows(out)
+    assert rows["description"] == " ".join(description.split())  # all of it, not cut at 200 characters
+    assert rows["citation"] == " ".join(citation.split())
+    assert rows["homepage"] == "https://example.org/digits"
+    assert rows["keywords"] == "digits, handwriting, ocr"
+    assert rows["creator"] == "Jane Doe"
+    assert rows["source"] == "scanned forms"
+    assert rows["name"] == "digits" and rows["license"] == "CC-BY-4.0"
+    assert "..." not in out
+
+
 def test_inspect_json_is_the_summary(tmp_path: Path) -> None:
     from h5ml.tools.summary import summarize
 
@@ -401,7 +453,7 @@ def test_convert_command_writes_a_valid_file(tmp_path: Path) -> None:
     exit_code, _, err = run_cli("convert", str(source), str(tmp_path / "o.h5"), "--split", "test")
     assert exit_code == 2 and ".npy" in err
     exit_code, _, err = run_cli("convert", str(tmp_path / "data.csv"), str(tmp_path / "o.h5"))
-    assert exit_code == 2 and "data.csv: no such file or folder" in err
+    assert exit_code == 2 and f"Invalid value for 'SOURCES...': '{tmp_path / 'data.csv'}' does not exist" in err
     (tmp_path / "notes.txt").write_text("not data")
     exit_code, _, err = run_cli("convert", str(tmp_path / "notes.txt"), str(tmp_path / "o.h5"))
     assert exit_code == 2 and "pass --from" in err and not (tmp_path / "o.h5").exists()

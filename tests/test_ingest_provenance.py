@@ -225,6 +225,27 @@ def test_schema_lists_the_named_by_values_and_accepts_the_records_written(tmp_pa
     assert not Draft202012Validator(schema).is_valid({"a/b": [entry("s", None, "default")]})
 
 
+def test_the_validator_calls_the_record_provenance_and_says_nothing_is_lost(tmp_path: Path) -> None:
+    """I300 of the record says what it is (the converter's provenance, for information), not that data is dropped."""
+    source = npz(tmp_path / "d.npz", 0, train=2, test=1)
+    assert run_cli("convert", str(source), str(tmp_path / "d.h5"))[0] == 0
+    with h5py.File(tmp_path / "d.h5", "a") as f:
+        f.attrs["acme:note"] = "a user attribute of another writer"
+    report = h5ml.validate(tmp_path / "d.h5")
+    assert report.valid
+    messages = {issue.message.split("'")[1]: issue.message for issue in report.issues if issue.code == "I300"}
+    assert sorted(messages) == ["acme:note", ATTR]
+    record = messages[ATTR]
+    assert "provenance" in record and "where each split's samples came from" in record
+    assert "informational only" in record and "nothing is lost" in record
+    assert "readers ignore it" not in record
+    # any other user attribute keeps the general wording of §4.7
+    assert messages["acme:note"].endswith("is not defined by h5ml 1.2; readers ignore it")
+    code, out, err = run_cli("validate", str(tmp_path / "d.h5"))
+    assert code == 0 and err == ""
+    assert "nothing is lost" in " ".join(out.split())  # the text table wraps the message
+
+
 def test_record_and_read_round_trip_and_refuse_bad_entries() -> None:
     meta: dict[str, Any] = {"name": "x"}
     same = prov.source_split("f.h5", "test", "file name")

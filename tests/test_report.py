@@ -317,7 +317,11 @@ def test_unusable_input_is_one_error_line_and_no_page(tmp_path: Path, kind: str)
     code, out, err = run_cli("report", str(path))
     assert (code, out) == (2, "")
     assert err.startswith("h5ml: error: ") and err.count("\n") == 1 and "Traceback" not in err
-    expected = {"missing": "no such file", "not_hdf5": "not an HDF5 file", "not_h5ml": "not an h5ml file"}
+    expected = {
+        "missing": "does not exist; check the path",
+        "not_hdf5": "not an HDF5 file",
+        "not_h5ml": "not an h5ml file",
+    }
     assert expected.get(kind, "directory") in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ([] if kind == "missing" else ["input.h5"])
 

@@ -217,6 +217,9 @@ def test_cli_writes_the_view_and_refuses_without_traceback(
     assert code == 2 and "dataset's folder" in err and "relative" in err and "Traceback" not in err
     assert not (tmp_path / "outside.h5").exists()
     code, _, err = run_cli("view", str(tmp_path / "nothing"), str(tmp_path / "v.h5"))
+    assert code == 2 and f"Invalid value for 'INDEX': '{tmp_path / 'nothing'}' does not exist" in err
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_cli("view", str(tmp_path / "empty"), str(tmp_path / "empty" / "v.h5"))
     assert code == 2 and "no shard index" in err and "Traceback" not in err
 
 

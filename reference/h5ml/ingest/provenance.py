@@ -19,6 +19,8 @@ data), and stores the union of the inputs' entries; ``h5ml subset`` keeps
 the entries of the splits it keeps. The JSON Schema
 ``schema/h5ml-source-splits-1.0.schema.json`` (:func:`h5ml.spec.schemas.validator_for`,
 short name ``"source-splits"``) defines the record; :func:`read` checks it.
+The attribute's name lives in :mod:`h5ml.spec` (the validator names the
+record in its I300 issue) and is re-exported here.
 
 Functions: :func:`source_split` builds one entry, :func:`record` adds the
 attribute to a converter's root metadata, :func:`read` parses it back (None
@@ -39,6 +41,7 @@ from typing import Any, Final, Literal, TypeVar, get_args
 from h5ml.errors import IngestError
 from h5ml.ingest.report import SourceItem
 from h5ml.reader import Dataset
+from h5ml.spec import SOURCE_SPLITS_ATTR
 from h5ml.spec.schemas import validator_for
 
 __all__ = [
@@ -55,8 +58,6 @@ __all__ = [
     "union",
 ]
 
-#: Root user attribute (§4.7): JSON ``{split: [{"source": ..., "split": ..., "named_by": ...}, ...]}``.
-SOURCE_SPLITS_ATTR: Final = "h5ml-ingest:source-splits"
 #: What gave an output split its name.
 NamedBy = Literal[
     "file name", "list file", "folder", "group", "array name", "attribute", "column", "option", "plan", "default"

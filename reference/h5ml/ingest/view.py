@@ -45,7 +45,7 @@ from h5ml import spec
 from h5ml.errors import ParameterError, ShardIndexError
 from h5ml.ingest.output import check_output
 from h5ml.model.shard_files import describe_shard, disagreements
-from h5ml.model.shard_index import INDEX_FILE_NAME, ShardIndex, SplitEntry, load_index
+from h5ml.model.shard_index import ShardIndex, SplitEntry, load_index
 from h5ml.model.view_files import COMPONENTS, VIEW_INDEX_FINGERPRINT, VIEW_OF, escape_source
 from h5ml.spec.attrs import decode_str, read_attr, write_attr
 from h5ml.writer.atomic import AtomicFile
@@ -60,12 +60,7 @@ _OFFSET_CHUNK_ROWS = 1 << 17
 
 
 def _index_file(index: str | os.PathLike[str]) -> tuple[ShardIndex, Path]:
-    where = Path(index)
-    if not where.exists():
-        raise FileNotFoundError(
-            f"{where}: no shard index here; give the {INDEX_FILE_NAME} of a sharded h5ml dataset, or its folder"
-        )
-    found, index_file = load_index(where)
+    found, index_file = load_index(Path(index))  # a missing index is refused there, in the same words
     return found, Path(index_file).resolve()  # a local index: load_index returns its Path
 
 

@@ -16,6 +16,7 @@ and the Dask writer all go through here.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -354,6 +355,11 @@ def load_index(
     where = Path(path)
     if where.is_dir():
         where = where / INDEX_FILE_NAME
+    if not where.exists():  # a folder without an index too: one message, not the system's "No such file"
+        raise FileNotFoundError(
+            errno.ENOENT,
+            f"{where}: no shard index here; give the {INDEX_FILE_NAME} of a sharded h5ml dataset, or its folder",
+        )
     try:
         local = where.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -41,6 +41,7 @@ __all__ = [
     "ROOT_ATTRS",
     "ROOT_OPTIONAL_ATTRS",
     "ROOT_REQUIRED_ATTRS",
+    "SOURCE_SPLITS_ATTR",
     "SPLIT_ALIASES",
     "SPLIT_ATTRS",
     "STANDARD_SPLITS",
@@ -96,6 +97,9 @@ ROOT_ARRAY_ATTRS: Final = ("must_understand", "keywords", "required_filters")
 #: §4.2 the element type of each of those arrays: "string" (a 1-D string array)
 #: or "integer" (a 1-D integer array, of any integer type of §3.2).
 ROOT_ARRAY_ELEMENTS: Final = {"must_understand": "string", "keywords": "string", "required_filters": "integer"}
+#: §4.7 the user attribute in which the reference converters record where each split's samples came from
+#: (JSON, ``schema/h5ml-source-splits-1.0.schema.json``; :mod:`h5ml.ingest.provenance` writes and reads it).
+SOURCE_SPLITS_ATTR: Final = "h5ml-ingest:source-splits"
 
 #: §5.3 attributes of a split group (``num_samples`` required).
 SPLIT_ATTRS: Final = ("num_samples", "description", "shuffle_seed")

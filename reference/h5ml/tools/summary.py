@@ -52,7 +52,17 @@ from h5ml.model.allocation import unallocated_components
 from h5ml.model.tree import FilterInfo, dataset_filters
 from h5ml.tools.dump import attribute_json, dtype_name
 
-__all__ = ["RATIO_WORDS", "FeatureSummary", "FileSummary", "FilterSummary", "SplitSummary", "share_text", "summarize"]
+__all__ = [
+    "CARD_FIELDS",
+    "RATIO_WORDS",
+    "FeatureSummary",
+    "FileSummary",
+    "FilterSummary",
+    "SplitSummary",
+    "card_text",
+    "share_text",
+    "summarize",
+]
 
 #: Codes of a categorical feature read at a time to count its classes (8 MiB of int64 at most).
 _CODES_BLOCK: Final = 1 << 20
@@ -261,6 +271,40 @@ def share_text(share: float) -> str:
         The percentage, rounded to a whole number.
     """
     return f"{share:.0%}"
+
+
+#: The root attributes of the dataset card (§4.2), in the order ``h5ml inspect`` and ``h5ml report`` show them.
+CARD_FIELDS: Final = (
+    "name",
+    "description",
+    "license",
+    "citation",
+    "creator",
+    "created",
+    "format_version",
+    "writer",
+    "fingerprint",
+    "version",
+    "homepage",
+    "source",
+    "keywords",
+)
+
+
+def card_text(value: Any) -> str:
+    """A card field's JSON value (§4.6) as the tools show it, whole: an array's items joined by ``", "``.
+
+    Parameters
+    ----------
+    value
+        The value of one of :data:`CARD_FIELDS` (a string, or a list for ``keywords``).
+
+    Returns
+    -------
+    str
+        The text to show; nothing is cut, however long (a description, a BibTeX citation).
+    """
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
 def _components(node: Any) -> list[h5py.Dataset]:

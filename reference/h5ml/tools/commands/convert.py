@@ -19,9 +19,13 @@ from rich.text import Text
 
 from h5ml.tools.commands.shard import shard_options
 from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import require_inputs
 
 #: The exit status of ``--plan`` when the plan lists decisions to make before it can run.
 EXIT_DECIDE = 1
+
+#: How a missing source names the argument (every path of it but OUTPUT is an input).
+_SOURCES_HINT = "'SOURCES...'"
 
 __all__ = ["convert_command"]
 
@@ -257,6 +261,7 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
     if len(paths) < (1 if opts["plan_file"] else 2):
         raise click.UsageError("give SOURCES... and OUTPUT (or --plan to see the plan of SOURCES)")
     *sources, output = paths
+    require_inputs(sources, _SOURCES_HINT)
     if opts["plan_file"] is not None:
         opts["plan"] = opts.pop("plan_file")
         kind = "hdf5" if kind == "auto" else kind
@@ -338,6 +343,7 @@ def _print_plan(
     else:
         if not paths:
             raise click.UsageError("give the SOURCES to plan (HDF5 files, .mat v7.3 files or .txt shard lists)")
+        require_inputs(paths, _SOURCES_HINT)
         class_names = None if opts["class_names"] is None else [c.strip() for c in opts["class_names"].split(",")]
         plan = plan_hdf5(
             list(paths),

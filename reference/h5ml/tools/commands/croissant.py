@@ -13,12 +13,13 @@ import click
 from rich.text import Text
 
 from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["croissant_command"]
 
 
 @click.command("croissant")
-@click.argument("source")
+@click.argument("source", type=INPUT_PATH)
 @click.option(
     "-o", "--output", default=None, help="The JSON-LD file to write (metadata.json); default, or '-': standard output."
 )

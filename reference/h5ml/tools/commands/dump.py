@@ -16,6 +16,7 @@ from typing import Any, Final
 import click
 
 from h5ml.tools.console import EXIT_OK, Streams, print_json, require_file, safe_text, tuple_text
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["EDGE_ITEMS", "TEXT_CHARS", "dump_command", "short_value"]
 
@@ -104,7 +105,7 @@ def _dump_text(streams: Streams, document: dict[str, Any]) -> None:
 
 
 @click.command("dump")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option("--split", "split", default=None, help="Only this split.")
 @click.option("--feature", "feature", default=None, help="Only this feature.")
 @click.option(

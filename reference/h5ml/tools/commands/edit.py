@@ -13,12 +13,13 @@ import click
 from rich.text import Text
 
 from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["export_command", "merge_command", "subset_command"]
 
 
 @click.command("export")
-@click.argument("source")
+@click.argument("source", type=INPUT_PATH)
 @click.argument("output")
 @click.option(
     "--format",
@@ -91,7 +92,7 @@ def _sample_selection(values: tuple[str, ...]) -> Any:
 
 
 @click.command("subset")
-@click.argument("source")
+@click.argument("source", type=INPUT_PATH)
 @click.argument("output")
 @click.option("--split", "splits", multiple=True, help="A split to keep (repeatable; default all).")
 @click.option("--feature", "features", multiple=True, help="A feature to keep (repeatable; default all).")
@@ -130,7 +131,7 @@ def subset_command(
 
 
 @click.command("merge")
-@click.argument("sources", nargs=-1, required=True)
+@click.argument("sources", nargs=-1, required=True, type=INPUT_PATH)
 @click.option("-o", "--output", required=True, help="The h5ml file to write (never one of SOURCES).")
 @click.option("--compression", type=click.Choice(["keep", "gzip", "none"]), default="keep", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")

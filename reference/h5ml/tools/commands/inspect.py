@@ -35,6 +35,7 @@ from h5ml.tools.console import (
     size_text,
     tuple_text,
 )
+from h5ml.tools.input_paths import INPUT_PATH
 from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,8 +44,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["inspect_command", "render_summary"]
 
-#: Characters of the root description shown by ``inspect``.
-_DESCRIPTION_CHARS: Final = 200
 #: Classes listed with their counts; the others are counted in one "... N more".
 _CLASSES_SHOWN: Final = 20
 #: Skipped source files listed; the others are counted.
@@ -174,15 +173,14 @@ def render_summary(console: Console, summary: FileSummary) -> None:
     for name, reason in summary.unreadable_splits.items():  # SPEC §3.6-R2: named, never left out silently
         root.add(Text(f"{name}  split cannot be read: {reason}", style="red"))
     console.print(root)
+    from h5ml.tools.summary import CARD_FIELDS, card_text
+
     table = Table("metadata", "value", show_header=True)
-    for key in ("name", "version", "description", "license", "created", "writer", "fingerprint"):
+    for key in CARD_FIELDS:  # the card as h5ml report shows it, every field whole (a description is never cut)
         value = summary.metadata.get(key)
         if value is None:
             continue
-        text = str(value)
-        if key == "description" and len(text) > _DESCRIPTION_CHARS:
-            text = text[: _DESCRIPTION_CHARS - 3].rstrip() + "..."
-        table.add_row(Text(key), Text(text))
+        table.add_row(Text(key), Text(card_text(value)))
     console.print(table)
     if summary.skipped:
         console.print(Text(f"the conversion skipped {plural(len(summary.skipped), 'source file')}:", style="bold"))
@@ -193,7 +191,7 @@ def render_summary(console: Console, summary: FileSummary) -> None:
 
 
 @click.command("inspect")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--max-objects",

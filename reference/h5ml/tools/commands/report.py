@@ -21,12 +21,13 @@ import click
 from rich.text import Text
 
 from h5ml.tools.console import EXIT_INVALID, EXIT_OK, Streams, safe_text
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["report_command"]
 
 
 @click.command("report")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option(
     "-o",
     "--output",

@@ -14,6 +14,7 @@ import click
 from rich.text import Text
 
 from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["samples_per_shard_option", "shard_command", "shard_options", "shard_size_option", "unshard_command"]
 
@@ -58,7 +59,7 @@ def shard_options(function: Any) -> Any:
 
 
 @click.command("shard")
-@click.argument("source")
+@click.argument("source", type=INPUT_PATH)
 @click.argument("outdir")
 @shard_options
 @click.option("--overwrite", is_flag=True, help="Replace the sharded dataset OUTDIR holds.")
@@ -92,7 +93,7 @@ def shard_command(
 
 
 @click.command("unshard")
-@click.argument("index")
+@click.argument("index", type=INPUT_PATH)
 @click.argument("output")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")

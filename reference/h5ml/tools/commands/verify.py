@@ -31,6 +31,7 @@ from h5ml.tools.console import (
     safe_text,
     terminal_console,
 )
+from h5ml.tools.input_paths import INPUT_PATH
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.verify_report import FeatureCheck, VerifyReport
@@ -108,7 +109,7 @@ def _progress_bar(streams: Streams, enabled: bool | None) -> Any:
 
 
 @click.command("verify")
-@click.argument("file")
+@click.argument("file", type=INPUT_PATH)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),

@@ -12,12 +12,13 @@ from rich.text import Text
 
 from h5ml.ingest.view import write_view
 from h5ml.tools.console import EXIT_OK, Streams
+from h5ml.tools.input_paths import INPUT_PATH
 
 __all__ = ["view_command"]
 
 
 @click.command("view")
-@click.argument("index", type=click.Path())
+@click.argument("index", type=INPUT_PATH)
 @click.argument("out", type=click.Path())
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
 @click.pass_obj

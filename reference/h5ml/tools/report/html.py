@@ -35,30 +35,14 @@ from h5ml.tools.report.markup import STYLE, escape, number, table
 from h5ml.tools.report.preview_sections import audio_section, images_section, rows_section
 from h5ml.tools.report.sample import PREVIEW_SAMPLES
 from h5ml.tools.report.stored_stats import stored_stats_text
-from h5ml.tools.summary import RATIO_WORDS, share_text
+from h5ml.tools.summary import CARD_FIELDS, RATIO_WORDS, card_text, share_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.tools.report.collect import FeatureFacts, ReportFacts, SplitFacts
     from h5ml.tools.summary import FeatureSummary
 
-__all__ = ["CARD_FIELDS", "CONTENT_POLICY", "render_page"]
+__all__ = ["CONTENT_POLICY", "render_page"]
 
-#: The root attributes of the card (§4.2), in the order shown.
-CARD_FIELDS: Final = (
-    "name",
-    "description",
-    "license",
-    "citation",
-    "creator",
-    "created",
-    "format_version",
-    "writer",
-    "fingerprint",
-    "version",
-    "homepage",
-    "source",
-    "keywords",
-)
 #: The page's Content-Security-Policy: nothing but ``data:`` images and audio and its own style.
 CONTENT_POLICY: Final = "default-src 'none'; img-src data:; media-src data:; style-src 'unsafe-inline'"
 
@@ -69,8 +53,7 @@ def _card(facts: ReportFacts) -> str:
         value = facts.format_version if key == "format_version" else facts.card.get(key)
         if value is None:
             continue
-        text = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
-        rows.append(f'<tr><th>{escape(key)}</th><td class="pre">{escape(text)}</td></tr>')
+        rows.append(f'<tr><th>{escape(key)}</th><td class="pre">{escape(card_text(value))}</td></tr>')
     return f'<h2>Dataset card</h2><div class="wide"><table class="card"><tbody>{"".join(rows)}</tbody></table></div>'
 
 

@@ -149,6 +149,18 @@ def read_value(obj: Any, name: str) -> Any:
         return UNREADABLE
 
 
+def _unknown_message(name: str, path: str) -> str:
+    """The message of I300 for the attribute ``name`` of ``path``: the converters' own record says what it is."""
+    if path == "/" and name == spec.SOURCE_SPLITS_ATTR:
+        # §4.7: the provenance h5ml's converters record; "ignored" would read as data dropped, and none is
+        return (
+            f"attribute {name!r} of / is provenance that h5ml's converter recorded: where each split's samples came "
+            "from (§4.7); informational only: a user attribute, kept with the file's metadata and not needed to "
+            "decode any sample, so nothing is lost"
+        )
+    return f"attribute {name!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; readers ignore it"
+
+
 def check_attributes(
     obj: Any, path: str, known: Collection[str], singles: Collection[str], *, type_code: str = "E117"
 ) -> Generator[Issue, None, dict[str, Any]]:
@@ -187,11 +199,7 @@ def check_attributes(
     for name in attrs:
         # SPEC §1.4-R3: an attribute this version does not define is I300
         if name not in known:
-            yield Issue.of(
-                "I300",
-                path,
-                f"attribute {name!r} of {path} is not defined by h5ml {spec.FORMAT_VERSION_STRING}; readers ignore it",
-            )
+            yield Issue.of("I300", path, _unknown_message(name, path))
             continue
         # SPEC §3.7-R1: a single value is stored in a scalar dataspace (E116)
         if name in singles and attrs.get_id(name).shape != ():
