@@ -329,7 +329,7 @@ def test_inspect_shows_the_whole_card(tmp_path: Path) -> None:
     """Citation, homepage, keywords, creator and source are shown, and the description whole, however long."""
     paragraph = "Handwritten digits scanned at 300 dpi, one per 8x8 image, labelled by two annotators who agreed. "
     description = paragraph * 4 + "\n\nKnown limits: writers are adults from one country; the end of this text is kept."
-    citation = "@misc{digits,\n  title = {Small digits},\n  author = {Doe, Jane},\n  year = {2026}\n}"
+    citation = "@misc{digits,\n  title = {Digits},\n  year = {2026}\n}"  # under 80 characters, several lines
     rng = np.random.default_rng(5)
     path = tmp_path / "card.h5"
     h5ml.write(
@@ -358,6 +358,7 @@ def test_inspect_shows_the_whole_card(tmp_path: Path) -> None:
     assert rows["source"] == "scanned forms"
     assert rows["name"] == "digits" and rows["license"] == "CC-BY-4.0"
     assert "..." not in out
+    assert "\\n" not in out  # a short multi-line citation keeps its line feeds (they were shown as \n)
 
 
 def test_inspect_json_is_the_summary(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ then prints the file's tree (:func:`h5ml.model.tree.walk_tree`, rendered by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Final
 
@@ -230,7 +231,10 @@ def inspect_command(
     if fmt == "json":
         print_json(streams, summary.to_json())
     else:
-        render_summary(streams.console(), safe_copy(summary))  # §10.2: a file's text never drives the terminal
+        shown = safe_copy(summary)  # §10.2: a file's text never drives the terminal
+        # The card's texts (a BibTeX citation, a description) keep their line feeds and tabs, however short.
+        card = {k: safe_text(v, lines=True) for k, v in summary.metadata.items() if isinstance(v, str)}
+        render_summary(streams.console(), dataclasses.replace(shown, metadata={**shown.metadata, **card}))
     return EXIT_OK
 
 
