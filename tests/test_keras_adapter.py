@@ -914,6 +914,15 @@ def test_errors_name_what_is_wrong(tmp_path: Path) -> None:
     assert ds.targets is None and len(ds[0]) == 1 and _ids(ds[0][0]) == list(range(8))
 
 
+def test_a_missing_role_suggests_a_feature_that_could_have_it(tmp_path: Path) -> None:
+    """§6.1: the example of inputs= named is no metadata feature (not the sample ids of an audio conversion)."""
+    ids = np.array([str(i) for i in range(N)], dtype=object)
+    x = np.arange(N * 3, dtype=np.float32).reshape(N, 3)
+    path = h5ml.write(tmp_path / "ids.h5", {"train": {"id": ids, "input": x}}, features={"id": {"role": "metadata"}})
+    with pytest.raises(ValueError, match=r"name the model's inputs, e\.g\. inputs='input' \(features: id, input\)"):
+        H5MLPyDataset(path, "train", 8)
+
+
 def test_a_state_never_resumes_another_split_or_fingerprintless_file_of_another_split(tmp_path: Path) -> None:
     """Resume: a state records the data it was taken on, the file's fingerprint and the split; a state of train
     is refused by test of the same file (same sample count), also when the file has no fingerprint (W202)."""

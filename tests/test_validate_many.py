@@ -96,6 +96,7 @@ def test_a_file_past_its_time_limit_among_good_files_is_reported_and_the_next_ge
     the limit; the child is stopped, and the good file after it gets the report it gets alone.
     """
     good = minimal_valid(tmp_path / "good.h5")
+    after = minimal_valid(tmp_path / "after.h5")  # another file: one given twice is checked once
     slow = tmp_path / "slow.h5"
     minimal_valid(slow)
     with h5py.File(slow, "r+") as f:
@@ -103,11 +104,12 @@ def test_a_file_past_its_time_limit_among_good_files_is_reported_and_the_next_ge
     limit = "6"
     alone = run_cli("validate", "--deep", "--timeout", limit, "--format", "json", str(good))
     code, out, err = run_cli(
-        "validate", "--deep", "--timeout", limit, "--format", "json", str(good), str(slow), str(good)
+        "validate", "--deep", "--timeout", limit, "--format", "json", str(good), str(slow), str(after)
     )
     assert code == 2
     first, stopped, last = _entries(out)
-    assert first == last == _entries(alone[1])[0]
+    assert first == _entries(alone[1])[0]
+    assert last == {**first, "path": str(after)}  # the file after the stopped child: the same report as alone
     assert last["valid"] is True
     issues = stopped["issues"]
     assert isinstance(issues, list)
