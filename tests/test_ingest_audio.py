@@ -132,6 +132,10 @@ def test_pair_roles_rule() -> None:
     assert pair_roles(["x", "data"]) == {}  # two inputs
     assert pair_roles(["left", "right"]) == {}  # neither recognised
     assert pair_roles(["noisy", "clean", "mix"]) == {}  # not a pair
+    assert pair_roles(["input"]) == {"input": "input"}  # one signal named as an input
+    assert pair_roles(["Noisy"]) == {"Noisy": "input"}
+    assert pair_roles(["clean"]) == {}  # the target of nothing
+    assert pair_roles(["speech"]) == {}
 
 
 # --------------------------------------------------------------------------
@@ -257,6 +261,18 @@ def test_two_rates_need_sample_rate(speech: dict[str, dict[str, Path]], tmp_path
         ):
             convert_audio_folder(root, out, sample_rate=absurd, overwrite=True)
     assert out.read_bytes() == before
+
+
+@needs_tools
+def test_a_lone_input_folder_gets_the_input_role(speech: dict[str, dict[str, Path]], tmp_path: Path) -> None:
+    """ROOT/<split>/input/<id>.wav alone: the feature has role input (as the docs say), so the adapters find it."""
+    root = _tree(tmp_path / "words", {f"train/input/{i}.wav": speech[i]["noisy"] for i in ("1", "2", "3")})
+    out = tmp_path / "words.h5"
+    assert convert_audio_folder(root, out).samples == {"train": 3}
+    with h5ml.open(out) as ds:
+        assert ds["train"]["input"].role == "input" and ds["train"]["id"].role == "metadata"
+        np.testing.assert_array_equal(ds["train"]["input"][1], _decoded(root / "train/input/2.wav", "int16"))
+    _assert_strictly_valid(out)
 
 
 @needs_tools

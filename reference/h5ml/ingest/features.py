@@ -101,8 +101,13 @@ def pair_roles(features: Sequence[str]) -> dict[str, str]:
         exactly two features and their names, compared in lower case, name
         one of :data:`INPUT_NAMES` and/or one of :data:`TARGET_NAMES` without
         naming two inputs or two targets (``["noisy", "clean"]``,
-        ``["data", "speech"]``, ``["mixture", "y"]``); else ``{}``.
+        ``["data", "speech"]``, ``["mixture", "y"]``); ``{feature: "input"}``
+        for one feature named as an input (``["input"]``, ``["noisy"]``: a
+        dataset of signals alone); else ``{}`` (a lone ``clean`` is the
+        target of nothing).
     """
+    if len(features) == 1:
+        return {features[0]: "input"} if features[0].lower() in INPUT_NAMES else {}
     if len(features) != 2:
         return {}
     inputs = [f for f in features if f.lower() in INPUT_NAMES]

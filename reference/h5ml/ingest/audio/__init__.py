@@ -102,8 +102,9 @@ features and their names (case-insensitive) tell input from target, they get
 roles ``input`` and ``target`` (§6.1): a feature named as in
 :data:`INPUT_NAMES` is the input, one named as in :data:`TARGET_NAMES` the
 target; when only one of the two is recognised, the other gets the other role.
-Otherwise (two inputs, two targets, neither recognised, not two features) no
-role is set (:func:`pair_roles`).
+A single audio feature named as an input gets role ``input``. Otherwise (two
+inputs, two targets, neither recognised, more than two features) no role is
+set (:func:`pair_roles`).
 
 Modules: :mod:`~h5ml.ingest.audio.tree` lists the folder,
 :mod:`~h5ml.ingest.audio.probe` checks every file before decoding,
