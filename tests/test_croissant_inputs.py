@@ -523,3 +523,28 @@ def test_a_card_spelled_with_aliases_or_full_iris_keeps_every_field(tmp_path: Pa
             "https://example.org/rows",
         )
         assert dataset["train"].read(slice(None))["x"].tolist() == [1, 2]
+
+
+def test_the_guides_example_converts_as_it_says(tmp_path: Path) -> None:
+    """docs/guides/croissant.md's example: its CSV and JSON-LD give train 2 and test 1, the split field unstored."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "croissant.md").read_text(encoding="utf-8")
+    example = guide[guide.index("### An example") : guide.index("### Record set and splits")]
+    csv_text = example.split("```text\n", 1)[1].split("```", 1)[0]
+    json_text = example.split("```json\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "rows.csv").write_text(csv_text, encoding="utf-8")
+    assert hashlib.sha256((tmp_path / "rows.csv").read_bytes()).hexdigest() in json_text
+    source = tmp_path / "metadata.json"
+    source.write_text(json_text, encoding="utf-8")
+    code, _, err = cli("convert", str(source), str(tmp_path / "rows.h5"))
+    assert code == 0, err
+    with h5ml.open(tmp_path / "rows.h5") as dataset:
+        assert sorted(dataset.every_split()) == ["test", "train"]
+        train, test = dataset["train"].read(slice(None)), dataset["test"].read(slice(None))
+        assert sorted(train) == ["score", "text"]
+        assert list(train["text"]) == ["hello", "world"] and train["score"].tolist() == [0.5, 1.5]
+        assert list(test["text"]) == ["again"] and test["score"].tolist() == [2.5]
+    # cr:Split alone, which mlcroissant refuses: the message says what to write
+    source.write_text(json_text.replace('["cr:Split", "sc:Text"]', '"cr:Split"'), encoding="utf-8")
+    code, _, err = cli("convert", str(source), str(tmp_path / "again.h5"))
+    assert code == 2 and '"dataType": ["cr:Split", "sc:Text"]' in err and "Traceback" not in err, err
+    assert not (tmp_path / "again.h5").exists()

@@ -79,6 +79,9 @@ def _refusal(exc: Exception, where: str, step: str) -> IngestError:
 
     if isinstance(exc, mlcroissant.ValidationError):
         said = f"mlcroissant finds this Croissant invalid: {' '.join(str(exc).split())}"
+        if "croissant/Split')]" in said and "does not specify a valid" in said:
+            # A split field of data type cr:Split alone: mlcroissant wants the type of its values too.
+            said += ' (a split field takes "dataType": ["cr:Split", "sc:Text"]: its role and its values\' type)'
     else:
         said = f"mlcroissant could not {step}: {type(exc).__name__}: {_causes(exc) or 'no message'}"
     return IngestError(f"{where}: {said}; fix the JSON-LD (nothing was written)", path=where)
