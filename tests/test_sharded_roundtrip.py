@@ -84,6 +84,11 @@ def test_inspect_shows_a_sharded_dataset_from_its_index(tmp_path: Path) -> None:
     assert "sharded h5ml dataset 'pets' (format 1.2)" in output
     assert "train: 23 samples in 3 shards" in output
     assert "categorical" in output and "ragged" in output
+    cells = [[c.strip() for c in line.split("│")] for line in output.splitlines() if "│" in line]
+    rows = {row[0]: row[1:4] for row in cells}
+    # dtypes named as for one file (uint8, not the index's |u1; str, not utf-8)
+    assert rows["image"] == ["dense", "uint8", "(4, 4, 3)"] and rows["caption"] == ["string", "str", "()"]
+    assert rows["wave"][:2] == ["ragged", "float32"] and "|u1" not in output and "utf-8" not in output
     code, output = _run("inspect", "--format", "json", str(tmp_path / "ds" / "index.json"))
     assert code == 0, output
     document = json.loads(output)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -54,9 +55,19 @@ def render_index(console: Console, index: ShardIndex, where: str) -> None:
             shape = tuple_text(["?" if d is None else d for d in feature.sample_shape])
             classes = "" if feature.class_names is None else str(len(feature.class_names))
             table.add_row(
-                Text(safe_text(feature_name)), feature.encoding, Text(safe_text(feature.dtype)), shape, classes
+                Text(safe_text(feature_name)), feature.encoding, Text(safe_text(_dtype_shown(feature))), shape, classes
             )
         console.print(table)
     card = {k: v for k, v in index.metadata.items() if k != "name"}
     for key, value in card.items():
         console.print(Text(safe_text(f"{key}: {value}", lines=True)), soft_wrap=True)
+
+
+def _dtype_shown(feature: Any) -> str:
+    """The dtype as ``h5ml inspect FILE`` names it: ``uint8`` for the index's ``|u1``, ``str`` for a string."""
+    if feature.encoding == "string":
+        return "str"
+    try:
+        return str(np.dtype(feature.dtype).name)
+    except TypeError:  # a dtype numpy does not know: shown as the index has it
+        return str(feature.dtype)
