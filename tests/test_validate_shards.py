@@ -249,6 +249,28 @@ def test_an_index_that_fails_its_own_checks_is_e170_and_no_shard_is_opened(
     assert entry["shards"] == []
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"pages": [1, 2]}', 'it has no "format" member'),
+        ('{"format": "mkdocs-index", "docs": []}', 'it has "format": "mkdocs-index"'),
+        ("[1, 2]", "it is a JSON array, not an object"),
+    ],
+    ids=["no-format", "another-format", "an-array"],
+)
+def test_json_that_is_no_index_says_so_first(tmp_path: Path, text: str, words: str) -> None:
+    """SPEC §12.1: another project's index.json is E170 saying it is no h5ml index, not a schema dump."""
+    (tmp_path / "docs").mkdir()
+    index = tmp_path / "docs" / "index.json"
+    index.write_text(text, encoding="utf-8")
+    code, report = _json_report(str(index))
+    (entry,) = report["files"]
+    assert code == 1 and _issues(entry) == {("E170", "/")}
+    message = entry["issues"][0]["message"]
+    assert message.startswith(f"{index} is JSON but not an h5ml shard index: {words}, ")
+    assert '"format": "h5ml-index"' in message and "--skip-other-json" in message
+
+
 def test_a_shard_that_links_outside_the_folder_is_e170(tmp_path: Path) -> None:
     """SPEC §12.1-R2: a listed shard that is a symbolic link to a file outside the dataset's folder is not opened."""
     index = _dataset(tmp_path / "ds")

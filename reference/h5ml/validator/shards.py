@@ -62,6 +62,7 @@ refused ``..``, absolute paths and schemes in shard paths.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -75,6 +76,7 @@ from h5ml.model.remote import is_url, list_prefix, open_remote, read_remote_text
 from h5ml.model.shard_files import ShardDescription, describe_shard, disagreements
 from h5ml.model.shard_index import (
     INDEX_FILE_NAME,
+    INDEX_FORMAT,
     ShardEntry,
     ShardIndex,
     parse_index,
@@ -89,6 +91,8 @@ from h5ml.validator.runner import Timeout, validate_each
 
 __all__ = ["SHARD_SUFFIXES", "listed_shards", "validate_index"]
 
+#: JSON's names of the kinds of value Python's json reader gives (a document that is no object).
+_JSON_KINDS: Final = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 #: File names that W210 looks for in a split's folder: the suffixes of HDF5 files (case-insensitive).
 SHARD_SUFFIXES: Final = (".h5", ".hdf5", ".he5")
 #: The first version of SPEC.md that defines sharded datasets (§12 is new in 1.2).
@@ -432,6 +436,23 @@ def validate_index(
     document, problem = _read(where, options)
     version = document.get("format_version") if isinstance(document, dict) else None
     version = version if isinstance(version, str) else None
+    if problem is None and not (isinstance(document, dict) and document.get("format") == INDEX_FORMAT):
+        # Not an index at all (another project's index.json): said first, before any schema detail.
+        said = document.get("format") if isinstance(document, dict) else None
+        has = (
+            f'it has "format": {json.dumps(said)[:80]}'
+            if said is not None
+            else 'it has no "format" member'
+            if isinstance(document, dict)
+            else f"it is a JSON {_JSON_KINDS.get(type(document), 'value')}, not an object"
+        )
+        problem = Issue.of(
+            "E170",
+            "/",
+            f'{where} is JSON but not an h5ml shard index: {has}, and an index says "format": '
+            f'"{INDEX_FORMAT}" (§12.1); give the index.json of a sharded h5ml dataset (h5ml validate '
+            "--skip-other-json passes over other JSON files)",
+        )
     if problem is None:
         try:
             # SPEC §12.1-R1, §12.1-R3, §12.3-R1: the schema, the sample counts, no path twice, the fingerprint
