@@ -246,8 +246,7 @@ class H5MLPyDataset(EpochCursor, keras.utils.PyDataset):  # type: ignore[misc]
     def _by_role(roles: Mapping[str, str | None], role: str, probe: SplitSource) -> Selection:
         found = [name for name, value in roles.items() if value == role]
         if not found:
-            # The example is a feature that could be an input: not a metadata feature such as the sample ids.
-            example = next((n for n, r in roles.items() if r != "metadata"), next(iter(roles), "image"))
+            example = next((n for n, r in roles.items() if r != "metadata"), next(iter(roles), "image"))  # no ids
             raise ValueError(
                 f"{probe.path}: no feature of split {probe.split!r} has role = {role!r} (§6.1); name the "
                 f"model's inputs, e.g. inputs={example!r} (features: {', '.join(roles)})"
