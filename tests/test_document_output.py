@@ -259,3 +259,50 @@ def test_croissant_to_standard_output_with_a_dash(data: Path, monkeypatch: pytes
     assert (code, err) == (0, "")
     assert out == run_cli("croissant", "good.h5")[1] and '"@context"' in out
     assert not (data / "-").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_index_is_never_replaced_whoever_reads_it(data: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Another dataset's index, a hard link to it, the index of a file:// input: refused with --overwrite."""
+    monkeypatch.chdir(data)
+    os.link(data / "ds" / "index.json", data / "hard.json")
+    before = digests(data)
+    url = (data / "ds").as_uri()
+    cases = [
+        ("good.h5", "ds/index.json"),  # the index of a dataset that is not the input
+        ("good.h5", "hard.json"),  # a hard link to it, elsewhere
+        (f"{url}/index.json", "ds/index.json"),  # the input given as a file:// URL
+        (url + "/", "ds/index.json"),
+    ]
+    if command == "croissant":
+        cases = cases[:2]  # croissant reads local files only
+    for source, output in cases:
+        code, out, err = run_cli(*command_line(command, source, output, "--overwrite"))
+        assert_refused(code, out, err)
+        if source.startswith("file:"):  # the URL is read as the local path it names: the input, or its index
+            named = "one of the FILEs checked" if command == "validate" else "the source itself"
+            assert named in err or f"is the index of the sharded dataset {data / 'ds'}/" in err, err
+        else:
+            assert "is the index of a sharded h5ml dataset" in err, err
+    assert digests(data) == before
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_path_with_a_final_slash_is_no_file(data: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """``-o notes.txt/`` names a folder: refused, the file of that name (or none) left as it was."""
+    monkeypatch.chdir(data)
+    (data / "notes.txt").write_text("mine\n", encoding="utf-8")
+    for output in ("notes.txt/", "new.txt/"):
+        code, out, err = run_cli(*command_line(command, "good.h5", output, "--overwrite"))
+        assert_refused(code, out, err, "it ends with a slash")
+    assert (data / "notes.txt").read_text(encoding="utf-8") == "mine\n" and not (data / "new.txt").exists()
+
+
+def test_a_report_that_quotes_the_index_format_is_replaced(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JSON validation report that names "h5ml-index" in a message is no index: --overwrite replaces it."""
+    monkeypatch.chdir(data)
+    (data / "other.json").write_text('{"pages": []}', encoding="utf-8")
+    code, _, err = run_cli("validate", "--format", "json", "-o", "report.json", "other.json")
+    assert code == 1 and err == "" and '\\"format\\": \\"h5ml-index\\"' in (data / "report.json").read_text()
+    code, _, err = run_cli("validate", "--format", "json", "-o", "report.json", "--overwrite", "good.h5")
+    assert (code, err) == (0, "") and '"valid": true' in (data / "report.json").read_text(encoding="utf-8")

@@ -71,7 +71,7 @@ def check_output_file(
         "the dataset's folder",
         "special": f"{given} is {detail}, not a regular file, which a {document} is never written to, {never}: "
         f"give the path of the {document} file",
-        "directory": f"{given} is a directory: give the path of the {document} file",
+        "directory": f"{given} is {detail}: give the path of the {document} file",
         "hdf5": f"{given} is an HDF5 file (a dataset?), which a {document} never replaces, {never}: give the path "
         f"of the {document} file",
         "exists": f"{given} exists: give another path, or pass --overwrite to replace it",
