@@ -12,8 +12,10 @@ is checked here, by :func:`output_problem`, the one place for these rules:
   shard); other documents beside the index (``metadata.json``,
   ``report.html``) are written as anywhere else; an existing
   file that is not a regular file (a FIFO, a device such as ``/dev/null``, a
-  socket), which is never opened here; a directory; an HDF5 file (a dataset,
-  found by its signature, §3.1);
+  socket), which is never opened here; a directory (or a path ending in
+  ``/``); an HDF5 file (a dataset, found by its signature, §3.1); any h5ml
+  shard index (a JSON object of ``"format": "h5ml-index"``, §12.1), whoever's;
+  a ``file://`` source counts as the local path it names;
 - without ``overwrite``: an existing path;
 - always: a path whose folder does not exist.
 
