@@ -298,6 +298,25 @@ def test_huge_floats_in_any_batches_match_exact_statistics(values: list[float], 
     assert_matches(got, x, rel=1e-9)
 
 
+@pytest.mark.parametrize(
+    ("batches", "mean", "std"),
+    [
+        ([[1.7e308, -1.7e308] + [1.0] * 62], 62 / 64, None),
+        ([[1.7e308] * 64], 1.7e308, 0.0),
+        ([[1.7e308] * 32, [-1.7e308] * 32], 0.0, 1.7e308),
+    ],
+    ids=["small-beside-huge", "constant-huge", "two-constant-batches"],
+)
+def test_huge_values_beside_small_ones_keep_the_small_ones(
+    batches: list[list[float]], mean: float, std: float | None
+) -> None:
+    """§6.7: a block holding values near 1.7e308 is summed exactly: the ones beside them count, a constant has std 0."""
+    got = stats_of(*(np.array(b, dtype=np.float64) for b in batches))
+    values = np.array([x for b in batches for x in b])
+    assert got["stats_mean"] == mean
+    assert got["stats_std"] == (reference(values)[4] if std is None else std)
+
+
 def test_a_written_feature_of_huge_values_records_its_true_mean(tmp_path: Path) -> None:
     """§6.7 on file: a float64 feature spread over +-1.6e308 records mean 0 and std 1.6e308 (the mean was -inf)."""
     x = np.array([1.6e308, -1.6e308] * 4)

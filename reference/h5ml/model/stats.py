@@ -119,9 +119,18 @@ class StreamingStats:
                 self.m2 = self.m2 * self.scale * self.scale
             if self.scale != 1.0:
                 xf *= self.scale
-            mean_b = float(xf.mean())  # scaled: |x| <= 2**424, so neither the sum nor the squares overflow
-            xf -= mean_b
-            self._merge(int(xf.size), mean_b / self.scale, float(np.dot(xf, xf)), lo, hi)
+            if max(abs(lo), abs(hi)) > HUGE:
+                # Values this large beside small ones lose the small ones in a float sum (numpy's pairwise sum
+                # of [1.7e308, -1.7e308, 1, 1, ...] drops ones): such rare blocks are summed exactly (fsum).
+                mean_b = math.fsum(xf) / xf.size
+                xf -= mean_b
+                np.multiply(xf, xf, out=xf)
+                m2_b = math.fsum(xf)
+            else:
+                mean_b = float(xf.mean())  # scaled: |x| <= 2**424, so neither the sum nor the squares overflow
+                xf -= mean_b
+                m2_b = float(np.dot(xf, xf))
+            self._merge(int(xf.size), mean_b / self.scale, m2_b, lo, hi)
 
     def _update_small_ints(self, flat: np.ndarray) -> None:
         """Integers of one or two bytes (bool, int8, uint8, int16, uint16): exact integer sums.
