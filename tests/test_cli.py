@@ -344,6 +344,8 @@ def test_inspect_shows_the_whole_card(tmp_path: Path) -> None:
             "homepage": "https://example.org/digits",
             "keywords": ["digits", "handwriting", "ocr"],
             "source": "scanned forms",
+            "acme:project": "digits-2026",
+            "acme:batch": 7,
         },
     )
     assert len(description) > 400
@@ -357,6 +359,8 @@ def test_inspect_shows_the_whole_card(tmp_path: Path) -> None:
     assert rows["creator"] == "Jane Doe"
     assert rows["source"] == "scanned forms"
     assert rows["name"] == "digits" and rows["license"] == "CC-BY-4.0"
+    assert (rows["acme:project"], rows["acme:batch"]) == ("digits-2026", "7")  # user attributes, §4.7-S1
+    assert list(rows)[-2:] == ["acme:batch", "acme:project"]  # after the card, sorted
     assert "..." not in out
     assert "\\n" not in out  # a short multi-line citation keeps its line feeds (they were shown as \n)
 

@@ -77,9 +77,11 @@ def test_a_dataset_written_in_shards_validates_reads_and_unshards_as_one_file(tm
 
 def test_inspect_shows_a_sharded_dataset_from_its_index(tmp_path: Path) -> None:
     """``h5ml inspect INDEX`` (SPEC §12.1): splits, sample and shard counts, features; JSON is the index itself."""
-    with h5ml.Writer(tmp_path / "ds", {"name": "pets", "license": "MIT"}, samples_per_shard=10) as writer:
+    meta = {"name": "pets", "license": "MIT", "keywords": ["cats", "dogs"], "acme:batch": 7}
+    with h5ml.Writer(tmp_path / "ds", meta, samples_per_shard=10) as writer:
         writer.append("train", _batch(_columns(23, 3), 0, 23))
     code, output = _run("inspect", str(tmp_path / "ds"))
+    assert "keywords: cats, dogs\n" in output and "license: MIT\n" in output and "acme:batch: 7\n" in output
     assert code == 0, output
     assert "sharded h5ml dataset 'pets' (format 1.2)" in output
     assert "train: 23 samples in 3 shards" in output

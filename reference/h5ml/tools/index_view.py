@@ -58,9 +58,12 @@ def render_index(console: Console, index: ShardIndex, where: str) -> None:
                 Text(safe_text(feature_name)), feature.encoding, Text(safe_text(_dtype_shown(feature))), shape, classes
             )
         console.print(table)
-    card = {k: v for k, v in index.metadata.items() if k != "name"}
-    for key, value in card.items():
-        console.print(Text(safe_text(f"{key}: {value}", lines=True)), soft_wrap=True)
+    from h5ml.tools.summary import CARD_FIELDS, card_text
+
+    # The card in the order h5ml inspect FILE shows it (name in the title above), then the other members
+    known = [k for k in CARD_FIELDS if k in index.metadata and k != "name"]
+    for key in known + sorted(set(index.metadata) - set(CARD_FIELDS)):
+        console.print(Text(safe_text(f"{key}: {card_text(index.metadata[key])}", lines=True)), soft_wrap=True)
 
 
 def _dtype_shown(feature: Any) -> str:

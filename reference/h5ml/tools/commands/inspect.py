@@ -182,6 +182,10 @@ def render_summary(console: Console, summary: FileSummary) -> None:
         if value is None:
             continue
         table.add_row(Text(key), Text(card_text(value)))
+    from h5ml.spec.constants import ROOT_ATTRS
+
+    for key in sorted(set(summary.metadata) - set(ROOT_ATTRS)):  # user attributes (§4.7-S1: shown with the rest)
+        table.add_row(Text(key, style="italic"), Text(card_text(summary.metadata[key])))
     console.print(table)
     if summary.skipped:
         console.print(Text(f"the conversion skipped {plural(len(summary.skipped), 'source file')}:", style="bold"))
