@@ -137,3 +137,19 @@ def test_an_existing_input_still_runs(folder: Path) -> None:
     assert code == 0, stderr
     with h5ml.open(folder / "c.h5") as ds:
         assert ds["train"].num_samples == 3
+
+
+@pytest.mark.parametrize("command", ["dump", "verify", "report", "croissant", "convert"])
+def test_a_url_is_refused_as_a_url_and_a_file_url_read_as_its_path(tmp_path: Path, command: str) -> None:
+    """Commands of local paths: http:// is refused saying which commands read URLs; file:// is its local path."""
+    source = h5ml.write(tmp_path / "d.h5", {"train": {"x": np.arange(4.0)}}, metadata={"license": "MIT"})
+    out = [str(tmp_path / "o.h5")] if command == "convert" else []
+    code, stdout, err = run_cli(command, "http://127.0.0.1:9/d.h5", *out)
+    assert (code, stdout) == (2, "") and "Traceback" not in err, err
+    assert "'http://127.0.0.1:9/d.h5' is a URL, and h5ml " in err and "h5ml inspect and h5ml validate read" in err
+    extra = ["--output", str(tmp_path / "r.html")] if command == "report" else []
+    code, _, err = run_cli(command, Path(source).as_uri(), *out, *extra)
+    if command == "convert":  # read as the local file: an h5ml file already, which convert says
+        assert code == 2 and f"{source}: already an h5ml file" in err, err
+    else:
+        assert code == 0, err

@@ -260,8 +260,8 @@ def convert_command(streams: Streams, /, paths: tuple[str, ...], kind: str, **op
         return _print_plan(streams, paths, kind, opts, plan_format, plan_output)
     if len(paths) < (1 if opts["plan_file"] else 2):
         raise click.UsageError("give SOURCES... and OUTPUT (or --plan to see the plan of SOURCES)")
-    *sources, output = paths
-    require_inputs(sources, _SOURCES_HINT)
+    *given, output = paths
+    sources = require_inputs(given, _SOURCES_HINT)
     if opts["plan_file"] is not None:
         opts["plan"] = opts.pop("plan_file")
         kind = "hdf5" if kind == "auto" else kind
@@ -343,7 +343,7 @@ def _print_plan(
     else:
         if not paths:
             raise click.UsageError("give the SOURCES to plan (HDF5 files, .mat v7.3 files or .txt shard lists)")
-        require_inputs(paths, _SOURCES_HINT)
+        paths = tuple(require_inputs(paths, _SOURCES_HINT))
         class_names = None if opts["class_names"] is None else [c.strip() for c in opts["class_names"].split(",")]
         plan = plan_hdf5(
             list(paths),

@@ -36,7 +36,7 @@ from h5ml.tools.console import (
     size_text,
     tuple_text,
 )
-from h5ml.tools.input_paths import INPUT_PATH
+from h5ml.tools.input_paths import INPUT_OR_URL
 from h5ml.tools.storage_options import parse_storage_options, storage_option_flag
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,7 +196,7 @@ def render_summary(console: Console, summary: FileSummary) -> None:
 
 
 @click.command("inspect")
-@click.argument("file", type=INPUT_PATH)
+@click.argument("file", type=INPUT_OR_URL)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--max-objects",
