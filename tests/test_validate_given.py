@@ -114,6 +114,10 @@ def test_a_file_given_twice_is_checked_once(
     assert code == 1 and [s.name for s in _document("junit", data, sarif_schema)] == ["good.h5", "bad.h5"]
     code, out, _ = run_cli("validate", "bad.h5", "./bad.h5")
     assert code == 1 and out.count("bad.h5: INVALID") == 1 and "files checked" not in out
+    hard = tmp_path / "hard.h5"
+    os.link(here / "bad.h5", hard)  # a hard link: another name of the same file (one inode)
+    code, out, err = run_cli("validate", "bad.h5", str(hard))
+    assert code == 1 and out.count(": INVALID") == 1 and "is the file bad.h5 given before" in err
 
 
 def test_a_shard_given_with_its_index_is_checked_once_as_its_shard(

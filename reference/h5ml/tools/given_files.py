@@ -45,7 +45,8 @@ def same_file_key(path: str) -> str:
     Returns
     -------
     str
-        Equal for ``a.h5``, ``./a.h5`` and a symbolic link to it; for ``data/ds`` and ``data/ds/index.json``.
+        Equal for ``a.h5``, ``./a.h5``, a symbolic link to it and a hard link (one device and inode); for
+        ``data/ds`` and ``data/ds/index.json``.
     """
     from h5ml.model.shard_index import INDEX_FILE_NAME
 
@@ -53,7 +54,11 @@ def same_file_key(path: str) -> str:
         return path + INDEX_FILE_NAME if path.endswith("/") else path
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, INDEX_FILE_NAME)):
         path = os.path.join(path, INDEX_FILE_NAME)
-    return os.path.realpath(path)
+    try:
+        found = os.stat(path)
+    except OSError:  # not there (reported as E100 where it is checked): its resolved path
+        return os.path.realpath(path)
+    return f"inode:{found.st_dev}:{found.st_ino}" if os.path.isfile(path) else os.path.realpath(path)
 
 
 @dataclass(frozen=True)
