@@ -163,7 +163,12 @@ def test_page_states_the_amplitude_axis(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("rate", "why", "status"),
     [
-        (2.0**32, "its sample_rate 4294967296 Hz is above the 4294967295 Hz a WAV file can hold", 0),
+        (
+            2.0**32,
+            "its sample_rate 4294967296 Hz is above the 2147483647 Hz a 16-bit WAV file of 1 channel can hold (its "
+            "byte rate, Hz x channels x 2 bytes, is stored in 32 bits: at most 4294967295)",
+            0,
+        ),
         (0.3, "its sample_rate 0.3 Hz rounds to 0, and a WAV file holds a whole number of Hz", 0),
         (0.0, "its sample_rate 0 is not a positive finite number of Hz (§6.1)", 1),
         (-8000.0, "its sample_rate -8000 is not a positive finite number of Hz (§6.1)", 1),

@@ -13,9 +13,13 @@ half-written page. The report is a tool: it needs matplotlib, and Pillow
 Where the page goes by default (:func:`default_output`): beside the file, named
 after it, ``data/mnist.h5`` -> ``data/mnist.report.html``; for a sharded
 dataset beside its folder, named after the folder, ``data/mnist/index.json``
-(or ``data/mnist/``) -> ``data/mnist.report.html``. An existing output is
+(or ``data/mnist/``) -> ``data/mnist.report.html``. The folder is found on the
+resolved path (symbolic links followed, ``.`` and ``..`` named): ``h5ml report .``
+in ``data/mnist`` gives ``../mnist.report.html``, and an index that is a
+symbolic link names its target's folder. An existing output is
 replaced only with ``overwrite=True`` (``--overwrite``), as ``h5ml convert``
-does, and never when it is the input itself.
+does, and never when it is the input itself. :func:`render_report` gives the
+page as text, for ``h5ml report -o -`` (standard output).
 
 :func:`write_report` returns a :class:`WrittenReport`: the page, the reader's
 refusal if any, and the validator's verdict, from which ``h5ml report`` takes
@@ -31,7 +35,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["WrittenReport", "default_output", "write_report"]
+__all__ = ["RenderedReport", "WrittenReport", "default_output", "render_report", "write_report"]
 
 
 class WrittenReport(NamedTuple):
@@ -53,6 +57,24 @@ class WrittenReport(NamedTuple):
     valid: bool
 
 
+class RenderedReport(NamedTuple):
+    """The page of :func:`render_report`, and the verdict it shows (as in :class:`WrittenReport`).
+
+    Attributes
+    ----------
+    text
+        The whole HTML page.
+    refused
+        Why the reader refused the dataset when it did, else None.
+    valid
+        Whether the validator found no error.
+    """
+
+    text: str
+    refused: str | None
+    valid: bool
+
+
 def default_output(path: str | os.PathLike[str]) -> Path:
     """Where the report of ``path`` goes when no output is given (see the module docstring).
 
@@ -64,15 +86,58 @@ def default_output(path: str | os.PathLike[str]) -> Path:
     Returns
     -------
     pathlib.Path
-        ``<stem>.report.html`` beside the file, or ``<folder name>.report.html`` beside a sharded dataset's folder.
+        ``<stem>.report.html`` beside the file; or ``<folder name>.report.html`` beside a sharded dataset's
+        folder, that of the resolved path (``.``, ``..`` and symbolic links resolved), so that the name is never
+        empty nor that of another folder; ``report.html`` inside the folder when it is the file system's root,
+        which has no name. Relative to the current directory when ``path`` is relative.
     """
     from h5ml.model.shard_index import is_index_path
 
     given = Path(path)
-    if is_index_path(given):
-        folder = given if given.is_dir() else given.absolute().parent
-        return folder.parent / f"{folder.name}.report.html"
-    return given.with_name(f"{given.stem}.report.html")
+    if not is_index_path(given):
+        return given.with_name(f"{given.stem}.report.html")
+    resolved = Path(os.path.realpath(given))
+    folder = resolved if resolved.is_dir() else resolved.parent
+    page = folder.parent / f"{folder.name}.report.html" if folder.name else folder / "report.html"
+    return page if given.is_absolute() else Path(os.path.relpath(page))
+
+
+def render_report(path: str | os.PathLike[str]) -> RenderedReport:
+    """The HTML report of an h5ml file or a sharded dataset, as text (what :func:`write_report` writes).
+
+    Parameters
+    ----------
+    path
+        An h5ml file; or the index of a sharded dataset (a ``.json`` file, or a folder holding ``index.json``).
+
+    Returns
+    -------
+    RenderedReport
+        The page; why the reader refused the dataset when it did, else None; and the validator's verdict.
+
+    Raises
+    ------
+    H5MLError
+        If ``path`` is not an h5ml file or index, or the reader refuses it.
+    ImportError
+        If matplotlib is not installed.
+    """
+    _require_matplotlib()
+    from h5ml.tools.report.collect import collect
+    from h5ml.tools.report.html import render_page
+
+    facts = collect(path)
+    return RenderedReport(render_page(facts), facts.refused, facts.valid)
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401  (the plots need it; said here, before any work)
+    except ImportError as exc:
+        raise ImportError(
+            f"the report draws its plots with matplotlib, which is not installed ({exc}); "
+            'install it with pip install "h5ml[report]"'
+        ) from exc
 
 
 def write_report(
@@ -115,19 +180,9 @@ def write_report(
     from h5ml.ingest.document_output import check_document_output
     from h5ml.model.text_files import atomic_text_file
 
-    try:
-        import matplotlib  # noqa: F401  (the plots need it; said here, before any work)
-    except ImportError as exc:
-        raise ImportError(
-            f"the report draws its plots with matplotlib, which is not installed ({exc}); "
-            'install it with pip install "h5ml[report]"'
-        ) from exc
+    _require_matplotlib()
     out = check_document_output(default_output(path) if output is None else output, overwrite, [path])
-    from h5ml.tools.report.collect import collect
-    from h5ml.tools.report.html import render_page
-
-    facts = collect(path)
-    page = render_page(facts)
+    page = render_report(path)
     with atomic_text_file(out) as handle:
-        handle.write(page)
-    return WrittenReport(out, facts.refused, facts.valid)
+        handle.write(page.text)
+    return WrittenReport(out, page.refused, page.valid)

@@ -29,6 +29,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
+
 from h5ml.tools.console import plural, size_text, tuple_text
 from h5ml.tools.report import plots, previews
 from h5ml.tools.report.markup import STYLE, escape, number, table
@@ -170,14 +172,25 @@ def _ratio(feature: FeatureFacts) -> str:
 
 def _stored_stats(feature: FeatureFacts) -> str:
     """The stored statistics (§6.7); for a sharded dataset merged over its shards, with what was not merged."""
-    return stored_stats_text(feature.summary.stats, feature.stats_note, feature.stats_shards)
+    integer = _integer(feature)
+    return stored_stats_text(feature.summary.stats, feature.stats_note, feature.stats_shards, integer=integer)
+
+
+def _integer(feature: FeatureFacts) -> bool:
+    """Whether the feature's values are integers (or booleans), whose min and max the page shows with every digit."""
+    try:
+        return np.dtype(feature.summary.dtype).kind in "biu"
+    except TypeError:  # "str", "bytes" and the like: no statistics of values
+        return False
 
 
 def _sampled_stats(feature: FeatureFacts) -> str:
     stats = feature.stats
     if stats is None:
         return ""
-    parts = [f"{label} {number(v)}" for label, v in (("min", stats.minimum), ("max", stats.maximum)) if v is not None]
+    exact = _integer(feature)
+    extremes = (("min", stats.minimum), ("max", stats.maximum))
+    parts = [f"{label} {number(v, exact=exact)}" for label, v in extremes if v is not None]
     parts += [f"{label} {number(v)}" for label, v in (("mean", stats.mean), ("std", stats.std)) if v is not None]
     parts.append(f"over {stats.count} finite values")
     left_out = stats.not_finite_text()

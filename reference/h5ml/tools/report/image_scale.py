@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from h5ml.tools.report.sample import BLOCK_VALUES, value_blocks
 from h5ml.tools.report.stored_stats import stored_range
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,9 +108,10 @@ class DisplayRange:
 
 
 def _finite_range(values: Sequence[npt.NDArray[Any]]) -> tuple[float, float] | None:
+    """The smallest and largest finite values, widened to float64 one block at a time (never a whole image)."""
     lows, highs = [], []
-    for value in values:
-        flat = np.asarray(value, dtype=np.float64).ravel()
+    for block in value_blocks([np.asarray(value) for value in values]):
+        flat = block.astype(np.float64)
         flat = flat[np.isfinite(flat)]
         if flat.size:
             lows.append(float(flat.min()))
@@ -174,7 +176,22 @@ def display_pixels(sample: npt.NDArray[Any], shown: DisplayRange) -> tuple[npt.N
     image = np.asarray(sample)
     if not shown.scaled:
         return np.ascontiguousarray(image, dtype=np.uint8), 0
-    values = image.astype(np.float64)
+    # Band by band of rows: what is widened to float64 at a time is about BLOCK_VALUES values, not the image
+    # (a 3000 x 5000 x 3 image would be 360 MB of float64 per temporary); the pixels are the same.
+    pixels = np.empty(image.shape, dtype=np.uint8)
+    row_values = max(1, int(np.prod(image.shape[1:], dtype=np.int64)))
+    band = max(1, BLOCK_VALUES // row_values)
+    bad = 0
+    for start in range(0, image.shape[0], band):
+        pixels[start : start + band], count = _scaled_pixels(image[start : start + band], shown)
+        bad += count
+    return pixels, bad
+
+
+def _scaled_pixels(values: npt.NDArray[Any], shown: DisplayRange) -> tuple[npt.NDArray[np.uint8], int]:
+    """``round((v - low) * 255 / (high - low))`` clipped to 0..255 (see :func:`display_pixels`), and the count of
+    values that are not finite."""
+    values = values.astype(np.float64)
     bad = ~np.isfinite(values)
     # Scaled by a power of two that brings the range within +-1: exact, so the pixels are those of the formula,
     # and no difference overflows (-1.7e308..1.7e308 spans twice the largest float64). A value far outside the

@@ -59,23 +59,37 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def number(value: Any) -> str:
-    """A figure as text: floats to 6 significant digits, None as ``""``, anything else as ``str``.
+#: Integers up to this magnitude are all binary64 values (2**53): an integral float below it is one exactly.
+_EXACT_FLOAT_INTEGERS: Final = 2**53
+
+
+def number(value: Any, *, exact: bool = False) -> str:
+    """A figure as text: floats to 6 significant digits, None as ``""``, anything else (an int) as ``str``.
 
     Parameters
     ----------
     value
         A number or None.
+    exact
+        The value is a minimum or maximum of an integer feature, which must show every digit (6 digits would
+        hide that 9223372036854775806 and 9223372036854775807 differ): an int is written whole, as always; a
+        float (a statistic stored as binary64, §6.7) holding an integer below 2**53 in magnitude is written as
+        that integer, any other float as the shortest text that reads back as it (``9.223372036854776e+18``:
+        the float that the file holds, not an integer it cannot hold exactly).
 
     Returns
     -------
     str
-        ``"7.99156"``, ``"3200"`` or ``""``.
+        ``"7.99156"``, ``"3200"``, ``"9223372036854775807"`` or ``""``.
     """
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.6g}"
+        if not exact:
+            return f"{value:.6g}"
+        if value.is_integer() and abs(value) < _EXACT_FLOAT_INTEGERS:
+            return str(int(value))
+        return repr(value)
     return str(value)
 
 

@@ -149,17 +149,20 @@ def audio_section(split: SplitFacts, feature: FeatureFacts, budget: previews.Pre
     -------
     str
         A heading, then one ``<div class="clip preview-audio">`` per clip. A ``sample_rate`` no WAV file holds
-        (:func:`~h5ml.tools.report.previews.wav_rate_problem`: 0, negative, NaN, above 2**32 - 1 Hz) gets no
-        player, and a note under the clips says why; its waveforms are drawn all the same (against frames
-        when the rate gives no time).
+        for the clip's channels (:func:`~h5ml.tools.report.previews.wav_rate_problem`: 0, negative, NaN, a byte
+        rate above 2**32 - 1, so above 2**31 - 1 Hz for mono) gets no player, and a note under the clips says
+        why; its waveforms are drawn all the same (against frames when the rate gives no time).
     """
     rate = float(feature.summary.sample_rate or 0.0)
     limits = audio_limits(feature)
-    problem = previews.wav_rate_problem(rate)
+    problems: dict[str, None] = {}  # why clips get no player, in the order first met
     clips = []
     left_out = 0
     for i, sample in enumerate(feature.previews):
         frames = np.asarray(sample)
+        problem = previews.wav_rate_problem(rate, int(frames.shape[1]) if frames.ndim == 2 else 1)
+        if problem:
+            problems[problem] = None
         wave_uri = plots.waveform(frames.astype(np.float64), rate, limits)
         seconds = plots.duration(frames.shape[0], rate)
         words = [f"#{i}", f"{frames.shape[0]} frames" if seconds is None else f"{seconds:.2f} s"]
@@ -184,7 +187,7 @@ def audio_section(split: SplitFacts, feature: FeatureFacts, budget: previews.Pre
             f"{player}<div>{escape(caption)}</div></div>"
         )
     axis = f"waveforms on one amplitude axis, {limits[0]:g} to {limits[1]:g}"
-    notes = [f"No audio player: {problem}; the waveforms are shown."] if problem else []
+    notes = [f"No audio player: {problem}; the waveforms are shown." for problem in problems]
     if left_out:
         notes.append(budget.spent_text(left_out, "audio players are") + " Their waveforms are shown.")
     note = "".join(f'<p class="note">{escape(n)}</p>' for n in notes)

@@ -36,7 +36,9 @@ __all__ = [
     "MAX_IMAGE_BYTES",
     "MAX_PREVIEW_BYTES",
     "MAX_THUMBNAIL_SIDE",
-    "MAX_WAV_RATE",
+    "MAX_WAV_BYTE_RATE",
+    "MAX_WAV_CHANNELS",
+    "WAV_SAMPLE_BYTES",
     "PreviewBudget",
     "cell_text",
     "encoded_image_uri",
@@ -50,8 +52,12 @@ __all__ = [
 MAX_AUDIO_SECONDS: Final = 5.0
 #: Bytes of a stored image (a bytes feature) put in the page; a larger one is not embedded.
 MAX_IMAGE_BYTES: Final = 1 << 20
-#: The largest frame rate a WAV file holds (its header stores the rate as a 32-bit unsigned integer).
-MAX_WAV_RATE: Final = 2**32 - 1
+#: The largest byte rate (frames per second x channels x bytes per sample) a WAV header holds: a 32-bit field.
+MAX_WAV_BYTE_RATE: Final = 2**32 - 1
+#: The largest channel count of a WAV the page embeds: its block (channels x bytes per sample) is a 16-bit field.
+MAX_WAV_CHANNELS: Final = (2**16 - 1) // 2
+#: Bytes per sample of the WAV the page embeds (16-bit PCM, :func:`pcm16`).
+WAV_SAMPLE_BYTES: Final = 2
 #: The longest side of an image preview, in pixels: a larger image is shown reduced to it.
 MAX_THUMBNAIL_SIDE: Final = 256
 #: Bytes of all the previews (image and WAV data URIs) of one page (:class:`PreviewBudget`).
@@ -214,27 +220,48 @@ def pcm16(sample: npt.NDArray[Any], sample_rate: float) -> tuple[npt.NDArray[np.
     return (np.clip(values, -1.0, 1.0) * 32767).round().astype(np.int16), cut, scaled
 
 
-def wav_rate_problem(sample_rate: float) -> str:
-    """Why no WAV can be played at ``sample_rate``; ``""`` when one can.
+def wav_rate_problem(sample_rate: float, channels: int = 1) -> str:
+    """Why no WAV of ``channels`` channels can be played at ``sample_rate``; ``""`` when one can.
+
+    The WAV the page embeds is 16-bit PCM (:data:`WAV_SAMPLE_BYTES` per sample): its header holds the rate,
+    rounded to a whole number of Hz, and the byte rate ``rate x channels x 2`` in 32 bits
+    (:data:`MAX_WAV_BYTE_RATE`), and the block ``channels x 2`` in 16 bits (:data:`MAX_WAV_CHANNELS`). A mono
+    clip is therefore played up to 2147483647 Hz, a stereo one up to 1073741823 Hz.
 
     Parameters
     ----------
     sample_rate
         The feature's ``sample_rate`` (Hz, §6.1) as stored: a file the validator fails may hold 0, a negative
         number or NaN; a valid one may hold a rate no WAV header holds.
+    channels
+        The channels of the clip (1 for a sample of shape (frames,), else its second axis).
 
     Returns
     -------
     str
-        ``""`` when the rate, rounded to an integer as a WAV header holds it, is 1 to :data:`MAX_WAV_RATE`;
+        ``""`` when the rounded rate is at least 1 and the WAV's byte rate and block fit its header;
         else why not, in words for the page.
     """
     if not (math.isfinite(sample_rate) and sample_rate > 0):
         return f"its sample_rate {sample_rate:.12g} is not a positive finite number of Hz (§6.1)"
-    if round(sample_rate) < 1:
+    rate = round(sample_rate)
+    if rate < 1:
         return f"its sample_rate {sample_rate:.12g} Hz rounds to 0, and a WAV file holds a whole number of Hz"
-    if round(sample_rate) > MAX_WAV_RATE:
-        return f"its sample_rate {sample_rate:.12g} Hz is above the {MAX_WAV_RATE} Hz a WAV file can hold"
+    if channels < 1:
+        return "its samples have no channel (a second axis of length 0)"
+    if channels > MAX_WAV_CHANNELS:
+        return (
+            f"its {channels} channels are more than the {MAX_WAV_CHANNELS} a 16-bit WAV file can hold (its block, "
+            f"channels x {WAV_SAMPLE_BYTES} bytes, is stored in 16 bits)"
+        )
+    most = MAX_WAV_BYTE_RATE // (channels * WAV_SAMPLE_BYTES)
+    if rate > most:
+        plural = "channel" if channels == 1 else "channels"
+        return (
+            f"its sample_rate {sample_rate:.12g} Hz is above the {most} Hz a 16-bit WAV file of {channels} {plural} "
+            f"can hold (its byte rate, Hz x channels x {WAV_SAMPLE_BYTES} bytes, is stored in 32 bits: at most "
+            f"{MAX_WAV_BYTE_RATE})"
+        )
     return ""
 
 
@@ -256,15 +283,15 @@ def wav_uri(frames: npt.NDArray[np.int16], sample_rate: float) -> str:
     Raises
     ------
     ValueError
-        If no WAV holds ``sample_rate`` (:func:`wav_rate_problem` says why).
+        If no WAV holds ``sample_rate`` for these channels (:func:`wav_rate_problem` says why).
     """
-    problem = wav_rate_problem(sample_rate)
+    problem = wav_rate_problem(sample_rate, int(frames.shape[1]))
     if problem:
         raise ValueError(f"no WAV player for this sample: {problem}")
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:
         out.setnchannels(int(frames.shape[1]))
-        out.setsampwidth(2)
+        out.setsampwidth(WAV_SAMPLE_BYTES)
         out.setframerate(round(sample_rate))
         out.writeframes(frames.astype("<i2").tobytes())
     return _uri("audio/wav", buffer.getvalue())

@@ -18,7 +18,7 @@ storage that was never written (the summary's ``never_written``, §3.5.1).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "BLOCK_VALUES",
     "PREVIEW_SAMPLES",
     "SAMPLE_BYTES",
     "SAMPLE_ROWS",
@@ -33,6 +34,7 @@ __all__ = [
     "SampleRows",
     "ValueStats",
     "sample_rows",
+    "value_blocks",
     "value_stats",
 ]
 
@@ -44,6 +46,8 @@ SAMPLE_ROWS: Final = 512
 SAMPLE_RUNS: Final = 16
 #: Bytes of values read at most for the statistics of one feature (fewer rows when rows are large).
 SAMPLE_BYTES: Final = 32 << 20
+#: Values widened to float64 at a time for the figures and the image previews (8 MiB of float64 temporaries).
+BLOCK_VALUES: Final = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,9 @@ class ValueStats:
     nan_count, posinf_count, neginf_count
         NaN, +inf and -inf values among the elements read (floating-point features), counted apart.
     minimum, maximum, mean, std
-        Over the finite values; None when there are none. The mean and the (population) std never overflow
+        Over the finite values; None when there are none. The minimum and maximum of integer (and boolean)
+        values are Python ints, exact (int64 and uint64 values near 2**63 or 2**64 keep every digit). The
+        mean and the (population) std never overflow
         (float values near the largest float64) and integer means are exact but for the final rounding to
         float64 (int64 and uint64 values near 2**63 or 2**64).
     values
@@ -130,8 +136,8 @@ class ValueStats:
 
     count: int
     nan_count: int
-    minimum: float | None
-    maximum: float | None
+    minimum: float | int | None
+    maximum: float | int | None
     mean: float | None
     std: float | None
     values: npt.NDArray[np.float64]
@@ -144,41 +150,102 @@ class ValueStats:
         return ", ".join(f"{n} {word}" for n, word in counts if n)
 
 
-def _float_mean_std(finite: npt.NDArray[np.float64]) -> tuple[float, float]:
-    """Mean and population std of finite float64 values, computed on values scaled by a power of two.
+def value_blocks(parts: Sequence[npt.NDArray[Any]], size: int = BLOCK_VALUES) -> Iterator[npt.NDArray[Any]]:
+    """The values of ``parts``, each flattened, in consecutive blocks of at most ``size`` values.
 
-    The scale brings the largest magnitude into [0.5, 1): the sums cannot overflow (values near 1.7e308), and,
-    a power of two being exact, the figures equal the unscaled ones wherever those do not overflow.
+    The figures of a large sample (one row of a 3000 x 5000 x 3 image is 45 million values) are taken block
+    by block, so that what is widened to float64 at a time is one block (:data:`BLOCK_VALUES`), never the
+    whole sample: the memory a report needs stays a small multiple of the values it read.
+
+    Parameters
+    ----------
+    parts
+        Arrays of any shape (a dense batch, or the rows of a ragged feature).
+    size
+        The most values in one block.
+
+    Yields
+    ------
+    numpy.ndarray
+        1-D views of the values (a part that is not contiguous is first copied in its own dtype).
     """
-    peak = float(np.abs(finite).max())
-    exponent = math.frexp(peak)[1] if peak > 0 else 0
-    scaled = np.ldexp(finite, -exponent)
-    mean = float(scaled.mean())
-    std = float(np.sqrt(np.mean(np.square(scaled - mean))))
-    return math.ldexp(mean, exponent), math.ldexp(std, exponent)
+    for part in parts:
+        flat = part.reshape(-1)
+        for start in range(0, int(flat.size), size):
+            yield flat[start : start + size]
 
 
-def _int_mean_std(values: npt.NDArray[Any]) -> tuple[float, float]:
-    """Mean and population std of integers (int64 or uint64 at most), exact but for the last rounding to float.
+def _split_bits(block: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Integers (int64 or uint64 at most) as their high and low 32 bits, each int64."""
+    if block.dtype.kind == "u":
+        high = (block.astype(np.uint64) >> np.uint64(32)).astype(np.int64)
+        low = (block.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        return high, low
+    wide = block.astype(np.int64)
+    return wide >> 32, wide & 0xFFFFFFFF
 
-    Each value is split into its high and low 32 bits, whose sums cannot overflow int64; the exact sum is then a
-    Python integer, and the mean its correctly rounded quotient. The std is over the deviations from the mean
-    rounded to an integer, taken exactly in two parts before they become float64 (values near 2**63 keep their
-    spread, which float64 values would round away).
+
+def _int_figures(parts: Sequence[npt.NDArray[Any]], n: int) -> tuple[int, int, float, float]:
+    """Min, max (Python ints), mean and population std of ``n`` > 0 integers, exact but for the last rounding.
+
+    Each value is split into its high and low 32 bits, whose sums over a block cannot overflow int64; the exact
+    sum is then a Python integer, and the mean its correctly rounded quotient. The std is over the deviations
+    from the mean rounded to an integer, taken exactly in two parts before they become float64 (values near
+    2**63 keep their spread, which float64 values would round away). Two passes over the blocks.
     """
-    n = int(values.size)
-    if values.dtype.kind == "u":
-        high = (values >> np.uint64(32)).astype(np.int64)
-        low = (values & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    else:
-        wide = values.astype(np.int64)
-        high, low = wide >> 32, wide & 0xFFFFFFFF
-    total = (int(high.sum(dtype=np.int64)) << 32) + int(low.sum(dtype=np.int64))
+    total, low, high = 0, None, None
+    for block in value_blocks(parts):
+        if not block.size:
+            continue
+        top, bottom = _split_bits(block)
+        total += (int(top.sum(dtype=np.int64)) << 32) + int(bottom.sum(dtype=np.int64))
+        least, most = int(block.min()), int(block.max())
+        low = least if low is None else min(low, least)
+        high = most if high is None else max(high, most)
+    assert low is not None and high is not None  # n > 0 values
     nearest = (2 * total + n) // (2 * n)  # the mean rounded to an integer, within the values' range
-    deviation = (high - (nearest >> 32)).astype(np.float64) * 2.0**32 + (low - (nearest & 0xFFFFFFFF))
     rest = (total - nearest * n) / n  # the mean of the deviations, |rest| <= 1/2
-    std = float(np.sqrt(np.mean(np.square(deviation - rest))))
-    return total / n, std
+    squares = 0.0
+    for block in value_blocks(parts):
+        top, bottom = _split_bits(block)
+        deviation = (top - (nearest >> 32)).astype(np.float64) * 2.0**32 + (bottom - (nearest & 0xFFFFFFFF))
+        squares += float(np.sum(np.square(deviation - rest)))
+    return low, high, total / n, math.sqrt(squares / n)
+
+
+def _finite_blocks(parts: Sequence[npt.NDArray[Any]]) -> Iterator[npt.NDArray[np.float64]]:
+    """The finite values of ``parts``, float64, block by block (:func:`value_blocks`)."""
+    for block in value_blocks(parts):
+        wide = block.astype(np.float64)
+        yield wide[np.isfinite(wide)]
+
+
+def _float_figures(parts: Sequence[npt.NDArray[Any]], low: float, high: float, n: int) -> tuple[float, float]:
+    """Mean and population std of the ``n`` > 0 finite values of ``parts`` (between ``low`` and ``high``).
+
+    They are computed on values scaled by a power of two that brings the largest magnitude into [0.5, 1): the
+    sums cannot overflow (values near 1.7e308), and, a power of two being exact, the figures equal the unscaled
+    ones wherever those do not overflow. Two passes over the blocks.
+    """
+    peak = max(abs(low), abs(high))
+    exponent = math.frexp(peak)[1] if peak > 0 else 0
+    total = 0.0
+    for finite in _finite_blocks(parts):
+        total += float(np.sum(np.ldexp(finite, -exponent)))
+    mean = total / n
+    squares = 0.0
+    for finite in _finite_blocks(parts):
+        squares += float(np.sum(np.square(np.ldexp(finite, -exponent) - mean)))
+    return math.ldexp(mean, exponent), math.ldexp(math.sqrt(squares / n), exponent)
+
+
+def _every_kth(blocks: Iterator[npt.NDArray[Any]], step: int) -> npt.NDArray[np.float64]:
+    """Every ``step``-th value of the blocks taken as one sequence, the first included, as one float64 array."""
+    kept, seen = [], 0
+    for block in blocks:
+        kept.append(np.asarray(block[(-seen) % step :: step], dtype=np.float64))
+        seen += int(block.size)
+    return np.concatenate(kept) if kept else np.zeros(0, dtype=np.float64)
 
 
 def value_stats(rows: Sequence[Any] | npt.NDArray[Any]) -> ValueStats:
@@ -193,39 +260,34 @@ def value_stats(rows: Sequence[Any] | npt.NDArray[Any]) -> ValueStats:
     -------
     ValueStats
         Booleans count as 0 and 1; NaN, +inf and -inf are counted apart and left out of the figures, which are
-        over the finite values only.
+        over the finite values only. The values are read block by block (:func:`value_blocks`): besides
+        ``rows``, the memory used is a few blocks and the values kept for the histogram.
     """
-    parts = [np.asarray(rows).ravel()] if isinstance(rows, np.ndarray) else [np.asarray(r).ravel() for r in rows]
-    raw = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
-    if raw.dtype.kind == "b":
-        raw = raw.astype(np.int64)
-    flat = raw.astype(np.float64)
+    parts = [np.asarray(rows)] if isinstance(rows, np.ndarray) else [np.asarray(r) for r in rows]
+    kind = np.result_type(*parts).kind if parts else "f"  # each block is widened in its turn, never the parts
     cap = SAMPLE_BYTES // 8
-    if raw.dtype.kind in "iu":
-        nan_count = posinf = neginf = 0
-        finite = flat
-    else:
-        nan_count = int(np.count_nonzero(np.isnan(flat)))
-        posinf = int(np.count_nonzero(np.isposinf(flat)))
-        neginf = int(np.count_nonzero(np.isneginf(flat)))
-        finite = flat[np.isfinite(flat)]
-    shown = finite if finite.size <= cap else finite[:: -(-finite.size // cap)]
-    if not finite.size:
+    if kind in "biu":  # booleans count as 0 and 1
+        count = sum(int(part.size) for part in parts)
+        step = -(-count // cap) if count > cap else 1
+        shown = _every_kth(value_blocks(parts), step)
+        if not count:
+            return ValueStats(0, 0, None, None, None, None, shown)
+        least, most, mean, std = _int_figures(parts, count)  # Python ints: every digit of int64 and uint64 kept
+        return ValueStats(count, 0, least, most, mean, std, shown)
+    count = nan_count = posinf = neginf = 0
+    low, high = math.inf, -math.inf
+    for block in value_blocks(parts):
+        wide = block.astype(np.float64)
+        nan_count += int(np.count_nonzero(np.isnan(wide)))
+        posinf += int(np.count_nonzero(np.isposinf(wide)))
+        neginf += int(np.count_nonzero(np.isneginf(wide)))
+        finite = wide[np.isfinite(wide)]
+        if finite.size:
+            count += int(finite.size)
+            low, high = min(low, float(finite.min())), max(high, float(finite.max()))
+    step = -(-count // cap) if count > cap else 1
+    shown = _every_kth(_finite_blocks(parts), step)
+    if not count:
         return ValueStats(0, nan_count, None, None, None, None, shown, posinf, neginf)
-    if raw.dtype.kind in "iu":
-        mean, std = _int_mean_std(raw)
-        low, high = float(int(raw.min())), float(int(raw.max()))
-    else:
-        mean, std = _float_mean_std(finite)
-        low, high = float(finite.min()), float(finite.max())
-    return ValueStats(
-        count=int(finite.size),
-        nan_count=nan_count,
-        minimum=low,
-        maximum=high,
-        mean=mean,
-        std=std,
-        values=shown,
-        posinf_count=posinf,
-        neginf_count=neginf,
-    )
+    mean, std = _float_figures(parts, low, high, count)
+    return ValueStats(count, nan_count, low, high, mean, std, shown, posinf, neginf)

@@ -147,7 +147,7 @@ def _shards(positions: Sequence[int]) -> str:
     return ("shard " if one else "shards ") + ", ".join(str(i) for i in positions) + (" stores" if one else " store")
 
 
-def stored_stats_text(stats: Mapping[str, Any], note: str = "", shards: int = 0) -> str:
+def stored_stats_text(stats: Mapping[str, Any], note: str = "", shards: int = 0, *, integer: bool = False) -> str:
     """The "stored statistics (§6.7)" cell of a feature.
 
     Parameters
@@ -158,14 +158,19 @@ def stored_stats_text(stats: Mapping[str, Any], note: str = "", shards: int = 0)
         What was not merged (:attr:`MergedStats.note`), shown after them.
     shards
         For a sharded dataset, the number of shards merged (the cell says so); 0 for one file.
+    integer
+        The feature's values are integers: its min and max are shown with every digit
+        (:func:`h5ml.tools.report.markup.number`, ``exact``).
 
     Returns
     -------
     str
-        ``"count 64, min 0, max 16, mean 7.99, std 5"`` (6 significant digits), then ``"(merged over 3 shards)"``
+        ``"count 64, min 0, max 16, mean 7.99, std 5"`` (6 significant digits, but every digit of the min and
+        max of an integer feature), then ``"(merged over 3 shards)"``
         and the note; ``""`` when there is nothing to show.
     """
-    parts = [f"{word} {number(stats[key])}" for key, word in STATS_KEYS.items() if key in stats]
+    exact = ("stats_min", "stats_max") if integer else ()
+    parts = [f"{word} {number(stats[key], exact=key in exact)}" for key, word in STATS_KEYS.items() if key in stats]
     text = ", ".join(parts)
     if shards and parts:
         text += f" (merged over {shards} shard{'s' if shards != 1 else ''})"
