@@ -211,6 +211,18 @@ def test_a_remote_file_in_any_spelling_is_refused_before_any_connection(
     assert not (tmp_path / "o.h5").exists()
 
 
+def test_a_file_object_with_several_content_urls_is_refused_before_any_connection(
+    tmp_path: Path, listener: Listener
+) -> None:
+    """contentUrl ["rows.csv", URL]: mlcroissant read the first and dropped the rest; which one is meant is not guessed."""
+    doc = croissant(tmp_path, "x\n1\n2\n", {"x": "sc:Integer"})
+    doc["distribution"][0]["contentUrl"] = ["rows.csv", f"{listener.url}/x.csv"]
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert listener.connections() == 0
+    assert code == 2 and "cr:FileObject 'rows.csv' has 2 contentUrls (['rows.csv', 'http://127.0.0.1:" in err, err
+    assert "which one is meant is yours to say" in err and not (tmp_path / "o.h5").exists()
+
+
 def test_boolean_text_is_parsed_not_cast_with_bool(tmp_path: Path) -> None:
     """'False' and '0' are false (mlcroissant's bool() made every non-empty text true); a non-boolean is refused."""
     texts = ["True", "False", "0", "1", "yes", "NO", " false ", "TRUE"]

@@ -45,6 +45,8 @@ __all__ = ["check_context", "check_files"]
 
 #: How a Git LFS pointer file begins (the first line of the spec's pointer format).
 _LFS_POINTER: Final = b"version https://git-lfs.github.com/spec"
+#: The expanded IRI of ``contentUrl``, as mlcroissant's parsed nodes keep their JSON-LD.
+_CONTENT_URL: Final = "https://schema.org/contentUrl"
 
 
 def _contexts(document: Any) -> Iterator[Any]:
@@ -93,6 +95,31 @@ def _values(value: Any) -> list[str]:
     if value is None:
         return []
     return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+def _content_urls(node: Any) -> list[str]:
+    """Every ``contentUrl`` of a FileObject, as the document gives them.
+
+    mlcroissant's ``content_url`` holds one value: of a list it keeps the
+    first and drops the others (with a warning), so the list is read from the
+    node's expanded JSON-LD, where every spelling of the property has become
+    the schema.org IRI.
+    """
+    jsonld = getattr(node, "jsonld", None)
+    for key, value in jsonld.items() if isinstance(jsonld, Mapping) else []:
+        if str(key) == _CONTENT_URL:  # rdflib's IRIs equal only their own type: compare the text
+            given = value if isinstance(value, list) else [value]
+            return [str(v.get("@value", v.get("@id"))) if isinstance(v, Mapping) else str(v) for v in given]
+    return _values(node.content_url)
+
+
+def _url_count_refusal(where: str, node_id: str, urls: Sequence[str]) -> IngestError:
+    return IngestError(
+        f"{where}: the cr:FileObject {node_id!r} has {len(urls)} contentUrls ({list(urls)!r:.300}); a FileObject is "
+        "one file, and which one is meant is yours to say: give it one contentUrl, relative to the JSON-LD's folder "
+        "(nothing was read or downloaded)",
+        path=where,
+    )
 
 
 def _scheme(text: str) -> str:
@@ -245,7 +272,9 @@ def check_files(metadata: Any, where: str) -> None:
         is_set = isinstance(node, mlcroissant.FileSet)
         kind, node_id = ("cr:FileSet" if is_set else "cr:FileObject"), str(getattr(node, "id", "?"))
         what = "includes pattern" if is_set else "contentUrl"
-        urls = _values(node.includes if is_set else node.content_url)
+        urls = _values(node.includes) if is_set else _content_urls(node)
+        if not is_set and len(urls) > 1:  # mlcroissant would read the first one and drop the others
+            raise _url_count_refusal(where, node_id, urls)
         for url in urls:
             _refuse_remote(where, kind, node_id, what, url)
         described.append((kind, node_id, node, urls))
@@ -276,11 +305,7 @@ def check_files(metadata: Any, where: str) -> None:
                     raise _lfs_refusal(where, kind, node_id, path)
             continue
         if len(urls) != 1:
-            raise IngestError(
-                f"{where}: the cr:FileObject {node_id!r} has {len(urls)} contentUrls ({urls!r:.200}); a FileObject "
-                "is one file: give it one contentUrl, relative to the JSON-LD's folder",
-                path=where,
-            )
+            raise _url_count_refusal(where, node_id, urls)
         local = folder / urls[0]
         if not node.contained_in and not local.exists():
             raise IngestError(
