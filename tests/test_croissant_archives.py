@@ -9,8 +9,11 @@ extracted.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
+import stat
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -144,3 +147,99 @@ def test_a_stale_extraction_in_the_users_cache_is_neither_used_nor_touched(
     assert sorted(images(tmp_path / "a.h5")) == [7, 9]
     assert [p.relative_to(users) for p in users.rglob("*")] == [Path("extract"), stale.relative_to(users)]
     assert extract.EXTRACT_PATH == users / "extract" and constants.EXTRACT_PATH == users / "extract"
+
+
+def _member(name: str, kind: str, target: str = "") -> tuple[tarfile.TarInfo, bytes | None]:
+    member = tarfile.TarInfo(name)
+    data: bytes | None = None
+    if kind == "file":
+        data = png(5)
+        member.size = len(data)
+    elif kind == "symlink":
+        member.type, member.linkname = tarfile.SYMTYPE, target
+    elif kind == "hardlink":
+        member.type, member.linkname = tarfile.LNKTYPE, target
+    elif kind == "fifo":
+        member.type = tarfile.FIFOTYPE
+    elif kind == "dir":
+        member.type = tarfile.DIRTYPE
+    return member, data
+
+
+def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> None:
+    with tarfile.open(path, "w") as archive:
+        for member, data in members:
+            archive.addfile(member, None if data is None else io.BytesIO(data))
+
+
+def _zip(path: Path, name: str, *, symlink_to: str | None = None) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        info = zipfile.ZipInfo(name)
+        if symlink_to is not None:
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16  # as `zip --symlinks` writes a link
+        archive.writestr(info, symlink_to if symlink_to is not None else png(5))
+
+
+def test_an_archive_of_plain_members_converts(tmp_path: Path) -> None:
+    """A local tar of a folder of PNG files: its FileSet's images, as the members hold them."""
+    folder = tmp_path / "meta"
+    folder.mkdir()
+    _tar(folder / "data.tar", [_member("imgs", "dir"), _member("imgs/a.png", "file"), _member("imgs/b.png", "file")])
+    doc = archive_croissant(folder, "data.tar", "application/x-tar", "imgs/*.png", "sc:ImageObject")
+    code, _, err = cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 0, err
+    assert images(tmp_path / "o.h5") == [5, 5]
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("tar-symlink", "is a symbolic link"),
+        ("tar-hardlink", "is a hard link"),
+        ("tar-dotdot", "is an absolute path or a path with '..'"),
+        ("tar-absolute", "is an absolute path or a path with '..'"),
+        ("tar-fifo", "is neither a file nor a folder"),
+        ("zip-symlink", "is a symbolic link"),
+        ("zip-dotdot", "is an absolute path or a path with '..'"),
+        ("zip-absolute", "is an absolute path or a path with '..'"),
+    ],
+)
+def test_an_archive_member_that_could_land_outside_is_refused_before_extraction(
+    tmp_path: Path, kind: str, said: str
+) -> None:
+    """A link to a file elsewhere, a '..' or absolute member, a FIFO: refused by archive and member, nothing read."""
+    folder = tmp_path / "meta"
+    folder.mkdir()
+    secret = tmp_path / "secret.png"  # outside the JSON-LD's folder
+    secret.write_bytes(png(66))
+    archive, encoding = ("data.tar", "application/x-tar") if kind.startswith("tar") else ("data.zip", "application/zip")
+    name = {"dotdot": "../a.png", "absolute": str(tmp_path / "a.png")}.get(kind.split("-")[1], "a.png")
+    if kind in ("tar-symlink", "tar-hardlink"):
+        _tar(folder / archive, [_member("b.png", "file"), _member(name, kind[4:], str(secret))])
+    elif kind.startswith("tar"):
+        _tar(folder / archive, [_member("b.png", "file"), _member(name, "fifo" if kind == "tar-fifo" else "file")])
+    else:
+        _zip(folder / archive, name, symlink_to=str(secret) if kind == "zip-symlink" else None)
+    doc = archive_croissant(folder, archive, encoding, "*.png", "sc:ImageObject")
+    code, _, err = cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "internal error" not in err, err
+    assert f"cr:FileObject {archive!r} names the archive {folder / archive}, whose member {name!r} {said}" in err, err
+    assert not (tmp_path / "o.h5").exists() and not (tmp_path / "a.png").exists()
+
+
+def test_an_archive_inside_an_archive_is_refused(tmp_path: Path) -> None:
+    """Its members cannot be checked before the outer archive is extracted: refused, saying what to do."""
+    folder = tmp_path / "meta"
+    folder.mkdir()
+    _tar(folder / "outer.tar", [_member("inner.tar", "file")])
+    doc = archive_croissant(folder, "outer.tar", "application/x-tar", "*.png", "sc:ImageObject")
+    inner = copy.deepcopy(doc["distribution"][0])
+    inner.update(
+        {"@id": "inner.tar", "name": "inner.tar", "contentUrl": "inner.tar", "containedIn": {"@id": "outer.tar"}}
+    )
+    del inner["sha256"]
+    doc["distribution"].insert(1, inner)
+    doc["distribution"][2]["containedIn"] = {"@id": "inner.tar"}
+    code, _, err = cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 2 and "cr:FileObject 'inner.tar' holds other files and is itself contained in an archive" in err, err
+    assert not (tmp_path / "o.h5").exists()
