@@ -8,8 +8,9 @@ record is read, and refused, with what and why, when
   mlcroissant raises becomes an :class:`~h5ml.errors.IngestError`);
 - its files are remote (a ``contentUrl``, an ``includes`` or the
   ``@context`` is a URL), ``file://`` URLs, outside the JSON-LD's folder,
-  missing, or HDF5 (:mod:`h5ml.ingest.croissant.files`, checked on what
-  mlcroissant parsed, before any download);
+  missing, or HDF5, or local archives with links, special files or paths
+  that leave them (:mod:`h5ml.ingest.croissant.files`, checked on what
+  mlcroissant parsed, before any download or extraction);
 - a field has a data type h5ml does not convert (the table of
   :mod:`h5ml.ingest.croissant.records`), or audio needs librosa, which
   mlcroissant uses to decode it and which is not installed;
@@ -27,6 +28,8 @@ data, test data, everything). The card (``name``, ``description``,
 ``license``, ``citeAs``, ``creator``, ``version``, ``url``, ``keywords``)
 becomes the root metadata (§4.2); ``metadata=`` wins.
 
+mlcroissant reads the records with a temporary cache folder of this
+conversion alone and CSV cells as text (:mod:`h5ml.ingest.croissant.sandbox`).
 The records stream through :func:`h5ml.ingest.samples.convert_samples`, so
 memory stays bounded and a failed conversion leaves ``output`` as it was.
 """
