@@ -487,9 +487,10 @@ def test_a_number_is_never_rounded_wrapped_or_overflowed(tmp_path: Path, column:
 
 def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
     """Integers beyond 2**53 (also written 9007199254740993.0), the largest uint64, -inf, a subnormal: stored exactly."""
-    csv = "a,b,c,d,e,f\n9007199254740993,18446744073709551615,0.1,2.0,9007199254740993.0,-inf\n"
-    csv += "-5,0,-2.5e-300,3.0,1e3,1e-320\n"
+    csv = "a,b,c,d,e,f,g\n9007199254740993,18446744073709551615,0.1,2.0,9007199254740993.0,-inf,0.1\n"
+    csv += "-5,0,-2.5e-300,3.0,1e3,1e-320,1.00000005960464477539062500001\n"  # g: just above a float32 halfway point
     types = {"a": "sc:Integer", "b": "cr:UInt64", "c": "sc:Float", "d": "cr:Int16", "e": "sc:Integer", "f": "sc:Float"}
+    types["g"] = "cr:Float32"
     doc = croissant(tmp_path, csv, types)
     code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
     assert code == 0, err
@@ -500,6 +501,7 @@ def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
         assert values["c"].tolist() == [0.1, -2.5e-300] and values["d"].tolist() == [2, 3]
         assert values["d"].dtype == np.int16
         assert values["e"].tolist() == [9007199254740993, 1000] and values["f"].tolist() == [-np.inf, 1e-320]
+        assert values["g"].tolist() == [np.float32(0.1), 1 + 2**-23] and values["g"].dtype == np.float32
 
 
 def test_text_cells_that_look_like_numbers_keep_their_text(tmp_path: Path) -> None:

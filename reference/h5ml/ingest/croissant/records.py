@@ -50,6 +50,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Final
 
 import numpy as np
@@ -110,6 +111,26 @@ def _exact(value: Any, *, floating: bool) -> Decimal | None:
     if isinstance(value, (float, np.floating)):
         return Decimal(float(value))  # the float's exact binary value
     return None
+
+
+def _nearest(exact: Decimal, dtype: np.dtype[Any]) -> np.ndarray:
+    """The ``dtype`` float nearest to ``exact`` (ties to even): infinity or 0 when it is beyond the dtype's range.
+
+    ``float(Decimal)`` rounds correctly to float64; rounding that again to
+    float32 or float16 can miss the nearest one when the text lies just off
+    a halfway point, so the float64's neighbours in ``dtype`` are compared
+    with the exact value (as fractions: exact).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        stored = np.asarray(float(exact), dtype=dtype)
+    if dtype.itemsize >= 8 or not exact.is_finite() or not np.isfinite(stored) or stored == 0:
+        return stored
+    target = Fraction(exact)
+    with np.errstate(over="ignore"):  # the neighbour of the largest float is infinity, left out below
+        candidates = [np.nextafter(stored, dtype.type(-np.inf)), stored, np.nextafter(stored, dtype.type(np.inf))]
+    finite = [np.asarray(c, dtype=dtype) for c in candidates if np.isfinite(c)]
+    bits = np.dtype(f"u{dtype.itemsize}")
+    return min(finite, key=lambda c: (abs(Fraction(float(c)) - target), int(c.view(bits)) & 1))
 
 
 def data_type_names(node: Any) -> list[str]:
@@ -242,8 +263,7 @@ class FieldPlan:
                     f"({limits.min} to {limits.max}); declare a wider dataType, or fix the source"
                 )
             return np.asarray(int(exact), dtype=dtype)
-        with np.errstate(over="ignore", under="ignore"):
-            stored = np.asarray(float(exact), dtype=dtype)  # float(Decimal) rounds correctly, to float64
+        stored = _nearest(exact, dtype)
         advice = (
             "declare a wider dataType (cr:Float64, sc:Float), or fix the source"
             if dtype.itemsize < 8
