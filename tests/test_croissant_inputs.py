@@ -211,6 +211,18 @@ def test_a_remote_file_in_any_spelling_is_refused_before_any_connection(
     assert not (tmp_path / "o.h5").exists()
 
 
+def test_a_file_object_with_several_content_urls_is_refused_before_any_connection(
+    tmp_path: Path, listener: Listener
+) -> None:
+    """contentUrl ["rows.csv", URL]: mlcroissant read the first and dropped the rest; which one is meant is not guessed."""
+    doc = croissant(tmp_path, "x\n1\n2\n", {"x": "sc:Integer"})
+    doc["distribution"][0]["contentUrl"] = ["rows.csv", f"{listener.url}/x.csv"]
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert listener.connections() == 0
+    assert code == 2 and "cr:FileObject 'rows.csv' has 2 contentUrls (['rows.csv', 'http://127.0.0.1:" in err, err
+    assert "which one is meant is yours to say" in err and not (tmp_path / "o.h5").exists()
+
+
 def test_boolean_text_is_parsed_not_cast_with_bool(tmp_path: Path) -> None:
     """'False' and '0' are false (mlcroissant's bool() made every non-empty text true); a non-boolean is refused."""
     texts = ["True", "False", "0", "1", "yes", "NO", " false ", "TRUE"]
@@ -453,10 +465,20 @@ def test_a_git_lfs_pointer_is_refused_instead_of_pulled(tmp_path: Path) -> None:
         ("1\n-1\n", "cr:UInt8", "'rows/x' holds '-1', outside the range of uint8 (0 to 255)"),
         ("1e40\n1\n", "cr:Float32", "beyond the largest float32"),
         ("1\nabc\n", "sc:Integer", "'rows/x' holds 'abc', which is no integer"),
+        ("1\n1.0000000000000001\n", "sc:Integer", "(int64) holds '1.0000000000000001', which is no integer"),
+        ("1\n0.99999999999999999\n", "sc:Integer", "(int64) holds '0.99999999999999999', which is no integer"),
+        ("1\n9007199254740993.5\n", "sc:Integer", "(int64) holds '9007199254740993.5', which is no integer"),
+        ("1e400\n1\n", "sc:Float", "'rows/x' holds '1e400', beyond the largest float64"),
+        ("1\n1e309\n", "cr:Float64", "'rows/x' holds '1e309', beyond the largest float64"),
+        ("1\n1e-50\n", "cr:Float32", "'rows/x' holds '1e-50', a nonzero number that float32 would store as 0"),
+        ("1\n1e-9\n", "cr:Float16", "'rows/x' holds '1e-9', a nonzero number that float16 would store as 0"),
+        ("1\n1_000\n", "sc:Integer", "'rows/x' holds '1_000', which is no integer h5ml reads (ASCII digits"),
+        ("1\n\u0661\u0662\n", "sc:Integer", "'rows/x' holds '\u0661\u0662', which is no integer h5ml reads"),
+        ("1\n1_0.5\n", "sc:Float", "'rows/x' holds '1_0.5', which is no number h5ml reads"),
     ],
 )
 def test_a_number_is_never_rounded_wrapped_or_overflowed(tmp_path: Path, column: str, kind: str, said: str) -> None:
-    """mlcroissant's int() and numpy casts made 1.5 one, 300 in cr:Int8 44 and 1e40 in cr:Float32 inf: refused."""
+    """Fractions, overflows, underflows to 0 and what only Python's lenient int()/float() read: refused, as written."""
     doc = croissant(tmp_path, "x\n" + column, {"x": kind})
     code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
     assert code == 2 and said in err and "internal error" not in err, err
@@ -464,9 +486,12 @@ def test_a_number_is_never_rounded_wrapped_or_overflowed(tmp_path: Path, column:
 
 
 def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
-    """Integers beyond 2**53, the largest uint64, floats and whole numbers written as floats: stored exactly."""
-    csv = "a,b,c,d\n9007199254740993,18446744073709551615,0.1,2.0\n-5,0,-2.5e-300,3.0\n"
-    doc = croissant(tmp_path, csv, {"a": "sc:Integer", "b": "cr:UInt64", "c": "sc:Float", "d": "cr:Int16"})
+    """Integers beyond 2**53 (also written 9007199254740993.0), the largest uint64, -inf, a subnormal: stored exactly."""
+    csv = "a,b,c,d,e,f,g\n9007199254740993,18446744073709551615,0.1,2.0,9007199254740993.0,-inf,0.1\n"
+    csv += "-5,0,-2.5e-300,3.0,1e3,1e-320,1.00000005960464477539062500001\n"  # g: just above a float32 halfway point
+    types = {"a": "sc:Integer", "b": "cr:UInt64", "c": "sc:Float", "d": "cr:Int16", "e": "sc:Integer", "f": "sc:Float"}
+    types["g"] = "cr:Float32"
+    doc = croissant(tmp_path, csv, types)
     code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
     assert code == 0, err
     with h5ml.open(tmp_path / "o.h5") as dataset:
@@ -475,6 +500,17 @@ def test_numbers_keep_their_exact_values(tmp_path: Path) -> None:
         assert values["b"].tolist() == [18446744073709551615, 0] and values["b"].dtype == np.uint64
         assert values["c"].tolist() == [0.1, -2.5e-300] and values["d"].tolist() == [2, 3]
         assert values["d"].dtype == np.int16
+        assert values["e"].tolist() == [9007199254740993, 1000] and values["f"].tolist() == [-np.inf, 1e-320]
+        assert values["g"].tolist() == [np.float32(0.1), 1 + 2**-23] and values["g"].dtype == np.float32
+
+
+def test_text_cells_that_look_like_numbers_keep_their_text(tmp_path: Path) -> None:
+    """pandas parsed '007' and '1.50' as numbers before mlcroissant made text of them ('7', '1.5'): kept as written."""
+    doc = croissant(tmp_path, "code,x\n007,1\n1.50,2\n", {"code": "sc:Text", "x": "sc:Integer"})
+    code, _, err = cli("convert", str(save(tmp_path, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    assert code == 0, err
+    with h5ml.open(tmp_path / "o.h5") as dataset:
+        assert list(dataset["train"].read(slice(None))["code"]) == ["007", "1.50"]
 
 
 def test_a_relative_json_ld_path_reads_its_file_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,9 @@ record is read, and refused, with what and why, when
   mlcroissant raises becomes an :class:`~h5ml.errors.IngestError`);
 - its files are remote (a ``contentUrl``, an ``includes`` or the
   ``@context`` is a URL), ``file://`` URLs, outside the JSON-LD's folder,
-  missing, or HDF5 (:mod:`h5ml.ingest.croissant.files`, checked on what
-  mlcroissant parsed, before any download);
+  missing, or HDF5, or local archives with links, special files or paths
+  that leave them (:mod:`h5ml.ingest.croissant.files`, checked on what
+  mlcroissant parsed, before any download or extraction);
 - a field has a data type h5ml does not convert (the table of
   :mod:`h5ml.ingest.croissant.records`), or audio needs librosa, which
   mlcroissant uses to decode it and which is not installed;
@@ -27,6 +28,8 @@ data, test data, everything). The card (``name``, ``description``,
 ``license``, ``citeAs``, ``creator``, ``version``, ``url``, ``keywords``)
 becomes the root metadata (§4.2); ``metadata=`` wins.
 
+mlcroissant reads the records with a temporary cache folder of this
+conversion alone and CSV cells as text (:mod:`h5ml.ingest.croissant.sandbox`).
 The records stream through :func:`h5ml.ingest.samples.convert_samples`, so
 memory stays bounded and a failed conversion leaves ``output`` as it was.
 """
@@ -42,6 +45,7 @@ from typing import Any, Final
 from h5ml.errors import IngestError, ParameterError
 from h5ml.ingest.croissant.files import check_context, check_files
 from h5ml.ingest.croissant.records import FieldPlan, data_type_names, plan_fields, read_numbers_as_text, split_plan
+from h5ml.ingest.croissant.sandbox import private_reading
 from h5ml.ingest.croissant.vocabulary import READ_VERSIONS, croissant_version, load_jsonld
 from h5ml.ingest.docstrings import shared_doc
 from h5ml.ingest.options import SHARD_OPTIONS, SHARED_OPTIONS, OnError
@@ -379,38 +383,39 @@ def convert_croissant(
             path=where,
         )
     read_numbers_as_text(chosen, plans)
-    samples = _samples(_dataset(parsed, where), chosen, plans, split, where)
-    first = next(samples, None)
-    if first is None:
-        raise IngestError(f"{where}: record set {chosen.id!r} has no records; nothing to write", path=where)
-    table: dict[str, FeatureSpec | Mapping[str, Any]] = {}
-    for plan in plans:
-        if plan.kind != "split":
-            own = plan.spec()
-            rate = plan.audio_rate()
-            table[plan.name] = (
-                own if rate is None else FeatureSpec(encoding="ragged", dtype="float32", sample_rate=rate)
-            )
-    for name, given in (features or {}).items():
-        table[name] = given
-    return convert_samples(
-        _chain(first, samples),
-        output,
-        split_key=_SPLIT_KEY,
-        metadata=meta,
-        features=table,
-        compression=compression,
-        level=level,
-        shuffle=shuffle,
-        seed=seed,
-        workers=workers,
-        processes=processes,
-        on_error=on_error,
-        progress=progress,
-        overwrite=overwrite,
-        shard_size=shard_size,
-        samples_per_shard=samples_per_shard,
-    )
+    with private_reading():  # mlcroissant's cache folder and CSV reader of this conversion alone
+        samples = _samples(_dataset(parsed, where), chosen, plans, split, where)
+        first = next(samples, None)
+        if first is None:
+            raise IngestError(f"{where}: record set {chosen.id!r} has no records; nothing to write", path=where)
+        table: dict[str, FeatureSpec | Mapping[str, Any]] = {}
+        for plan in plans:
+            if plan.kind != "split":
+                own = plan.spec()
+                rate = plan.audio_rate()
+                table[plan.name] = (
+                    own if rate is None else FeatureSpec(encoding="ragged", dtype="float32", sample_rate=rate)
+                )
+        for name, given in (features or {}).items():
+            table[name] = given
+        return convert_samples(
+            _chain(first, samples),
+            output,
+            split_key=_SPLIT_KEY,
+            metadata=meta,
+            features=table,
+            compression=compression,
+            level=level,
+            shuffle=shuffle,
+            seed=seed,
+            workers=workers,
+            processes=processes,
+            on_error=on_error,
+            progress=progress,
+            overwrite=overwrite,
+            shard_size=shard_size,
+            samples_per_shard=samples_per_shard,
+        )
 
 
 def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

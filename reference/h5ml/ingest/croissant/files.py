@@ -19,7 +19,14 @@ download a remote ``contentUrl``. Refused, with the node and what to do:
   would fall in;
 - a path outside the JSON-LD's folder: absolute, with ``..``, or a symbolic
   link (followed) to a file elsewhere;
-- a FileObject without a ``contentUrl``, or one that does not exist;
+- a FileObject without a ``contentUrl``, or several, or one that does not exist;
+- a local zip or tar archive that a FileObject or FileSet is ``containedIn``
+  with a member that could land outside the folder mlcroissant extracts it
+  to: a symbolic or hard link (a zip entry whose attributes mark a link
+  too), a device or FIFO, an absolute path, a path with ``..``. The members
+  are read (:mod:`zipfile`, :mod:`tarfile`) before mlcroissant extracts
+  anything; an archive inside an archive is refused, since its members
+  cannot be read before the outer one is extracted;
 - a Git LFS pointer (a file that was not fetched): mlcroissant would run
   ``git lfs pull``, which goes to the network;
 - HDF5 files (``application/x-hdf5``, as ``h5ml croissant`` writes): mlcroissant
@@ -31,6 +38,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
+import tarfile
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -45,6 +55,8 @@ __all__ = ["check_context", "check_files"]
 
 #: How a Git LFS pointer file begins (the first line of the spec's pointer format).
 _LFS_POINTER: Final = b"version https://git-lfs.github.com/spec"
+#: The expanded IRI of ``contentUrl``, as mlcroissant's parsed nodes keep their JSON-LD.
+_CONTENT_URL: Final = "https://schema.org/contentUrl"
 
 
 def _contexts(document: Any) -> Iterator[Any]:
@@ -93,6 +105,31 @@ def _values(value: Any) -> list[str]:
     if value is None:
         return []
     return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+def _content_urls(node: Any) -> list[str]:
+    """Every ``contentUrl`` of a FileObject, as the document gives them.
+
+    mlcroissant's ``content_url`` holds one value: of a list it keeps the
+    first and drops the others (with a warning), so the list is read from the
+    node's expanded JSON-LD, where every spelling of the property has become
+    the schema.org IRI.
+    """
+    jsonld = getattr(node, "jsonld", None)
+    for key, value in jsonld.items() if isinstance(jsonld, Mapping) else []:
+        if str(key) == _CONTENT_URL:  # rdflib's IRIs equal only their own type: compare the text
+            given = value if isinstance(value, list) else [value]
+            return [str(v.get("@value", v.get("@id"))) if isinstance(v, Mapping) else str(v) for v in given]
+    return _values(node.content_url)
+
+
+def _url_count_refusal(where: str, node_id: str, urls: Sequence[str]) -> IngestError:
+    return IngestError(
+        f"{where}: the cr:FileObject {node_id!r} has {len(urls)} contentUrls ({list(urls)!r:.300}); a FileObject is "
+        "one file, and which one is meant is yours to say: give it one contentUrl, relative to the JSON-LD's folder "
+        "(nothing was read or downloaded)",
+        path=where,
+    )
 
 
 def _scheme(text: str) -> str:
@@ -245,7 +282,9 @@ def check_files(metadata: Any, where: str) -> None:
         is_set = isinstance(node, mlcroissant.FileSet)
         kind, node_id = ("cr:FileSet" if is_set else "cr:FileObject"), str(getattr(node, "id", "?"))
         what = "includes pattern" if is_set else "contentUrl"
-        urls = _values(node.includes if is_set else node.content_url)
+        urls = _values(node.includes) if is_set else _content_urls(node)
+        if not is_set and len(urls) > 1:  # mlcroissant would read the first one and drop the others
+            raise _url_count_refusal(where, node_id, urls)
         for url in urls:
             _refuse_remote(where, kind, node_id, what, url)
         described.append((kind, node_id, node, urls))
@@ -276,11 +315,7 @@ def check_files(metadata: Any, where: str) -> None:
                     raise _lfs_refusal(where, kind, node_id, path)
             continue
         if len(urls) != 1:
-            raise IngestError(
-                f"{where}: the cr:FileObject {node_id!r} has {len(urls)} contentUrls ({urls!r:.200}); a FileObject "
-                "is one file: give it one contentUrl, relative to the JSON-LD's folder",
-                path=where,
-            )
+            raise _url_count_refusal(where, node_id, urls)
         local = folder / urls[0]
         if not node.contained_in and not local.exists():
             raise IngestError(
@@ -290,3 +325,77 @@ def check_files(metadata: Any, where: str) -> None:
             )
         if not node.contained_in and _is_lfs_pointer(local):
             raise _lfs_refusal(where, kind, node_id, local)
+    _check_archives(described, folder, where)
+
+
+def _container_ids(node: Any) -> list[str]:
+    """The uuids of the FileObjects and FileSets that ``node`` is ``containedIn`` (a uuid, or a Source naming one)."""
+    ids = []
+    for container in node.contained_in or []:
+        found = container if isinstance(container, str) else getattr(container, "file_object", None)
+        found = found or getattr(container, "file_set", None)
+        if found:
+            ids.append(str(found))
+    return ids
+
+
+def _check_archives(described: Sequence[tuple[str, str, Any, list[str]]], folder: Path, where: str) -> None:
+    """Refuse the members of local archives that extraction could put outside its folder (the module docstring)."""
+    containers = {c for _, _, node, _ in described for c in _container_ids(node)}
+    for kind, node_id, node, urls in described:
+        if str(getattr(node, "uuid", node_id)) not in containers and node_id not in containers:
+            continue
+        if node.contained_in:
+            raise IngestError(
+                f"{where}: the {kind} {node_id!r} holds other files and is itself contained in an archive; h5ml "
+                "checks an archive's members before anything is extracted, which it cannot do for an archive inside "
+                "an archive: extract the outer archive into the JSON-LD's folder and describe the inner one there",
+                path=where,
+            )
+        archives = _set_files(folder, urls) if kind == "cr:FileSet" else [folder / u for u in urls]
+        for archive in archives:
+            _check_members(archive, kind, node_id, where)
+
+
+def _member_danger(name: str, mode: int, link: str | None) -> str | None:
+    """Why an archive member could land outside the extraction folder, or None."""
+    if link is not None:
+        return link
+    if _leaves(name):
+        return "an absolute path or a path with '..'"
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "neither a file nor a folder (a device, a FIFO or a socket)"
+    return None
+
+
+def _check_members(archive: Path, kind: str, node_id: str, where: str) -> None:
+    """Refuse a zip or tar ``archive`` with a link, an absolute path, a '..' or a special file among its members."""
+    members: list[tuple[str, str | None]] = []
+    try:
+        if zipfile.is_zipfile(archive):  # mlcroissant's order: zip first, then tar
+            with zipfile.ZipFile(archive) as opened:
+                for info in opened.infolist():
+                    mode = info.external_attr >> 16  # the Unix mode, where the archiver wrote one
+                    link = "a symbolic link" if stat.S_ISLNK(mode) else None
+                    members.append((info.filename, _member_danger(info.filename, mode, link)))
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as opened:
+                for member in opened:
+                    link = "a symbolic link" if member.issym() else "a hard link" if member.islnk() else None
+                    mode = 0 if member.isfile() or member.isdir() else stat.S_IFIFO
+                    members.append((member.name, _member_danger(member.name, mode, link)))
+    except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        raise IngestError(
+            f"{where}: the {kind} {node_id!r} names the archive {archive}, which cannot be read ({exc}); fix or "
+            "replace the archive",
+            path=where,
+        ) from exc
+    for name, danger in members:
+        if danger is not None:
+            raise IngestError(
+                f"{where}: the {kind} {node_id!r} names the archive {archive}, whose member {name!r} is {danger}; "
+                "h5ml extracts only files and folders at relative paths inside the archive, since a link or such a "
+                "path could reach a file outside the JSON-LD's folder: take the member out of the archive, or "
+                "extract the archive yourself and describe its files",
+                path=where,
+            )

@@ -10,10 +10,11 @@ sample value for :func:`h5ml.ingest.samples.convert_samples`.
 Croissant ``dataType``           mlcroissant gives            h5ml feature
 ===============================  ===========================  ========================================
 ``sc:Integer``, ``cr:Int*``,     text, parsed by h5ml         dense int64 (the sized types: their
-``cr:UInt*``                                                  dtype); a fraction or a number outside
+``cr:UInt*``                     exactly (ASCII decimal)      dtype); a fraction or a number outside
                                                               the dtype's range is refused
 ``sc:Float``, ``cr:Float*``      text, parsed by h5ml         dense float64 (float16/32 when sized);
-                                                              a finite number that overflows is refused
+                                 (ASCII decimal, inf, nan)    a finite number that overflows, or a
+                                                              nonzero one that becomes 0, is refused
 ``sc:Boolean``                   text, parsed by h5ml         dense bool (``true``/``false``, ``yes``/
                                                               ``no``, ``1``/``0``, any case; else refused)
 ``sc:Text``                      bytes (UTF-8)                string
@@ -48,6 +49,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Final
 
 import numpy as np
@@ -82,8 +85,52 @@ BOOLEAN_TEXTS: Final[Mapping[str, bool]] = {
     "1": True,
     "0": False,
 }
-#: An integer's text; a float's text is accepted for an integer field when it is a whole number below 2**53.
-_INTEGER_TEXT: Final = re.compile(r"[+-]?[0-9]+")
+#: The text of a number: an ASCII decimal number (an optional sign, digits with an optional fraction, or a fraction
+#: alone, an optional exponent), around which spaces and tabs are allowed. An integer field takes a whole number
+#: written with a fraction or an exponent (``2.0``, ``1e3``); Python's ``1_000`` and non-ASCII digits are refused.
+_DECIMAL_TEXT: Final = re.compile(r"[ \t]*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[ \t]*")
+#: The words a floating-point field takes (compared in lower case, without the spaces and tabs around them).
+_FLOAT_WORDS: Final[Mapping[str, str]] = {
+    **{f"{sign}{word}": f"{sign}Infinity" for sign in ("", "+", "-") for word in ("inf", "infinity")},
+    "nan": "NaN",
+}
+
+
+def _exact(value: Any, *, floating: bool) -> Decimal | None:
+    """The exact value of a number's text (:data:`_DECIMAL_TEXT`, :data:`_FLOAT_WORDS`) or JSON value, else None."""
+    if isinstance(value, str):
+        match = _DECIMAL_TEXT.fullmatch(value)
+        if match is not None:
+            return Decimal(match.group(1))
+        word = _FLOAT_WORDS.get(value.strip(" \t").lower()) if floating else None
+        return None if word is None else Decimal(word)
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return Decimal(int(value))
+    if isinstance(value, (float, np.floating)):
+        return Decimal(float(value))  # the float's exact binary value
+    return None
+
+
+def _nearest(exact: Decimal, dtype: np.dtype[Any]) -> np.ndarray:
+    """The ``dtype`` float nearest to ``exact`` (ties to even): infinity or 0 when it is beyond the dtype's range.
+
+    ``float(Decimal)`` rounds correctly to float64; rounding that again to
+    float32 or float16 can miss the nearest one when the text lies just off
+    a halfway point, so the float64's neighbours in ``dtype`` are compared
+    with the exact value (as fractions: exact).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        stored = np.asarray(float(exact), dtype=dtype)
+    if dtype.itemsize >= 8 or not exact.is_finite() or not np.isfinite(stored) or stored == 0:
+        return stored
+    target = Fraction(exact)
+    with np.errstate(over="ignore"):  # the neighbour of the largest float is infinity, left out below
+        candidates = [np.nextafter(stored, dtype.type(-np.inf)), stored, np.nextafter(stored, dtype.type(np.inf))]
+    finite = [np.asarray(c, dtype=dtype) for c in candidates if np.isfinite(c)]
+    bits = np.dtype(f"u{dtype.itemsize}")
+    return min(finite, key=lambda c: (abs(Fraction(float(c)) - target), int(c.view(bits)) & 1))
 
 
 def data_type_names(node: Any) -> list[str]:
@@ -184,49 +231,53 @@ class FieldPlan:
         return parsed
 
     def _number(self, value: Any, where: str) -> np.ndarray:
-        """A number of the field's dtype from its text (or JSON value), exactly, or refused."""
+        """A number of the field's dtype from its text (or JSON value), exactly, or refused.
+
+        The text is an ASCII decimal number (:data:`_DECIMAL_TEXT`), or for a
+        floating-point field a word of :data:`_FLOAT_WORDS`; it is parsed
+        exactly (:class:`decimal.Decimal`), never through Python's lenient
+        ``int()``/``float()``. The message quotes the value as written.
+        """
         dtype = np.dtype(self.dtype)
         integer = dtype.kind in "iu"
-        text = value.decode("utf-8", "replace").strip() if isinstance(value, bytes) else value
-        number: int | float | None = None
-        if isinstance(text, str):
-            text = text.strip()
-            if integer and _INTEGER_TEXT.fullmatch(text):
-                number = int(text)
-            else:
-                try:
-                    number = float(text)
-                except ValueError:
-                    number = None
-        elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-            number = int(value)
-        elif isinstance(value, (float, np.floating)):
-            number = float(value)
-        shown = text if isinstance(text, str) else value
         kind = "integer" if integer else "number"
-        if number is None:
-            raise IngestError(f"{where}: field {self.field_id!r} holds {shown!r}, which is no {kind}; fix the source")
-        if integer and isinstance(number, float):
-            if not (math.isfinite(number) and number.is_integer() and abs(number) < 2**53):
-                raise IngestError(
-                    f"{where}: field {self.field_id!r} ({self.dtype}) holds {shown!r}, which is no integer (or not "
-                    "one a float holds exactly); h5ml does not round: fix the source, or declare the field sc:Float"
-                )
-            number = int(number)
+        shown: Any = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        shown = shown.item() if isinstance(shown, np.generic) else shown
+        exact = _exact(shown, floating=not integer)
+        if exact is None:
+            allowed = "ASCII digits, with an optional sign, fraction and exponent: 7, -2.5, 1e3"
+            raise IngestError(
+                f"{where}: field {self.field_id!r} holds {shown!r}, which is no {kind} h5ml reads ({allowed}"
+                f"{'' if integer else '; or inf, -inf, nan'}); fix the source"
+            )
         if integer:
+            if not exact.is_finite() or exact != exact.to_integral_value():
+                raise IngestError(
+                    f"{where}: field {self.field_id!r} ({self.dtype}) holds {shown!r}, which is no integer; h5ml "
+                    "does not round: fix the source, or declare the field sc:Float"
+                )
             limits = np.iinfo(dtype)
-            if not limits.min <= int(number) <= limits.max:
+            if not limits.min <= exact <= limits.max:
                 raise IngestError(
                     f"{where}: field {self.field_id!r} holds {shown!r}, outside the range of {self.dtype} "
                     f"({limits.min} to {limits.max}); declare a wider dataType, or fix the source"
                 )
-            return np.asarray(number, dtype=dtype)
-        with np.errstate(over="ignore"):
-            stored = np.asarray(number, dtype=dtype)
-        if math.isfinite(number) and not np.isfinite(stored):
+            return np.asarray(int(exact), dtype=dtype)
+        stored = _nearest(exact, dtype)
+        advice = (
+            "declare a wider dataType (cr:Float64, sc:Float), or fix the source"
+            if dtype.itemsize < 8
+            else "h5ml reads no wider float: fix the source, or declare the field sc:Text to keep the text"
+        )
+        if exact.is_finite() and not np.isfinite(stored):
             raise IngestError(
                 f"{where}: field {self.field_id!r} holds {shown!r}, beyond the largest {self.dtype} "
-                f"({np.finfo(dtype).max}); declare a wider dataType (cr:Float64, sc:Float), or fix the source"
+                f"({np.finfo(dtype).max}), which would store it as infinity; {advice}"
+            )
+        if exact.is_finite() and exact != 0 and stored == 0:
+            raise IngestError(
+                f"{where}: field {self.field_id!r} holds {shown!r}, a nonzero number that {self.dtype} would store as "
+                f"0 (its smallest nonzero value is {np.finfo(dtype).smallest_subnormal}); {advice}"
             )
         return stored
 
