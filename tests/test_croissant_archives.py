@@ -13,6 +13,8 @@ import copy
 import hashlib
 import io
 import stat
+import subprocess
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -221,7 +223,14 @@ def test_an_archive_member_that_could_land_outside_is_refused_before_extraction(
     else:
         _zip(folder / archive, name, symlink_to=str(secret) if kind == "zip-symlink" else None)
     doc = archive_croissant(folder, archive, encoding, "*.png", "sc:ImageObject")
-    code, _, err = cli("convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train")
+    args = ["convert", str(save(folder, doc)), str(tmp_path / "o.h5"), "--split", "train"]
+    if kind == "tar-fifo":  # extracting a FIFO would block: in a child process with a time limit
+        done = subprocess.run(
+            [sys.executable, "-m", "h5ml", *args], capture_output=True, text=True, timeout=300, check=False
+        )
+        code, err = done.returncode, done.stderr
+    else:
+        code, _, err = cli(*args)
     assert code == 2 and "internal error" not in err, err
     assert f"cr:FileObject {archive!r} names the archive {folder / archive}, whose member {name!r} {said}" in err, err
     assert not (tmp_path / "o.h5").exists() and not (tmp_path / "a.png").exists()
