@@ -306,3 +306,14 @@ def test_a_report_that_quotes_the_index_format_is_replaced(data: Path, monkeypat
     assert code == 1 and err == "" and '\\"format\\": \\"h5ml-index\\"' in (data / "report.json").read_text()
     code, _, err = run_cli("validate", "--format", "json", "-o", "report.json", "--overwrite", "good.h5")
     assert (code, err) == (0, "") and '"valid": true' in (data / "report.json").read_text(encoding="utf-8")
+
+
+def test_a_text_report_quoting_the_format_is_replaced_and_a_damaged_index_is_not(data: Path) -> None:
+    """Not JSON: a text report naming "h5ml-index" may be replaced; a cut index that starts as one may not."""
+    quoting = data / "report.txt"
+    quoting.write_text('E170: it has no "format" member, and an index says "format": "h5ml-index"\n', encoding="utf-8")
+    assert output_problem(quoting, True, [data / "good.h5"]) is None
+    damaged = data / "cut.json"
+    damaged.write_bytes((data / "ds" / "index.json").read_bytes()[:50])  # an index cut short: no longer JSON
+    problem = output_problem(damaged, True, [data / "good.h5"])
+    assert problem is not None and (problem.kind, problem.detail) == ("dataset", "the index of a sharded h5ml dataset")

@@ -26,22 +26,21 @@ line (``--output``, ``--overwrite``).
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from h5ml.errors import H5MLError
 from h5ml.model.remote import is_url, local_file_path
+from h5ml.model.shard_index import INDEX_FILE_NAME, declares_index, is_index_path, load_index, shard_location
 from h5ml.spec.constants import superblock_version
 from h5ml.validator.shards import SHARD_SUFFIXES
 from h5ml.writer.atomic import file_kind
 
-__all__ = ["OutputProblem", "check_document_output", "is_hdf5_file", "is_index_file", "output_problem", "same_file"]
+__all__ = ["OutputProblem", "check_document_output", "is_hdf5_file", "output_problem", "same_file"]
 
 #: What is wrong with an output path (:attr:`OutputProblem.kind`).
 ProblemKind = Literal["input", "directory", "special", "hdf5", "dataset", "exists", "no_folder"]
@@ -112,42 +111,6 @@ def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> 
         return False
 
 
-#: The start of every index h5ml writes (its "format" member comes first), after any whitespace or BOM.
-_INDEX_START: Final = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"h5ml-index"')
-#: A JSON file at most this large that names the index format elsewhere is parsed whole to tell.
-_INDEX_PARSE_BYTES: Final = 1 << 28
-
-
-def is_index_file(path: str | os.PathLike[str]) -> bool:
-    """Whether the regular file at ``path`` is an h5ml shard index: a JSON object with ``"format": "h5ml-index"``.
-
-    Parameters
-    ----------
-    path
-        A path already known to be a regular file.
-
-    Returns
-    -------
-    bool
-        True for a shard index (§12.1): one that starts with its ``format`` member, as h5ml writes them, or
-        a JSON file (up to 256 MiB) whose top-level ``format`` is ``"h5ml-index"``. A document that only
-        quotes the name (a validation report) is no index. False too when the file cannot be read.
-    """
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(1 << 16)
-            if _INDEX_START.match(head):
-                return True
-            if b'"h5ml-index"' not in head and len(head) == 1 << 16:
-                head += stream.read(_INDEX_PARSE_BYTES)
-            if b'"h5ml-index"' not in head or len(head) > _INDEX_PARSE_BYTES:
-                return False
-        document = json.loads(head.decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return False
-    return isinstance(document, dict) and document.get("format") == "h5ml-index"
-
-
 def _existing_problem(out: Path, given: str) -> OutputProblem | None:
     """The problem of an output that exists (symbolic links followed) as no regular file, or as an HDF5 file."""
     if given.endswith(("/", os.sep)) and not os.path.isdir(out):
@@ -167,11 +130,7 @@ def _existing_problem(out: Path, given: str) -> OutputProblem | None:
 
 def _dataset_problem(out: Path, source: str) -> OutputProblem | None:
     """The problem of an output that belongs to the sharded dataset ``source`` (its index or folder), if it is one."""
-    if not (source.lower().endswith(".json") or os.path.isdir(source)):
-        return None  # no index (and the index module, slow to import, is not imported)
-    from h5ml.model.shard_index import INDEX_FILE_NAME, is_index_path, load_index, shard_location
-
-    if not is_index_path(source):
+    if not (source.lower().endswith(".json") or os.path.isdir(source)) or not is_index_path(source):
         return None
     index_file = os.path.join(source, INDEX_FILE_NAME) if os.path.isdir(source) else source
     if not os.path.isfile(index_file):  # no index there: nothing of a dataset to lose
@@ -233,7 +192,8 @@ def output_problem(
         problem = _dataset_problem(out, source)
         if problem is not None:
             return problem
-    if os.path.isfile(out) and is_index_file(out):  # the index of any sharded dataset, an input or not (§12.1)
+    # The index of any sharded dataset, an input or not (§12.1); a report that quotes its format is none.
+    if os.path.isfile(out) and declares_index(out, in_doubt=False):
         return OutputProblem("dataset", out, "the index of a sharded h5ml dataset")
     if os.path.lexists(out) and not overwrite:
         return OutputProblem("exists", out, "an existing file")

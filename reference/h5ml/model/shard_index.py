@@ -20,6 +20,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, Literal
@@ -268,28 +269,39 @@ def is_index_path(path: str | os.PathLike[str]) -> bool:
     return os.path.isdir(text) and os.path.isfile(os.path.join(text, INDEX_FILE_NAME))
 
 
-def declares_index(path: str | os.PathLike[str]) -> bool:
-    """Whether a local JSON file says it is an h5ml shard index, so that a tool seeing any JSON file may check it.
+#: The start of every index h5ml writes (its "format" member comes first), after any whitespace or BOM.
+_INDEX_START: Final = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"h5ml-index"')
 
-    A pre-commit hook is given every ``index.json`` of a repository, most of them other projects' (a search
-    index, a site's table of contents); only those that say they are h5ml indexes are checked as such
-    (``h5ml validate --skip-other-json``). The test is the one member every index has (§12.1):
 
-    - a JSON file says so when it is an object whose ``format`` is ``"h5ml-index"``; an index that lost that
-      member no longer says it is one;
-    - a file that is not JSON (or not UTF-8, or has a member name twice) says so when its bytes hold
-      ``h5ml-index``: an index damaged by an edit is still checked (and fails, E170);
-    - a file that cannot be read is not decided here: True, and its validation says why (E100).
+def declares_index(path: str | os.PathLike[str], *, in_doubt: bool = True) -> bool:
+    """Whether a local JSON file says it is an h5ml shard index (§12.1: the member ``"format": "h5ml-index"``).
+
+    Two tools ask. A pre-commit hook is given every ``index.json`` of a repository, most of them other
+    projects' (a search index, a site's table of contents), and checks only those that say they are h5ml
+    indexes (``h5ml validate --skip-other-json``): there a file in doubt is checked (``in_doubt=True``). The
+    ``-o`` of a text document never replaces an index (:mod:`h5ml.ingest.document_output`): there a file in
+    doubt that does not look like an index is replaced, so that a report quoting the name (``"format":
+    "h5ml-index"`` in an E170 message) can be written again (``in_doubt=False``). The rules:
+
+    - a JSON object says so when its ``format`` is ``"h5ml-index"``; an index that lost that member no
+      longer says it is one;
+    - a file that is not JSON (or not UTF-8, or has a member name twice) says so when it starts as h5ml
+      writes an index (``{"format": "h5ml-index"``); with ``in_doubt``, also when its bytes hold
+      ``h5ml-index`` anywhere: an index damaged by an edit is still checked (and fails, E170);
+    - a file that cannot be read: ``in_doubt`` (its validation says why, E100).
 
     Parameters
     ----------
     path
         A ``.json`` file, or a folder (its ``index.json``), on the local file system.
+    in_doubt
+        The answer for a file that cannot be read, and whether any mention of ``h5ml-index`` in a file that
+        is not JSON counts.
 
     Returns
     -------
     bool
-        False only for a readable file that is not an h5ml index by the rules above.
+        Whether the file is (or, in doubt, may be) an h5ml shard index by the rules above.
     """
     where = Path(path)
     if where.is_dir():
@@ -297,11 +309,11 @@ def declares_index(path: str | os.PathLike[str]) -> bool:
     try:
         data = where.read_bytes()
     except OSError:
-        return True
+        return in_doubt
     try:
-        document = loads_strict(data.decode("utf-8"))
+        document = loads_strict(data.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # not UTF-8, not JSON, a member twice
-        return INDEX_FORMAT.encode("ascii") in data
+        return bool(_INDEX_START.match(data)) or (in_doubt and INDEX_FORMAT.encode("ascii") in data)
     return isinstance(document, dict) and document.get("format") == INDEX_FORMAT
 
 

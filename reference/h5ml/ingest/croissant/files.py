@@ -49,7 +49,8 @@ from urllib.parse import urlparse
 import h5py
 
 from h5ml.errors import IngestError
-from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT, load_jsonld
+from h5ml.ingest.croissant.vocabulary import HDF5_ENCODING_FORMAT
+from h5ml.model.shard_index import declares_index
 
 __all__ = ["check_context", "check_files"]
 
@@ -157,14 +158,6 @@ def _is_h5ml(path: Path) -> bool:
         with h5py.File(path, "r") as handle:
             return bool(handle.attrs.get("format") in ("h5ml", b"h5ml"))
     except OSError:
-        return False
-
-
-def _is_h5ml_index(path: Path) -> bool:
-    """Whether ``path`` is the index of a sharded h5ml dataset (§12.1: ``"format": "h5ml-index"``)."""
-    try:
-        return bool(load_jsonld(path).get("format") == "h5ml-index")
-    except (IngestError, OSError):
         return False
 
 
@@ -297,7 +290,7 @@ def check_files(metadata: Any, where: str) -> None:
                 if not n.contained_in and "application/json" in _values(n.encoding_formats)
                 for u in us[:1]
             ]
-            index = next((p for p in jsons if p.is_file() and _is_h5ml_index(p)), None)
+            index = next((p for p in jsons if p.is_file() and declares_index(p, in_doubt=False)), None)
             local = folder / urls[0] if urls and not node.contained_in and kind == "cr:FileObject" else None
             raise _hdf5_refusal(where, kind, node_id, local, index)
     for kind, node_id, node, urls in described:
