@@ -160,9 +160,9 @@ def _text(value: Any, what: str, where: str) -> str | None:
 def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any], parsed: Any = None) -> dict[str, Any]:
     """The h5ml root metadata (§4.2) of a Croissant card, under the user's ``given`` metadata (which wins).
 
-    The card is read from the document's compact keys (``name``, ``license``, ...); a field spelled
-    otherwise (a ``@context`` alias, a full schema.org IRI) is taken from mlcroissant's ``parsed``
-    Metadata, which has expanded the JSON-LD, so that no field of the card is lost for its spelling.
+    Each field is read from the document's compact key (``name``, ``license``, ...); one spelled otherwise
+    (a ``@context`` alias, a full schema.org IRI) is taken from mlcroissant's ``parsed`` Metadata, which has
+    expanded the JSON-LD, so that no field of the card is lost for its spelling.
 
     Raises
     ------
@@ -171,18 +171,27 @@ def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any], pars
         applies is the user's to say), or a name, description or citation in
         several languages but not English.
     """
+
+    def read(key: str, attribute: str) -> Any:
+        value = document.get(key)
+        return getattr(parsed, attribute, None) if value is None and parsed is not None else value
+
     out: dict[str, Any] = {}
-    for h5ml, croissant in (("name", "name"), ("description", "description"), ("citation", "citeAs")):
-        value = None if h5ml in given else _text(document.get(croissant), h5ml, where)
+    for h5ml, croissant, attribute in (
+        ("name", "name", "name"),
+        ("description", "description", "description"),
+        ("citation", "citeAs", "cite_as"),
+    ):
+        value = None if h5ml in given else _text(read(croissant, attribute), h5ml, where)
         if value is not None:
             out[h5ml] = value
-    version = document.get("version")
+    version = read("version", "version")
     if isinstance(version, (str, int, float)) and not isinstance(version, bool) and str(version):
         out["version"] = str(version)
-    url = document.get("url")
+    url = read("url", "url")
     if isinstance(url, str) and url.startswith(("http://", "https://")):
         out["homepage"] = url
-    licenses = None if "license" in given else document.get("license")
+    licenses = None if "license" in given else read("license", "license")
     licenses = licenses if isinstance(licenses, list) else [licenses] if licenses is not None else []
     licenses = [x.get("url", x.get("name")) if isinstance(x, Mapping) else x for x in licenses]
     if len(licenses) > 1:
@@ -193,54 +202,18 @@ def card(document: Mapping[str, Any], where: str, given: Mapping[str, Any], pars
         )
     if licenses and isinstance(licenses[0], str) and licenses[0]:
         out["license"] = licenses[0]
-    creators = None if "creator" in given else document.get("creator")
+    creators = None if "creator" in given else read("creator", "creators")
     creators = creators if isinstance(creators, list) else [creators] if creators is not None else []
-    names = [_text(c.get("name") if isinstance(c, Mapping) else c, "creator", where) for c in creators]
+    # a creator node of the document, its name, or mlcroissant's Person/Organization (its name attribute)
+    names = [
+        _text(c.get("name") if isinstance(c, Mapping) else getattr(c, "name", c), "creator", where) for c in creators
+    ]
     if any(names):
         out["creator"] = "; ".join(n for n in names if n)
-    keywords = document.get("keywords")
+    keywords = read("keywords", "keywords")
     if isinstance(keywords, list) and keywords and all(isinstance(k, str) and k for k in keywords):
         out["keywords"] = list(keywords)
-    if parsed is not None:
-        _card_of_parsed(out, parsed, where, given)
     return {**out, **given}
-
-
-def _card_of_parsed(out: dict[str, Any], parsed: Any, where: str, given: Mapping[str, Any]) -> None:
-    """Fill ``out`` with the fields of mlcroissant's ``parsed`` Metadata that the compact keys did not give."""
-    for h5ml, attribute in (("name", "name"), ("description", "description"), ("citation", "cite_as")):
-        if h5ml not in out and h5ml not in given:
-            value = _text(getattr(parsed, attribute, None), h5ml, where)
-            if value is not None:
-                out[h5ml] = value
-    if "license" not in out and "license" not in given:
-        licenses = getattr(parsed, "license", None) or []
-        licenses = [x for x in (licenses if isinstance(licenses, list) else [licenses]) if isinstance(x, str) and x]
-        if len(licenses) > 1:
-            raise IngestError(
-                f"{where}: the card has {len(licenses)} licenses ({licenses!r:.200}); an h5ml file has one license "
-                "expression: give it with metadata={'license': ...} (--license)",
-                path=where,
-            )
-        if licenses:
-            out["license"] = licenses[0]
-    if "creator" not in out and "creator" not in given:
-        names = [getattr(c, "name", None) for c in getattr(parsed, "creators", None) or []]
-        if any(isinstance(n, str) and n for n in names):
-            out["creator"] = "; ".join(n for n in names if isinstance(n, str) and n)
-    url, version = getattr(parsed, "url", None), getattr(parsed, "version", None)
-    if "homepage" not in out and isinstance(url, str) and url.startswith(("http://", "https://")):
-        out["homepage"] = url
-    if "version" not in out and isinstance(version, str) and version:
-        out["version"] = version
-    keywords = getattr(parsed, "keywords", None)
-    if (
-        "keywords" not in out
-        and isinstance(keywords, list)
-        and keywords
-        and all(isinstance(k, str) and k for k in keywords)
-    ):
-        out["keywords"] = list(keywords)
 
 
 def _causes(exc: BaseException) -> str:
