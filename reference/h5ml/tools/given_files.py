@@ -102,8 +102,9 @@ class GivenFiles:
         if not mine:
             return index_report, []
         shards = {same_file_key(shard.path): shard.path for shard in index_report.shards}
-        given = tuple((path, shards[same_file_key(path)]) for path in mine if same_file_key(path) in shards)
-        left = [path for path in mine if same_file_key(path) not in shards]
+        keys = {path: same_file_key(path) for path in mine}  # one stat a FILE
+        given = tuple((path, shards[keys[path]]) for path in mine if keys[path] in shards)
+        left = [path for path in mine if keys[path] not in shards]
         return replace(index_report, given_shards=index_report.given_shards + given), left
 
 
