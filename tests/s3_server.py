@@ -48,6 +48,10 @@ def time_limit(seconds: int) -> Iterator[None]:
     import signal
 
     def expire(_signum: int, _frame: Any) -> None:
+        import faulthandler
+        import sys
+
+        faulthandler.dump_traceback(sys.stderr, all_threads=True)  # where each thread waits, in the test's report
         raise TimeoutError(f"test ran past {seconds} s: a request to the loopback S3 server hangs?")
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -7,6 +7,7 @@ bounds are counted on the wire, never by a mock of fsspec or s3fs.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.model.remote import COALESCE_GAP_BYTES, coalesce, is_url
+from h5ml.model.remote import COALESCE_GAP_BYTES, RemoteFile, coalesce, collection_paused, is_url
 from h5ml.model.shard_index import SplitEntry, index_fingerprint, is_index_path, load_index, shard_location
 from h5ml.reader.direct import chunk_index
 from h5ml.tools import cli
@@ -192,6 +193,71 @@ def test_a_sequential_epoch_fetches_each_chunk_once(server: S3Server, bucket: st
         fetched = far.transfer_stats
     assert fetched.metadata_requests == 0
     assert stored - index[0][1] <= fetched.bytes <= stored  # chunk 0 came with the first row
+
+
+def test_no_garbage_collection_while_a_request_is_in_flight(
+    server: S3Server, bucket: str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Python's collector is held back during every request, under h5py's lock (open, metadata) and off it (chunks).
+
+    A collection on fsspec's event-loop thread that frees an h5py object waits for h5py's lock, which the
+    thread waiting for that request holds: a deadlock (h5py issue 2019), which hung a CI run after a Keras fit.
+    """
+    local = _write(tmp_path / "gc.h5", "gzip", n=3000)
+    url = server.upload(local, f"s3://{bucket}/gc.h5")
+    seen: list[tuple[bool, int]] = []  # (collector enabled, ranges) at each request
+    real = RemoteFile._get
+
+    def spy(self: RemoteFile, ranges: Any, metadata: bool) -> list[bytes]:
+        fs = self.fs
+        cat_ranges = fs.cat_ranges
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            seen.append((gc.isenabled(), len(args[1])))
+            return cat_ranges(*args, **kwargs)
+
+        monkeypatch.setattr(fs, "cat_ranges", watched)
+        try:
+            return real(self, ranges, metadata)
+        finally:
+            monkeypatch.setattr(fs, "cat_ranges", cat_ranges)
+
+    monkeypatch.setattr(RemoteFile, "_get", spy)
+    assert gc.isenabled()
+    with h5ml.open(url, storage_options=server.storage_options) as far, h5ml.open(local) as near:
+        rows = np.random.default_rng(2).permutation(3000)[:200]
+        assert _same(far["train"].read(rows, ["image", "wave"]), near["train"].read(rows, ["image", "wave"]))
+    assert len(seen) >= 2  # the open (under h5py's lock) and the chunk fetches
+    assert not any(enabled for enabled, _ in seen), seen
+    assert gc.isenabled()  # given back after the last request
+
+
+def test_collection_paused_nests_across_threads_and_keeps_a_disabled_collector() -> None:
+    """The collector comes back when the last of several overlapping pauses ends, and only if it was enabled."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with collection_paused():
+            inside.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=hold)
+    with collection_paused():
+        worker.start()
+        assert inside.wait(10) and not gc.isenabled()
+    assert not gc.isenabled()  # the other thread's request is still in flight
+    release.set()
+    worker.join(10)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # disabled before: stays disabled
+    finally:
+        gc.enable()
 
 
 def test_opening_a_paged_file_takes_few_requests(server: S3Server, bucket: str, tmp_path: Path) -> None:

@@ -36,13 +36,15 @@ a 1 GB shard, so the cache here fetches :data:`HEAD_BYTES` first and :data:`BLOC
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
 import io
 import os
 import re
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -57,6 +59,7 @@ __all__ = [
     "TransferStats",
     "absolute_location",
     "coalesce",
+    "collection_paused",
     "is_url",
     "list_prefix",
     "local_file_path",
@@ -194,6 +197,39 @@ def coalesce(ranges: Sequence[tuple[int, int]], max_gap: int = COALESCE_GAP_BYTE
     return merged
 
 
+_PAUSE_LOCK = threading.Lock()
+_PAUSED = 0  # requests in flight under the pause
+_WAS_ENABLED = False
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Hold back Python's cyclic garbage collector while a request is in flight (any thread, nestable).
+
+    h5py calls :meth:`RemoteFile.readinto` while it holds its global lock, and the request runs on
+    fsspec's event-loop thread. A collection that starts on that thread and frees an h5py object
+    needs the same lock to release it, and waits for the thread that waits for the request: both
+    wait for ever (h5py issue 2019, dask issue 7547; it hung a test of ours after a Keras fit had
+    left h5py objects in reference cycles). With the collector held back while any request is in
+    flight, no collection starts on that thread then; what it would have freed is freed by the
+    next collection after the last request. If the collector was disabled when the first request
+    started, it stays disabled.
+    """
+    global _PAUSED, _WAS_ENABLED
+    with _PAUSE_LOCK:
+        if _PAUSED == 0:
+            _WAS_ENABLED = gc.isenabled()
+            gc.disable()
+        _PAUSED += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSED -= 1
+            if _PAUSED == 0 and _WAS_ENABLED:
+                gc.enable()
+
+
 class RemoteFile(io.RawIOBase):
     """One object of an fsspec file system, read-only, with a block cache for HDF5's small reads.
 
@@ -328,7 +364,8 @@ class RemoteFile(io.RawIOBase):
         if self.closed:
             raise ValueError(f"{self.url}: the remote file is closed; open it again with h5ml.open()")
         try:
-            found = self.fs.cat_ranges([self.path] * len(ranges), [r[0] for r in ranges], [r[1] for r in ranges])
+            with collection_paused():
+                found = self.fs.cat_ranges([self.path] * len(ranges), [r[0] for r in ranges], [r[1] for r in ranges])
         except Exception as exc:  # the file system's own errors: said in our words
             raise _failure(exc, self.url) from exc
         data = [bytes(part) for part in found]
