@@ -160,13 +160,13 @@ class CountingProxy:
                     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidAccessKeyId</Code><Message>The AWS '
                     b"Access Key Id you provided does not exist in our records.</Message></Error>"
                 )
+                proxy._record(Request(self.command, self.path.split("?")[0], self.headers.get("Range", ""), 0))
                 self.send_response(403, "Forbidden")
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(0 if self.command == "HEAD" else len(text)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(text)
-                proxy._record(Request(self.command, self.path.split("?")[0], self.headers.get("Range", ""), 0))
 
             def _forward(self) -> None:
                 body = self._body()
@@ -180,6 +180,10 @@ class CountingProxy:
                     upstream.request(self.command, self.path, body=body, headers=headers)
                     answer = upstream.getresponse()
                     payload = answer.read()
+                    # recorded before the answer is sent: a client that has its bytes has been counted
+                    proxy._record(
+                        Request(self.command, self.path.split("?")[0], self.headers.get("Range", ""), len(payload))
+                    )
                     self.send_response(answer.status, answer.reason)
                     for key, value in answer.getheaders():
                         if key.lower() not in _HOP and key.lower() != "content-length":
@@ -192,9 +196,6 @@ class CountingProxy:
                         self.wfile.write(payload)
                 finally:
                     upstream.close()
-                proxy._record(
-                    Request(self.command, self.path.split("?")[0], self.headers.get("Range", ""), len(payload))
-                )
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 
