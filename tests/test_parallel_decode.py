@@ -21,7 +21,7 @@ from _files import Dense, write_file
 from h5ml.errors import InvalidFileError
 from h5ml.reader.codecs import DEFLATE, SHUFFLE, ZSTD, decodable, decode_chunk, unshuffle
 from h5ml.reader.column import Column
-from h5ml.reader.compressed import READ_AHEAD
+from h5ml.reader.compressed import READ_AHEAD, CompressedRows
 from h5ml.reader.direct import open_file_map
 from h5ml.reader.read_stats import ReadStats
 from h5ml.sampling.orders import Sampler
@@ -316,3 +316,47 @@ def test_zstd_chunks_decode_in_the_pool(tmp_path: Path) -> None:
         for _ in range(5):
             decoded.cache.clear()
             assert np.array_equal(column.take(rows)[0], x[rows])
+
+
+@pytest.mark.parametrize("level", [0, 4])
+def test_a_sequential_batch_is_read_without_a_plan_with_the_plans_values_and_counts(
+    tmp_path: Path, level: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§7.3: a batch of consecutive rows (a sequential sampler's) skips the read plan: h5py's bytes, one read
+    counted over the span the plan would read, each chunk decoded once, and the read-ahead started once per chunk."""
+    path = tmp_path / "s.h5"
+    values = _values("<f4", (300, 5), 1)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=values, chunks=(32, 5), compression="gzip", compression_opts=level, shuffle=True)
+    with h5py.File(path, "r") as f:
+        column = _column(f, "x")
+        decoded = column.decoded_rows()
+        assert decoded is not None
+        started: list[list[int]] = []
+        prefetch = CompressedRows.prefetch_chunks
+        monkeypatch.setattr(
+            CompressedRows, "prefetch_chunks", lambda self, ks: started.append(ks) or prefetch(self, ks)
+        )
+        for start in range(0, 300, 20):
+            rows = np.arange(start, min(300, start + 20), dtype=np.int64)
+            plan = column.plan(rows)
+            with column.stats.record() as events:
+                got, scalar = column.take(rows)
+            assert not scalar and got.tobytes() == values[start : start + 20].tobytes()
+            assert [(e.start, e.stop, e.rows) for e in events] == [(a, b, b - a) for a, b in plan.spans]
+        assert column.decoded_rows().cache.decodes == 10  # type: ignore[union-attr]
+        assert [ks[0] for ks in started] == list(range(1, 11))  # one read-ahead per last chunk, not per batch
+
+
+def test_a_look_ahead_asks_for_at_most_half_the_cache(tmp_path: Path) -> None:
+    """§7.3: Column.prefetch starts at most half the decoded cache's budget, the chunks of the first rows first,
+    so that decoding ahead never evicts the chunks being read; the rest is decoded when read, each once."""
+    x = _gzip_file(tmp_path / "g.h5", n=800)
+    chunk_bytes = 16 * 6 * 4
+    rows = np.arange(799, 0, -16, dtype=np.int64)  # chunks 49, 48, ... in that order
+    with h5ml.open(tmp_path / "g.h5", chunk_cache_bytes=6 * chunk_bytes) as ds:
+        feature, cache = ds["train"]["x"], ds.file_map().decoded
+        assert feature._column().prefetch(rows) == 3
+        np.testing.assert_array_equal(feature[rows[:3]], x[rows[:3]])
+        assert cache.decodes == 3 and cache.nbytes <= cache.budget
+        assert ds["train"]["x"]._column().prefetch(rows[:3]) == 0  # the first rows' chunks were the ones started

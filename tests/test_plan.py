@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from h5ml.reader.plan import ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads
+from h5ml.reader.plan import ReadPlan, check_index, merge_ranges, normalize_indices, plan_reads, run_span
 
 
 def _execute(plan: ReadPlan, source: np.ndarray) -> Any:
@@ -293,3 +293,32 @@ def test_cut_spans_without_needed_rows_are_dropped() -> None:
 def test_negative_max_gap_means_no_gap() -> None:
     """A negative max_gap is taken as 0: runs of consecutive rows still form one span."""
     assert list(plan_reads([1, 2, 3, 7], 10, max_gap=-5).spans) == [(1, 4), (7, 8)]
+
+
+@given(
+    n=st.integers(1, 300),
+    start=st.integers(-5, 300),
+    count=st.integers(0, 80),
+    chunk_rows=st.integers(1, 40),
+    compressed=st.booleans(),
+    cap=st.none() | st.integers(1, 64),
+    broken=st.booleans(),
+)
+def test_run_span_is_the_one_span_of_the_plan(
+    n: int, start: int, count: int, chunk_rows: int, compressed: bool, cap: int | None, broken: bool
+) -> None:
+    """§7: for one ascending run of rows, run_span gives exactly the single span plan_reads makes; otherwise None."""
+    rows = np.arange(start, start + count, dtype=np.int64)
+    if broken and count >= 3:
+        rows[count // 2], rows[count // 2 + 1] = rows[count // 2 + 1], rows[count // 2]  # not a run any more
+    span = run_span(rows, n, chunk_rows, compressed, cap)
+    if count == 0 or start < 0 or start + count > n:
+        assert span is None
+        return
+    plan = plan_reads(rows, n, chunk_rows, compressed, max_gap=3, max_span_rows=cap)
+    if broken and count >= 3:
+        assert span is None
+    elif span is None:  # only a run that max_span_rows cuts into several spans
+        assert len(plan.spans) > 1
+    else:
+        assert plan.spans == (span,) and plan.identity

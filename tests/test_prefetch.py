@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import h5ml
-from h5ml.reader.prefetch import Prefetcher, read_arrays
+from h5ml.reader.prefetch import BatchFeed, Prefetcher, read_arrays
 from h5ml.reader.source import SplitSource
 
 
@@ -259,3 +259,34 @@ def test_close_removes_the_segments_a_stopped_worker_left(source: SplitSource) -
     finally:
         prefetcher.close()
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
+
+
+def test_a_feed_decodes_the_next_chunk_window_ahead_once(tmp_path: Path) -> None:
+    """§7.3: reading in the calling thread, BatchFeed starts the chunks of the next batches (the next `chunk`
+    window) in the decode pool before the caller asks: when a batch is asked, its chunks are already cached or
+    in flight (counted by the real counters, not by time); each chunk is decoded once in the epoch, and the
+    cache never holds more than its budget."""
+    from _files import Dense, write_file
+    from h5ml.sampling import EpochCursor, Sampler
+
+    path = tmp_path / "w.h5"
+    x = np.arange(800 * 6, dtype=np.float32).reshape(800, 6) % 97
+    write_file(path, {"train": {"x": Dense(x, chunks=(16, 6), compression="gzip")}})
+    source = SplitSource(path, "train")
+    cursor = EpochCursor(Sampler(800, 20, shuffle="chunk", seed=5, chunk_rows=16, window_chunks=4))
+    feed = BatchFeed(source, workers=1, depth=4)
+    batches = [cursor.batch(i) for i in range(cursor.num_batches)]
+    try:
+        split = source.reader()
+        column = split["x"]._column()
+        cache = split.dataset.file_map().decoded
+        started_before_asked = 0
+        for i, rows in enumerate(batches):
+            if i > 0:
+                started_before_asked += column.prefetch(rows)  # 0: the feed started them already
+            np.testing.assert_array_equal(feed.batch(cursor, i)["x"], x[rows])
+            assert cache.nbytes <= cache.budget
+        assert started_before_asked == 0
+        assert cache.decodes == 800 // 16  # each chunk once in the epoch, none twice
+    finally:
+        feed.close()

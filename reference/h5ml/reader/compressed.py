@@ -78,6 +78,7 @@ class CompressedRows:
     """
 
     __slots__ = (
+        "_ahead",
         "_next",
         "cache",
         "chunk_rows",
@@ -117,6 +118,7 @@ class CompressedRows:
         #: One past the last stored byte of any chunk: the file must be at least this long to be read.
         self.end = max((offset + size for offset, size, _ in chunks), default=0)
         self._next = 0  # the row after the last read (first: the dataset's start): a read from there is sequential
+        self._ahead = -1  # the last chunk of the sequential read that last started a read-ahead
 
     def _damaged(self, what: str) -> InvalidFileError:
         name = self.file_map.filename
@@ -194,11 +196,17 @@ class CompressedRows:
         For a reader that knows its next request: the chunks are decoded
         while the caller works on the current batch, and the next read finds
         them in the cache (when its budget holds them; none is started when
-        ``chunk_cache_bytes=0``).
+        ``chunk_cache_bytes=0``). At most half the cache's budget is asked for
+        at once, the chunks of the first rows first, so that a look-ahead never
+        evicts the chunks the current batch still reads (they would be decoded twice).
         """
         if rows.size == 0:
             return 0
-        return self.prefetch_chunks(np.unique(rows // self.chunk_rows).tolist())
+        owner = rows // self.chunk_rows
+        keys, first = np.unique(owner, return_index=True)
+        ordered = keys[np.argsort(first, kind="stable")]  # in the order the rows need them
+        room = self.cache.budget // 2 // max(1, self.nbytes)
+        return self.prefetch_chunks(ordered[:room].tolist())
 
     def read_into(self, out: npt.NDArray[Any], start: int, stop: int) -> None:
         """Copy rows ``[start, stop)`` into ``out``, a C-contiguous array (stop - start, *inner) in native order.
@@ -256,7 +264,11 @@ class CompressedRows:
         """After a read of rows ``[start, stop)``: when it began where the last one ended, decode ahead."""
         if start == self._next:
             last = (stop - 1) // self.chunk_rows
-            self.prefetch_chunks(list(range(last + 1, last + 1 + READ_AHEAD)))
+            if last != self._ahead:  # reads within the same last chunk: the chunks after it were asked for already
+                self._ahead = last
+                self.prefetch_chunks(list(range(last + 1, last + 1 + READ_AHEAD)))
+        else:
+            self._ahead = -1
         self._next = stop
 
     def gather(self, rows: npt.NDArray[np.int64], out: npt.NDArray[Any]) -> None:

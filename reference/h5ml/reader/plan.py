@@ -34,7 +34,9 @@ in request order, in one copy.
 
 The work is vectorised (one sort at most, no Python loop over rows), so a plan
 for a small batch costs tens of microseconds. A single integer needs no plan:
-readers check it with :func:`check_index` and read the row directly.
+readers check it with :func:`check_index` and read the row directly. Nor does
+one ascending run of consecutive rows (a sequential batch): :func:`run_span`
+gives, in a few microseconds, the one span :func:`plan_reads` would make.
 
 No I/O happens here; :class:`h5ml.reader.column.Column` and the feature readers execute plans.
 """
@@ -49,7 +51,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Indices", "ReadPlan", "check_index", "merge_ranges", "normalize_indices", "plan_reads"]
+__all__ = ["Indices", "ReadPlan", "check_index", "merge_ranges", "normalize_indices", "plan_reads", "run_span"]
 
 #: What a reader accepts as a sample index: one integer, a slice, a sequence of
 #: integers, a 1-D numpy integer array, or a 1-D boolean mask over all samples.
@@ -362,6 +364,55 @@ def plan_reads(
     else:
         spans, bounds = _row_spans(rows, num_samples, chunk_rows if compressed else None, max_gap, max_span_rows)
     return ReadPlan(rows, inverse, spans, bounds, scalar, identity and not scalar)
+
+
+def run_span(
+    rows: _IntArray,
+    num_samples: int,
+    chunk_rows: int | None = None,
+    compressed: bool = False,
+    max_span_rows: int | None = None,
+) -> tuple[int, int] | None:
+    """The one span :func:`plan_reads` makes for ``rows`` when they are one ascending run of rows, else None.
+
+    A sequential batch needs no plan: the rows are already sorted and unique,
+    the request order is the read order, and its only span follows from its
+    first and last row. Arguments as :func:`plan_reads` (``max_gap`` changes
+    nothing for a run).
+
+    Parameters
+    ----------
+    rows
+        A 1-D int64 array of row numbers (not checked against ``num_samples`` otherwise).
+
+    Returns
+    -------
+    (start, stop) or None
+        The span, as :func:`plan_reads` would give it (whole chunks when
+        ``compressed``); None unless ``rows`` is non-empty, each row the one
+        before plus one, inside ``[0, num_samples)``, and the span is not one
+        that ``max_span_rows`` would cut.
+    """
+    count = rows.shape[0]
+    if count == 0:
+        return None
+    first, last = int(rows[0]), int(rows[-1])
+    if first < 0 or last >= num_samples or last - first != count - 1:
+        return None
+    if count > 2 and not bool((rows[1:] - rows[:-1] == 1).all()):
+        return None
+    if not compressed or chunk_rows is None:
+        if max_span_rows is not None and count > 1 and count > max(1, max_span_rows):
+            return None
+        return first, last + 1
+    start, stop = first // chunk_rows * chunk_rows, min((last // chunk_rows + 1) * chunk_rows, num_samples)
+    if (
+        max_span_rows is not None
+        and count > 1
+        and stop - start > max(chunk_rows, max_span_rows // chunk_rows * chunk_rows)
+    ):
+        return None
+    return start, stop
 
 
 def _unique_inverse(requested: _IntArray) -> tuple[_IntArray, npt.NDArray[np.intp]]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from h5ml.reader.pools import process_pool, stop_pool, submit
 from h5ml.reader.shared_batches import SHARED, SharedBatch, from_shared, remove_segments, segment_prefix, to_shared
-from h5ml.reader.source import BatchTransform, SplitSource
+from h5ml.reader.source import BatchTransform, SplitSource, prefetch
 from h5ml.sampling import EpochCursor
 
 __all__ = ["BatchFeed", "Prefetcher", "read_arrays", "read_shared"]
@@ -275,6 +275,7 @@ class BatchFeed:
         indices = cursor.batch(index)
         if self.workers == 1 and not self.processes:
             arrays = self.read(indices)
+            self._decode_ahead(cursor, index)
         else:
             if self._prefetcher is None:
                 self._prefetcher = Prefetcher(self.workers, self.processes, self.depth)
@@ -287,6 +288,17 @@ class BatchFeed:
             arrays = self._prefetcher.get(ahead[0][0], ahead)
         cursor.hand_out(index)
         return arrays
+
+    def _decode_ahead(self, cursor: EpochCursor, index: int) -> None:
+        """Start decoding the chunks of the next ``depth`` batches in the decode pool while the caller uses this one.
+
+        The reads of the calling thread then find them decoded: a ``chunk``-shuffled epoch's next window is
+        decoded during the current window's batches, as a sequential read decodes ahead
+        (:func:`h5ml.reader.source.prefetch`; chunks cached or in flight are not started again).
+        """
+        upto = min(cursor.num_batches, index + 1 + self.depth)
+        if upto > index + 1:
+            prefetch(self.source, np.concatenate([cursor.batch(j) for j in range(index + 1, upto)]))
 
     def _arguments(self, indices: np.ndarray) -> Callable[[], tuple[Any, ...]]:
         return lambda: (self.source, indices, self.pad_value, self.transform)

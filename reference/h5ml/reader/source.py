@@ -34,6 +34,7 @@ import numpy.typing as npt
 from h5ml.errors import H5MLError
 from h5ml.model.remote import absolute_location
 from h5ml.reader import Dataset, Feature, Split, open
+from h5ml.reader.dense import DenseFeature
 from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.reader.offsets import sample_chunk_rows
@@ -44,7 +45,7 @@ from h5ml.sampling import Sampler, ShuffleMode
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
 from h5ml.sampling.shard_orders import DEFAULT_SHARDS_IN_FLIGHT
 
-__all__ = ["BatchTransform", "SampleTransform", "SplitSource", "sampler_of"]
+__all__ = ["BatchTransform", "SampleTransform", "SplitSource", "prefetch", "sampler_of"]
 
 #: Per-batch transform: takes and returns the dict of one batch's arrays (key -> array), run where the batch is read.
 BatchTransform = Callable[[dict[str, Any]], dict[str, Any]]
@@ -462,6 +463,26 @@ class SplitSource:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, {self.split!r}, features={self.features!r})"
+
+
+def prefetch(source: SplitSource, indices: Any) -> int:
+    """Start decoding, in the decode pool, the compressed chunks that hold ``indices`` of ``source``'s features.
+
+    Returns at once with the decodes started (:meth:`h5ml.reader.column.Column.prefetch`): 0 for
+    features h5ml does not decode itself (uncompressed, ragged, strings, a sharded split), for chunks
+    cached or in flight, and with ``chunk_cache_bytes=0``. The next :meth:`SplitSource.read` of those
+    rows finds them decoded. Raises IndexError for an index outside ``[-N, N)``.
+    """
+    split = source.reader()
+    if not isinstance(split, Split):
+        return 0
+    rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+    started = 0
+    for name in source.feature_names:
+        feature = split.feature(name)
+        if isinstance(feature, DenseFeature):
+            started += feature._column().prefetch(rows)
+    return started
 
 
 def _chunk_rows(split: Split | ShardedSplit) -> int | None:
