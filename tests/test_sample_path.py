@@ -13,6 +13,9 @@ written with h5py (tests/_files.py).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import h5py
@@ -109,6 +112,40 @@ def test_one_sample_of_a_file_truncated_while_open_is_refused(tmp_path: Path, co
         with pytest.raises(h5ml.InvalidFileError, match="truncated") as info:
             feature[80]
         assert info.value.path == str(path) and info.value.hdf5_path == "/train/f"
+
+
+def test_a_decode_after_the_file_shrank_is_refused_not_sigbus(tmp_path: Path) -> None:
+    """§10.3: a decode that starts after the size check (the pool's read-ahead runs at any time) reads with pread.
+
+    The size check is bypassed to stand for that race; a decode reading the memory map would die of SIGBUS
+    (so the decode runs in a child process, with a time limit).
+    """
+    path = tmp_path / "t.h5"
+    _write(path, "gzip")
+    script = textwrap.dedent(
+        f"""
+        import os
+        import h5ml
+        from h5ml.reader.compressed import CompressedRows
+
+        with h5ml.open({str(path)!r}) as ds:
+            rows = ds["train"]["f"]._column().decoded_rows()
+            assert rows is not None
+            last = len(rows.stored) - 1
+            offset, size, _ = rows.stored[last]
+            os.truncate({str(path)!r}, 4096)
+            assert offset + size > 4096
+            CompressedRows._check_file = lambda self: self.file_map.data  # the check passed before the file shrank
+            try:
+                rows.decode(last)
+            except h5ml.InvalidFileError as exc:
+                print("refused:", exc)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "refused:" in done.stdout and "truncated" in done.stdout and "/train/f" in done.stdout
 
 
 def test_one_sample_with_verify_checks_its_chunk(tmp_path: Path) -> None:

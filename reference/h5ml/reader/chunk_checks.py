@@ -224,14 +224,15 @@ class ChunkVerifier:
 
 
 def _map_reader(file_map: FileMap) -> Callable[[int, int], Any]:
-    """Reads stored bytes as views of the memory map, after checking the file still holds them (§10.3)."""
+    """Reads stored bytes with :meth:`FileMap.pread` (never a view of the map: no SIGBUS if the file shrinks, §10.3)."""
 
     def read(offset: int, size: int) -> Any:
-        data = file_map.data
-        if data is None:
-            raise OSError("the memory map of the file was closed")
-        if offset + size > file_map.size():
+        try:
+            data = file_map.pread(offset, size)
+        except ValueError as exc:
+            raise OSError("the memory map of the file was closed") from exc
+        if len(data) != size:
             raise OSError(f"the file is now shorter than byte {offset + size}: it was truncated while open")
-        return data[offset : offset + size]
+        return data
 
     return read

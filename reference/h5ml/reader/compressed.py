@@ -151,9 +151,17 @@ class CompressedRows:
         InvalidFileError
             If its stored bytes do not decode to one chunk, or the file was truncated while open.
         """
-        data = self._check_file()
+        self._check_file()
         offset, size, _ = self.stored[index]
-        return self.values(index, data[offset : offset + size])
+        # Read, not a view of the map: decodes run in the pool at any time (read-ahead), and a view of
+        # pages another program has cut off since the check above would crash the process (SIGBUS).
+        stored = self.file_map.pread(offset, size)
+        if len(stored) != size:
+            raise self._damaged(
+                f"the file now ends before byte {offset + size}, where chunk {index} is stored: it was truncated "
+                "or overwritten while open"
+            )
+        return self.values(index, stored)
 
     def values(self, index: int, stored: Any) -> npt.NDArray[Any]:
         """Decode ``stored``, the stored bytes of chunk ``index``, into an array (chunk_rows, *inner), native order.

@@ -70,6 +70,8 @@ class RemoteMap(FileMap):
         self.data = None
         self._users = weakref.WeakSet()
         self._lock = threading.Lock()
+        self._fd = None  # no descriptor: RemoteRows.decode fetches instead of FileMap.pread
+        self._reads = 0
 
     @property
     def closed(self) -> bool:
