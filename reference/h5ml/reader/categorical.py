@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import h5py
 import numpy as np
+import numpy.typing as npt
 
 from h5ml.errors import EncodingError, H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure, validate_advice
@@ -100,3 +101,6 @@ class CategoricalFeature(Feature):
     def _read(self, indices: Indices) -> Any:
         values, scalar = self._column("codes").take(indices)
         return int(values) if scalar else values
+
+    def _read_rows(self, rows: npt.NDArray[np.int64]) -> Any:
+        return self._column("codes").take_rows(rows)

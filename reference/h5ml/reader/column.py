@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import h5py
 import numpy as np
@@ -401,9 +401,8 @@ class Column(ColumnChecks):
     def take(self, indices: Indices) -> tuple[npt.NDArray[Any], bool]:
         """Read ``indices`` (any request but an int or a slice of step 1) in request order (§7.3, C01).
 
-        Unfiltered data wholly stored in the file is copied straight from its
-        memory map in one copy (:meth:`h5ml.reader.direct.DirectRows.take`); anything
-        else follows a read plan (one read per span, then one gather).
+        Unfiltered data wholly stored in the file is copied from its memory map in one copy
+        (:meth:`h5ml.reader.direct.DirectRows.take`); else a read plan (one read per span, then one gather).
 
         Returns
         -------
@@ -413,39 +412,40 @@ class Column(ColumnChecks):
             True when ``indices`` was a single integer.
         """
         fast = self._fast if self._fast_built else self.fast_rows()
-        if fast is not None:
-            if not self._written:
-                self.check_written()
-            rows, scalar = normalize_indices(indices, self.rows)
-            if self.verifier is not None:
-                self.verifier.check_indices(rows)
-            values = fast.take(rows)
-            return (values[0] if scalar else values), scalar
         decoded = self._decoded if self._decoded_built else self.decoded_rows()
-        if decoded is not None and type(indices) is np.ndarray and indices.dtype == np.int64 and indices.ndim == 1:
-            run = cast("npt.NDArray[np.int64]", indices)
-            span = run_span(run, self.rows, self.chunk_rows, self.whole_chunks, self.max_span_rows)
-            if span is not None and self.row_nbytes > 0:
-                return self._decoded_run(decoded, run, span), False
+        batch = type(indices) is np.ndarray and indices.dtype == np.int64 and indices.ndim == 1
+        if fast is not None or (decoded is not None and batch):  # a sequential batch may skip the plan
+            rows, scalar = normalize_indices(indices, self.rows)
+            values = self.take_rows(rows)
+            return (values[0] if scalar else values), scalar
         plan = self.plan(indices)
         return plan.gather(self.read_rows(plan)), plan.scalar
 
-    def _decoded_run(self, decoded: CompressedRows, rows: npt.NDArray[np.int64], span: tuple[int, int]) -> Any:
-        """:meth:`read_rows` of one run of rows (a sequential batch) without its plan: the same checks, count and values.
+    def take_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """Read ``rows`` in that order, as :meth:`take`, for rows already checked (:meth:`h5ml.Feature.read_checked`).
 
-        ``span`` is the span :func:`h5ml.reader.plan.plan_reads` would make
-        (:func:`~h5ml.reader.plan.run_span`); the rows are copied out of their
-        decoded chunks in one copy per chunk (about 5 us for 64 rows in one
-        cached chunk, against 50 us for the plan and the gather).
+        Parameters
+        ----------
+        rows
+            1-D int64 rows in ``[0, rows)`` as :func:`h5ml.reader.plan.normalize_indices` returns them (any order,
+            duplicates); neither changed nor returned.
+
+        Returns
+        -------
+        numpy.ndarray
+            (R, *inner) of :attr:`dtype`, a new array.
         """
-        self.check_written()
+        if (fast := self._fast if self._fast_built else self.fast_rows()) is None:
+            decoded = self._decoded if self._decoded_built else self.decoded_rows()
+            if decoded is not None and (run := _decoded_run(self, decoded, rows)) is not None:  # sequential: no plan
+                return run  # type: ignore[no-any-return]
+            plan = self.plan(rows)
+            return plan.gather(self.read_rows(plan))  # type: ignore[no-any-return]
+        if not self._written:
+            self.check_written()
         if self.verifier is not None:  # SPEC §8.4-R4: before any value of the chunks is returned
             self.verifier.check_indices(rows)
-        _count_read(self.stats, self.path, span[0], span[1], span[1] - span[0])
-        start, stop = int(rows[0]), int(rows[-1]) + 1
-        block = self.buffer(stop - start)
-        decoded.read_into(block, start, stop)
-        return block
+        return fast.take(rows)
 
     def read_rows(self, plan: ReadPlan) -> npt.NDArray[Any]:
         """Read the unique rows of ``plan`` into one array (U, *inner): one read per span.
@@ -476,3 +476,24 @@ def _count_read(stats: ReadStats, path: str, start: int, stop: int, count: int) 
     stats.hdf5_reads += 1
     if stats.events is not None:
         stats.events.append(ReadEvent(path, "hdf5", start, stop, count))
+
+
+def _decoded_run(column: Column, decoded: CompressedRows, rows: npt.NDArray[np.int64]) -> Any:
+    """``column.read_rows`` of one run of rows (a sequential batch) without its plan, or None if ``rows`` is none.
+
+    The same checks, count and values as the plan's: the span is the one
+    :func:`h5ml.reader.plan.plan_reads` would make (:func:`~h5ml.reader.plan.run_span`); the rows are
+    copied out of their decoded chunks in one copy per chunk (about 5 us for 64 rows in one cached chunk,
+    against 50 us for the plan and the gather).
+    """
+    span = run_span(rows, column.rows, column.chunk_rows, column.whole_chunks, column.max_span_rows)
+    if span is None or column.row_nbytes <= 0:
+        return None
+    column.check_written()
+    if column.verifier is not None:  # SPEC §8.4-R4: before any value of the chunks is returned
+        column.verifier.check_indices(rows)
+    _count_read(column.stats, column.path, span[0], span[1], span[1] - span[0])
+    start, stop = int(rows[0]), int(rows[-1]) + 1
+    block = column.buffer(stop - start)
+    decoded.read_into(block, start, stop)
+    return block

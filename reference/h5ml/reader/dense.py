@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index
@@ -53,4 +54,8 @@ class DenseFeature(Feature):
 
     def _read(self, indices: Indices) -> Any:
         values, _ = self._column().take(indices)
+        return self._booleans(values) if self._is_logical_bool() else values
+
+    def _read_rows(self, rows: npt.NDArray[np.int64]) -> Any:
+        values = self._column().take_rows(rows)
         return self._booleans(values) if self._is_logical_bool() else values

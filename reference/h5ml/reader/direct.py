@@ -2,12 +2,10 @@
 
 An unfiltered dataset stores its rows as plain bytes in the file: contiguous
 data in one block (``H5Dget_offset``), chunked data in one block per chunk
-(the chunk index, walked once with ``H5Dchunk_iter``). When every row of the
-dataset lies in such a block that the file really holds, :class:`DirectRows`
-copies rows straight out of a read-only memory map of the file
-(:class:`FileMap`), without a call into the HDF5 library. That is about 20x
-faster than any h5py read for random rows of a few KiB, and returns the same
-values (converted to native byte order).
+(the chunk index, walked once with ``H5Dchunk_iter``). When every row lies in
+such a block that the file really holds, :class:`DirectRows` copies rows out
+of a read-only memory map of the file (:class:`FileMap`), with no call into
+HDF5: about 20x faster than any h5py read of random rows of a few KiB.
 
 :func:`direct_rows` returns None, so that the caller keeps reading through
 h5py, whenever anything is unusual: filters, an HDF5 type that is not a plain
@@ -105,6 +103,7 @@ class DirectRows:
         "rows_view",
         "stats",
         "swap",
+        "table",
     )
 
     def __init__(
@@ -145,12 +144,19 @@ class DirectRows:
                 buffer=data,
                 strides=(1,),
             )
+        #: The rows as one array (rows, *inner) of ``file_dtype``, a view of the file, when its blocks follow one
+        #: another (contiguous data, chunks stored in row order): a batch is one ``take`` (no offsets computed).
+        self.table: npt.NDArray[Any] | None = None
+        nbytes, first = rows * self.row_nbytes, blocks[0] if blocks else -1
+        steps = first + block_rows * self.row_nbytes * np.arange(len(blocks), dtype=np.int64)
+        if 0 <= first and 0 < nbytes and first + nbytes <= data.shape[0] and np.array_equal(self.offsets, steps):
+            self.table = data[first : first + nbytes].view(file_dtype).reshape(rows, *inner)
         file_map.attach(self)
 
     def release(self) -> None:
         """Drop the views of the map (its dataset was closed); later reads raise ValueError."""
         self.data = None
-        self.rows_view = None
+        self.rows_view = self.table = None
 
     def _check_file(self, start: int, stop: int, rows: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.uint8]:
         """The map, after checking that the file still holds every row of the dataset (§10.3).
@@ -248,12 +254,11 @@ class DirectRows:
     def take(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
         """Return rows ``rows`` (int64, each in ``[0, rows)``, any order, duplicates) as a new array (R, *inner).
 
-        One copy, in request order: the byte offset of every row is computed
-        at once, and numpy's fancy indexing copies the rows out of a view of
-        the file in which every byte offset starts a row (an array of
-        ``row_nbytes``-byte items with a stride of one byte). The result is
-        in native byte order, C-contiguous and writable. Measured on 12 KiB
-        rows, batches of 64: 1.3x faster than ``np.array(memmap[rows])``.
+        One copy, in request order: ``numpy.take`` of :attr:`table`, or else
+        fancy indexing of a view of the file in which every byte offset starts
+        a row (``row_nbytes``-byte items, a stride of one byte) at the rows'
+        offsets. Native byte order, C-contiguous, writable. Measured, 64 random
+        rows of 128 bytes: 0.7 us by ``take``, 6 us by offsets, as ``memmap[rows]``.
 
         Raises
         ------
@@ -261,21 +266,25 @@ class DirectRows:
             If the file no longer holds the dataset's rows (truncated while open).
         """
         count = int(rows.shape[0])
-        if self.rows_view is None or count == 0:
-            out: npt.NDArray[Any] = np.empty((count, *self.inner), dtype=self.file_dtype.newbyteorder("="))
+        table = self.table
+        if table is not None and count:
+            self._check_file(0, 0, rows)
+            out = table.take(rows, axis=0)  # numpy's take: one copy of each row (checks bounds too)
+        elif self.rows_view is None or count == 0:
+            out = np.empty((count, *self.inner), dtype=self.file_dtype.newbyteorder("="))
             for i, row in enumerate(rows.tolist()):
                 self.read_into(out[i : i + 1], row, row + 1)
             return out
-        self._check_file(0, 0, rows)
-        block = rows // self.block_rows
-        starts = self.offsets[block] + (rows - block * self.block_rows) * self.row_nbytes
-        raw = self.rows_view[starts]
+        else:
+            self._check_file(0, 0, rows)
+            block = rows // self.block_rows
+            starts = self.offsets[block] + (rows - block * self.block_rows) * self.row_nbytes
+            out = self.rows_view[starts].view(self.file_dtype).reshape(count, *self.inner)
         stats = self.stats
         if stats is not None:
             stats.direct_copies += 1
             if stats.events is not None:
                 stats.events.append(ReadEvent(self.hdf5_path, "map", int(rows.min()), int(rows.max()) + 1, count, True))
-        out = raw.view(self.file_dtype).reshape(count, *self.inner)
         if self.swap:
             out = out.byteswap(inplace=True).view(out.dtype.newbyteorder("="))
         return out

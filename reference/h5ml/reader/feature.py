@@ -73,6 +73,7 @@ from typing import Any, ClassVar, Final, Protocol
 
 import h5py
 import numpy as np
+import numpy.typing as npt
 
 from h5ml import spec
 from h5ml.errors import H5MLError, InvalidFileError
@@ -87,7 +88,7 @@ from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.statistics import Statistics, read_statistics
 from h5ml.spec.chunks import VLEN_ELEMENT_BYTES
 
-__all__ = ["Feature", "NodeSource"]
+__all__ = ["Feature", "FeatureObject", "NodeSource"]
 
 #: Names of the HDF5 compression filters h5py knows, and of zstd, which the writer stores (HDF5 filter ids).
 _COMPRESSION_NAMES: Final = {1: "gzip", 4: "szip", 32000: "lzf", 32015: "zstd"}
@@ -135,27 +136,11 @@ def _verify(source: NodeSource) -> bool:
     return bool(getattr(source, "verify", False))
 
 
-class Feature:
-    """Base class of the feature readers (§6.1).
+class FeatureObject:
+    """What a feature is in its file: its names, HDF5 objects, columns and attributes (§5.2, §6.1).
 
-    Parameters
-    ----------
-    source
-        The open dataset the feature belongs to (a :class:`NodeSource`;
-        normally a :class:`h5ml.reader.dataset.Dataset`).
-    split
-        The split name.
-    name
-        The feature name.
-
-    Notes
-    -----
-    Use ``feature[idx]`` or :meth:`read`. ``idx`` may be an integer (one
-    sample), a slice, a list or 1-D integer array in any order with duplicates
-    and negative indices, or a boolean mask; out-of-range indices raise
-    IndexError. An integer and a slice with step 1 take a fast path: no read
-    plan, one read per dataset of the feature. Instances pickle by (file,
-    split, feature) and reopen lazily.
+    The base of :class:`Feature`, which adds the reads (see there for the
+    parameters); it holds what stays fixed while the file is open.
     """
 
     #: The encoding this class reads (§6).
@@ -365,6 +350,30 @@ class Feature:
         """Class names of a categorical feature (§6.5); None for other encodings."""
         return None
 
+
+class Feature(FeatureObject):
+    """Base class of the feature readers (§6.1).
+
+    Parameters
+    ----------
+    source
+        The open dataset the feature belongs to (a :class:`NodeSource`;
+        normally a :class:`h5ml.reader.dataset.Dataset`).
+    split
+        The split name.
+    name
+        The feature name.
+
+    Notes
+    -----
+    Use ``feature[idx]`` or :meth:`read`. ``idx`` may be an integer (one
+    sample), a slice, a list or 1-D integer array in any order with duplicates
+    and negative indices, or a boolean mask; out-of-range indices raise
+    IndexError. An integer and a slice with step 1 take a fast path: no read
+    plan, one read per dataset of the feature. Instances pickle by (file,
+    split, feature) and reopen lazily.
+    """
+
     def _is_logical_bool(self) -> bool:
         """Whether the values are booleans: ``logical_dtype = "bool"`` (SPEC §3.3-R3) or the boolean enumeration."""
         if self._logical_bool is None:
@@ -505,6 +514,45 @@ class Feature:
             if not is_library_failure(exc):
                 raise
             raise self._damaged(exc) from exc
+
+    def read_checked(self, rows: npt.NDArray[np.int64]) -> Any:
+        """Read a batch of rows already checked against this feature's samples: :meth:`read` without a second check.
+
+        The path of :meth:`h5ml.reader.split.Split.read`, which checks a
+        request once, against the split's ``num_samples`` (every feature
+        holds that many samples, §5.3), for all the features it reads.
+
+        Parameters
+        ----------
+        rows
+            A 1-D int64 array of rows, each in ``[0, N)``, in request order
+            (duplicates allowed), as :func:`h5ml.reader.plan.normalize_indices`
+            returns them; never changed.
+
+        Returns
+        -------
+        Any
+            What :meth:`read` returns for that array (see the module docstring).
+
+        Raises
+        ------
+        UnsupportedFilterError, InvalidFileError, EncodingError
+            As :meth:`read`.
+        """
+        try:
+            if not self._filters_checked:
+                self._prepare()
+            return self._read_rows(rows)
+        except H5MLError:
+            raise
+        except LIBRARY_ERRORS as exc:  # a failure of the library outside a data read
+            if not is_library_failure(exc):
+                raise
+            raise self._damaged(exc) from exc
+
+    def _read_rows(self, rows: npt.NDArray[np.int64]) -> Any:
+        """Read checked rows (:meth:`read_checked`); unless an encoding does better, as any request (:meth:`_read`)."""
+        return self._read(rows)
 
     def _count(self) -> int:
         """The number of samples, from the cached column (no HDF5 call)."""

@@ -146,6 +146,8 @@ def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bo
         _raise_out_of_range(int(arr.max()), num_samples)
     # Copy unless numpy just built the array from a list: the caller's memory is never changed.
     rows = arr.astype(np.int64, copy=arr is indices or not arr.flags.owndata)
+    if int(rows.view(np.uint64).max()) < num_samples:  # one pass: all in [0, N) (as unsigned, a negative is huge)
+        return rows, False
     low, high = int(rows.min()), int(rows.max())
     if low < -num_samples or high >= num_samples:
         bad = (rows < -num_samples) | (rows >= num_samples)

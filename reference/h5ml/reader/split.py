@@ -431,16 +431,18 @@ class Split:
             chosen = found
         # One clear IndexError, against the split's num_samples, before any read.
         count = self._num_samples if self._num_samples is not None else self.num_samples
-        request: Indices = indices
+        rows = None
         if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
             check_index(indices, count)
         elif not isinstance(indices, slice):
             rows, scalar = normalize_indices(indices, count)
-            if not scalar:
-                request = rows  # each feature gets the checked int64 rows, not the list again
+            if scalar:
+                rows = None
         if features is None and self._refusing is not None:
             self.every_feature()  # raises: a refused feature is never silently left out (SPEC §6.1-R7)
-        return {name: feature.read(request) for name, feature in chosen}
+        if rows is not None:  # each feature gets the checked int64 rows, and checks them no more (§5.3: N rows each)
+            return {name: feature.read_checked(rows) for name, feature in chosen}
+        return {name: feature.read(indices) for name, feature in chosen}
 
     def __repr__(self) -> str:
         try:
