@@ -59,3 +59,24 @@ class DenseFeature(Feature):
     def _read_rows(self, rows: npt.NDArray[np.int64]) -> Any:
         values = self._column().take_rows(rows)
         return self._booleans(values) if self._is_logical_bool() else values
+
+    def prefetch(self, indices: Indices) -> int:
+        """Start decoding, in the decode pool, the compressed chunks that hold ``indices``; do not wait (§7.3).
+
+        Parameters
+        ----------
+        indices
+            Any request :meth:`read` accepts (ints, a slice, a 1-D integer array).
+
+        Returns
+        -------
+        int
+            The decodes started: 0 for data h5ml does not decode itself (unfiltered data, other filters),
+            for chunks already cached or in flight, and with ``chunk_cache_bytes=0``.
+
+        Raises
+        ------
+        IndexError
+            If an index is outside ``[-N, N)``.
+        """
+        return self._column().prefetch(indices)

@@ -69,6 +69,7 @@ says why it cannot).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Final, Protocol
 
 import h5py
@@ -498,22 +499,17 @@ class Feature(FeatureObject):
         EncodingError
             If stored strings, or the ``logical_dtype`` attribute, are not UTF-8 (§3.4).
         """
-        try:
-            if not self._filters_checked:
-                self._prepare()
-            if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
-                return self._read_one(indices)
-            if isinstance(indices, slice):
-                start, stop, step = indices.indices(self._count())
-                if step == 1:
-                    return self._read_range(start, max(start, stop))
-            return self._read(indices)
-        except H5MLError:
-            raise
-        except LIBRARY_ERRORS as exc:  # a failure of the library outside a data read
-            if not is_library_failure(exc):
-                raise
-            raise self._damaged(exc) from exc
+        return self._guarded(self._dispatch, indices)
+
+    def _dispatch(self, indices: Indices) -> Any:
+        """:meth:`read` once the filters are checked: one sample, a range of step 1, or any other request."""
+        if type(indices) is int or isinstance(indices, np.integer):  # not bool: type(True) is bool
+            return self._read_one(indices)
+        if isinstance(indices, slice):
+            start, stop, step = indices.indices(self._count())
+            if step == 1:
+                return self._read_range(start, max(start, stop))
+        return self._read(indices)
 
     def read_checked(self, rows: npt.NDArray[np.int64]) -> Any:
         """Read a batch of rows already checked against this feature's samples: :meth:`read` without a second check.
@@ -539,10 +535,14 @@ class Feature(FeatureObject):
         UnsupportedFilterError, InvalidFileError, EncodingError
             As :meth:`read`.
         """
+        return self._guarded(self._read_rows, rows)
+
+    def _guarded(self, read: Callable[[Any], Any], request: Any) -> Any:
+        """``read(request)`` once the filters are checked; a library failure outside a data read is a damaged file."""
         try:
             if not self._filters_checked:
                 self._prepare()
-            return self._read_rows(rows)
+            return read(request)
         except H5MLError:
             raise
         except LIBRARY_ERRORS as exc:  # a failure of the library outside a data read

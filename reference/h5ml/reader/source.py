@@ -481,7 +481,7 @@ def prefetch(source: SplitSource, indices: Any) -> int:
     for name in source.feature_names:
         feature = split.feature(name)
         if isinstance(feature, DenseFeature):
-            started += feature._column().prefetch(rows)
+            started += feature.prefetch(rows)
     return started
 
 
