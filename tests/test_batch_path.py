@@ -26,7 +26,8 @@ import pytest
 import h5ml
 from _files import Categorical, Dense, Ragged, String, write_file
 from h5ml.reader import column as column_module
-from h5ml.reader.direct import DirectRows, FileMap, direct_rows, open_file_map
+from h5ml.reader.direct import DirectRows, direct_rows
+from h5ml.reader.file_map import FileMap, open_file_map
 
 N = 40
 #: Batch requests: unsorted with duplicates and negatives, a list, unsigned, a run, a mask, empty, one row.

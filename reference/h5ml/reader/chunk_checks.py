@@ -47,7 +47,7 @@ from h5ml.model.checksums import (
     stored_layout,
 )
 from h5ml.model.failures import validate_advice
-from h5ml.reader.direct import FileMap
+from h5ml.reader.file_map import FileMap
 
 __all__ = ["ChunkVerifier"]
 

@@ -48,7 +48,8 @@ from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.reader.chunk_checks import ChunkVerifier
 from h5ml.reader.column_checks import TRUSTED_READ_BYTES, ColumnChecks
 from h5ml.reader.compressed import CompressedRows, compressed_rows
-from h5ml.reader.direct import DirectRows, FileMap, direct_rows
+from h5ml.reader.direct import DirectRows, direct_rows
+from h5ml.reader.file_map import FileMap
 from h5ml.reader.numeric_types import has_filters, native, numeric_dtype
 from h5ml.reader.plan import Indices, ReadPlan, normalize_indices, plan_reads, run_span
 from h5ml.reader.read_stats import ReadEvent, ReadStats
@@ -123,7 +124,7 @@ class Column(ColumnChecks):
     stats
         Where reads are counted; None counts in a private :class:`ReadStats`.
     maps
-        Returns the memory map of the file (:func:`h5ml.reader.direct.open_file_map`), or None to read
+        Returns the memory map of the file (:func:`h5ml.reader.file_map.open_file_map`), or None to read
         through h5py only; called once, on the first read. None: never map.
     verify
         Check every chunk that holds the rows of a read against the dataset's

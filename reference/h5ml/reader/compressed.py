@@ -7,7 +7,7 @@ integers or floats whose chunks span whole rows and whose filter pipeline
 its codec is installed), :class:`CompressedRows` instead:
 
 - takes each chunk's stored bytes from the file's memory map
-  (:class:`~h5ml.reader.direct.FileMap`) at the address the chunk index gives
+  (:class:`~h5ml.reader.file_map.FileMap`) at the address the chunk index gives
   (walked once, ``H5Dchunk_iter``);
 - decodes every chunk a request needs once, missing ones in the process's
   decode pool (:mod:`h5ml.reader.decode_pool`), and keeps it in the file's
@@ -47,7 +47,8 @@ from h5ml.model.failures import validate_advice
 from h5ml.reader.codecs import MAX_CHUNK_BYTES, ChunkDecodeError, decodable, decode_chunk
 from h5ml.reader.decode_pool import DECODE_THREADS, decode_pool
 from h5ml.reader.decoded_cache import DecodedChunks
-from h5ml.reader.direct import CHUNK_ITER, FileMap, chunk_index, plain_number
+from h5ml.reader.direct import CHUNK_ITER, chunk_index, plain_number
+from h5ml.reader.file_map import FileMap
 
 __all__ = ["READ_AHEAD", "ChunkLayout", "CompressedRows", "chunk_layout", "compressed_rows"]
 
@@ -64,7 +65,7 @@ class CompressedRows:
     Parameters
     ----------
     file_map
-        The map of the whole file; its :attr:`~h5ml.reader.direct.FileMap.decoded` caches the chunks.
+        The map of the whole file; its :attr:`~h5ml.reader.file_map.FileMap.decoded` caches the chunks.
     hdf5_path
         The dataset's HDF5 path (messages, cache keys).
     chunks

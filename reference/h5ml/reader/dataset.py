@@ -59,7 +59,7 @@ from h5ml.model.header import check_header
 from h5ml.model.storage import check_storage
 from h5ml.reader.chunk_cache import DEFAULT_CACHE_BYTES, dataset_cache, open_chunked
 from h5ml.reader.decoded_cache import decoded_budget
-from h5ml.reader.direct import FileMap, open_file_map
+from h5ml.reader.file_map import FileMap, open_file_map
 from h5ml.reader.filters import check_required_filters
 from h5ml.reader.handle import FORK_GENERATION, SizeWatch, check_open_options, open_h5file
 from h5ml.reader.read_stats import ReadStats
@@ -253,7 +253,7 @@ class Dataset:
         -------
         FileMap or None
             None when the dataset was opened with ``direct=False``, or the file
-            cannot be mapped safely (see :func:`h5ml.reader.direct.open_file_map`).
+            cannot be mapped safely (see :func:`h5ml.reader.file_map.open_file_map`).
 
         Raises
         ------

@@ -4,7 +4,7 @@ An unfiltered dataset stores its rows as plain bytes in the file: contiguous
 data in one block (``H5Dget_offset``), chunked data in one block per chunk
 (the chunk index, walked once with ``H5Dchunk_iter``). When every row lies in
 such a block that the file really holds, :class:`DirectRows` copies rows out
-of a read-only memory map of the file (:class:`FileMap`), with no call into
+of a read-only memory map of the file (:class:`~h5ml.reader.file_map.FileMap`), with no call into
 HDF5: about 20x faster than any h5py read of random rows of a few KiB.
 
 :func:`direct_rows` returns None, so that the caller keeps reading through
@@ -14,7 +14,7 @@ external files), chunks that do not span whole rows, a chunk never written
 (HDF5 returns the fill value for it), a block outside the file, or a chunked
 dataset on an HDF5 build without ``H5Dchunk_iter`` (HDF5 older than 1.12.3 or
 1.10.10: :data:`CHUNK_ITER` is false; contiguous data is still mapped).
-:func:`open_file_map` returns None for a file opened for writing, with a user
+:func:`~h5ml.reader.file_map.open_file_map` returns None for a file opened for writing, with a user
 block, or through another file driver than ``sec2``.
 
 Safety (§10.3): a memory map of a file that shrinks under it turns a read of
@@ -25,9 +25,9 @@ naming the file, the dataset and the rows. (A file truncated during the copy
 itself, after that check, can still crash the process: never truncate or
 rewrite a file that is being read.) The maps belong to one
 :class:`h5ml.reader.dataset.Dataset` in one process and are unmapped by its
-``close()`` (:meth:`FileMap.close`).
+``close()`` (:meth:`~h5ml.reader.file_map.FileMap.close`).
 
-Zero-copy reads (``h5ml.open(..., zero_copy=True)``, :attr:`FileMap.zero_copy`):
+Zero-copy reads (``h5ml.open(..., zero_copy=True)``, :attr:`~h5ml.reader.file_map.FileMap.zero_copy`):
 :meth:`DirectRows.view` hands out read-only views of the map itself, as
 Hugging Face datasets does with its memory-mapped Arrow files, for runs of
 rows whose bytes are native-order, aligned and contiguous in the file (one
@@ -51,10 +51,10 @@ import numpy.typing as npt
 
 from h5ml.errors import InvalidFileError
 from h5ml.model.failures import validate_advice
-from h5ml.reader.file_map import FileMap, open_file_map
+from h5ml.reader.file_map import FileMap
 from h5ml.reader.read_stats import ReadEvent, ReadStats
 
-__all__ = ["CHUNK_ITER", "DirectRows", "FileMap", "chunk_index", "direct_rows", "open_file_map", "plain_number"]
+__all__ = ["CHUNK_ITER", "DirectRows", "chunk_index", "direct_rows", "plain_number"]
 
 #: Whether this HDF5 build lists a chunk index in one call (``H5Dchunk_iter``: HDF5 >= 1.12.3, or 1.10.10 and
 #: later 1.10 releases; h5py >= 3.8 exposes it). Without it, chunked datasets are read through h5py (one
@@ -226,7 +226,7 @@ class DirectRows:
         """Return row ``row`` (``0 <= row < rows``, checked by the caller) without its first axis, as a copy.
 
         The per-sample path (``feature[i]``, a ``DataLoader``'s default): one
-        file-size check (:meth:`FileMap.size`, about 0.7 us), one copy of the
+        file-size check (:meth:`~h5ml.reader.file_map.FileMap.size`, about 0.7 us), one copy of the
         row's bytes, no call into HDF5. An array of shape :attr:`inner` in
         native byte order, writable; a numpy scalar for a 1-D dataset, as
         h5py's ``dataset[i]`` returns.
@@ -292,13 +292,13 @@ class DirectRows:
     def view(self, start: int, stop: int) -> npt.NDArray[Any] | None:
         """Rows ``[start, stop)`` as a read-only view of the map (stop - start, *inner), or None: copy them instead.
 
-        Only with :attr:`FileMap.zero_copy` (see the module docstring for
+        Only with :attr:`~h5ml.reader.file_map.FileMap.zero_copy` (see the module docstring for
         what a view trades), and only when the stored bytes can be used as
         they are: native byte order, the first row's file offset a multiple
         of the dtype's alignment, and the rows contiguous in the file (one
         block, or blocks stored one after the other). The caller checks the
         bounds (``0 <= start < stop <= rows``). The view shares memory with
-        :attr:`FileMap.data` and keeps the map alive after the dataset is
+        :attr:`~h5ml.reader.file_map.FileMap.data` and keeps the map alive after the dataset is
         closed.
 
         Raises
@@ -346,7 +346,7 @@ def direct_rows(
     dtype
         The dtype rows are wanted in: the stored numeric dtype in native byte order.
     file_map
-        The map of ``node``'s file (:func:`open_file_map`); None reads nothing directly.
+        The map of ``node``'s file (:func:`~h5ml.reader.file_map.open_file_map`); None reads nothing directly.
     stats
         Where the copies are counted (:class:`h5ml.reader.read_stats.ReadStats`), or None.
 

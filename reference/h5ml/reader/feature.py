@@ -82,7 +82,7 @@ from h5ml.model.booleans import bool_enum_base, refuse_non_members
 from h5ml.model.failures import LIBRARY_ERRORS, damaged_file, is_library_failure, validate_advice
 from h5ml.model.hdf5 import read_attribute, read_attributes
 from h5ml.reader.column import Column, numeric_dtype
-from h5ml.reader.direct import FileMap
+from h5ml.reader.file_map import FileMap
 from h5ml.reader.filters import check_filters
 from h5ml.reader.plan import Indices
 from h5ml.reader.read_stats import ReadStats

@@ -146,7 +146,7 @@ class SizeWatch:
             The rows just read (``"rows [0, 64)"``), for the message.
         size
             The file's size now when the caller just took it (the memory map's,
-            :meth:`h5ml.reader.direct.FileMap.size_now`: a cheaper call); None
+            :meth:`h5ml.reader.file_map.FileMap.size_now`: a cheaper call); None
             takes it here (``fstat`` of HDF5's descriptor).
 
         Raises

@@ -31,7 +31,7 @@ from h5ml.model.hdf5 import unopenable_file
 from h5ml.model.remote import RemoteFile, TransferStats, is_url, local_file_path, open_remote
 from h5ml.reader.chunk_cache import file_cache_settings
 from h5ml.reader.dataset import Dataset
-from h5ml.reader.direct import FileMap
+from h5ml.reader.file_map import FileMap
 from h5ml.reader.remote_rows import RemoteMap
 
 __all__ = ["RemoteDataset", "open_location"]

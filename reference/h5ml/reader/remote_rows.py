@@ -40,7 +40,8 @@ import numpy.typing as npt
 from h5ml.model.remote import RemoteFile
 from h5ml.reader.compressed import CompressedRows, chunk_layout
 from h5ml.reader.decoded_cache import DecodedChunks
-from h5ml.reader.direct import CHUNK_ITER, FileMap
+from h5ml.reader.direct import CHUNK_ITER
+from h5ml.reader.file_map import FileMap
 
 __all__ = ["RemoteMap", "RemoteRows", "remote_rows"]
 
