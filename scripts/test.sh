@@ -32,7 +32,11 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 # torch: the pinned build first (on the CI machines a CPU build on local disk), so that nothing later pulls a
 # multi-GB CUDA build.
 "${pip[@]}" "torch==2.13.0"
-"${pip[@]}" -c constraints.txt -e ".[dev]"
+# The other ~190 pinned packages through uv, which downloads and unpacks them in parallel: 14 s here against
+# about 5.5 minutes for pip (measured 2026-12-04 in a new venv with empty caches). uv sees the torch above as
+# installed and keeps it.
+"${pip[@]}" "uv==0.13.9"
+"$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -c constraints.txt -e ".[dev]"
 
 export PATH="$PWD/$venv/bin:$PATH"
 ruff check .

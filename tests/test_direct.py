@@ -25,7 +25,8 @@ from _files import Bytes, Dense, Ragged, write_file
 from h5ml.errors import InvalidFileError
 from h5ml.reader import ReadEvent
 from h5ml.reader import direct as direct_module
-from h5ml.reader.direct import direct_rows, open_file_map
+from h5ml.reader.direct import direct_rows
+from h5ml.reader.file_map import open_file_map
 
 N = 50
 #: Every index pattern of a batch read: ints, slices, unsorted arrays with duplicates, the last (partial) chunk.

@@ -22,7 +22,7 @@ from h5ml.errors import InvalidFileError
 from h5ml.reader.codecs import DEFLATE, SHUFFLE, ZSTD, decodable, decode_chunk, unshuffle
 from h5ml.reader.column import Column
 from h5ml.reader.compressed import READ_AHEAD, CompressedRows
-from h5ml.reader.direct import open_file_map
+from h5ml.reader.file_map import open_file_map
 from h5ml.reader.read_stats import ReadStats
 from h5ml.sampling.orders import Sampler
 
