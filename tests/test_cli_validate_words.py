@@ -153,6 +153,18 @@ def test_min_severity_and_quiet_hide_info_notes(tmp_path: Path) -> None:
     assert code == 2 and "--min-severity" in err
 
 
+def test_the_verdict_of_a_long_path_stays_on_one_line(tmp_path: Path) -> None:
+    """A path longer than the 120 columns of plain output does not break the verdict line (a CI log is grepped)."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / ("f" * 60)
+    deep.mkdir(parents=True)
+    path = write_small(deep / "unshuffled.h5", shuffle=False)
+    assert len(str(path)) > 200
+    code, out, _ = run_cli("validate", str(path))
+    assert code == 0
+    assert f"{path}: VALID (0 errors, 0 warnings, 2 info)" in out.splitlines()
+    assert str(path) in out.splitlines()  # the heading of the issue table, whole
+
+
 # -- the command line's words ---------------------------------------------------------
 
 

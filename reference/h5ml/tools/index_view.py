@@ -32,7 +32,8 @@ def render_index(console: Console, index: ShardIndex, where: str) -> None:
     """
     name = index.metadata.get("name", "?")
     console.print(
-        Text(safe_text(f"{where}: sharded h5ml dataset {name!r} (format {index.format_version})"), style="bold")
+        Text(safe_text(f"{where}: sharded h5ml dataset {name!r} (format {index.format_version})"), style="bold"),
+        soft_wrap=True,
     )
     console.print(Text(f"index fingerprint {index.fingerprint}"))
     for split_name in sorted(index.splits):

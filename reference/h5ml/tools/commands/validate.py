@@ -203,7 +203,7 @@ def render_file_report(
     shown_name = safe_text(file_report.path if name is None else name)
     complete = True
     if shown and not quiet:
-        console.print(Text(shown_name, style="bold"))
+        console.print(Text(shown_name, style="bold"), soft_wrap=True)
         for start in range(0, len(shown), _ROWS_PER_TABLE):
             if start and deadline is not None and time.monotonic() >= deadline:
                 left = len(shown) - start + sum(file_report.omitted.values())
@@ -222,7 +222,8 @@ def render_file_report(
                 console.print(Text(line))
     verdict, counts = _verdict(file_report, strict)
     what = " (the index itself)" if file_report.kind == "index" else ""  # its dataset's verdict follows (§12)
-    console.print(Text(f"{shown_name}{what}: {verdict} ({counts})"))
+    # one line whatever the path's length (a log or grep must find the whole verdict)
+    console.print(Text(f"{shown_name}{what}: {verdict} ({counts})"), soft_wrap=True)
     return complete
 
 
