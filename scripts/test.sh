@@ -47,4 +47,5 @@ lint-imports
 for bench in benchmarks/bench_*.py; do
     python "$bench" --smoke >/dev/null
 done
-pytest "$@"
+# Two worker processes (pytest-xdist), one per core of the CI machine; pass -n 0 to run in one process.
+pytest -n 2 "$@"

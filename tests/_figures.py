@@ -13,6 +13,12 @@ of a run pytest prints them in a table, and writes them as JSON to the file
 named by the ``H5ML_FIGURES`` environment variable when it is set;
 ``benchmarks/reliability_figures.py`` runs the tests that record figures and
 prints that table for the README.
+
+Under pytest-xdist (``scripts/test.sh`` runs ``-n 2``) each worker process
+records its own figures; ``tests/conftest.py`` sends them to the controller at
+the end of the worker's session, which merges them with :meth:`Figures.merge`:
+a figure counted with ``add`` is summed over the workers, one set with
+``record`` keeps the value recorded.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class Figures:
     """The figures of one pytest run: ``{area: {figure: value}}``, in recording order."""
 
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    summed: set[tuple[str, str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, area: str, figure: str, value: Any) -> None:
@@ -43,6 +50,22 @@ class Figures:
         with self._lock:
             area_values = self.values.setdefault(area, {})
             area_values[figure] = area_values.get(figure, 0) + amount
+            self.summed.add((area, figure))
+
+    def export(self) -> dict[str, Any]:
+        """The figures as plain lists and dicts, to send from an xdist worker to the controller."""
+        with self._lock:
+            return {"values": self.values, "summed": sorted([area, figure] for area, figure in self.summed)}
+
+    def merge(self, exported: dict[str, Any]) -> None:
+        """Merge the :meth:`export` of another process: ``add`` figures summed, ``record`` figures replaced."""
+        summed = {(area, figure) for area, figure in exported["summed"]}
+        for area, figures in exported["values"].items():
+            for figure, value in figures.items():
+                if (area, figure) in summed:
+                    self.add(area, figure, value)
+                else:
+                    self.record(area, figure, value)
 
     def lines(self) -> list[str]:
         """The figures as text lines, one per figure, grouped by area."""

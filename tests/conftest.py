@@ -28,8 +28,25 @@ def figures() -> Figures:
     return FIGURES
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, hand this process's figures to the controller (``workeroutput``)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["h5ml_figures"] = FIGURES.export()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """In the pytest-xdist controller, merge the figures of a worker that finished (tests/_figures.py)."""
+    exported = getattr(node, "workeroutput", {}).get("h5ml_figures")
+    if exported:
+        FIGURES.merge(exported)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the reliability figures the tests recorded, and write them to ``$H5ML_FIGURES``."""
+    if hasattr(terminalreporter.config, "workeroutput"):
+        return  # an xdist worker: the controller prints and writes the merged figures
     if FIGURES.values:
         terminalreporter.section("h5ml reliability figures")
         for line in FIGURES.lines():

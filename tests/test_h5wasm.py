@@ -9,7 +9,8 @@ wrong expected value is reported, and the suite's README lists exactly what
 ``unsupported.json`` lists.
 
 ``npm ci`` runs once per session when ``node_modules`` is missing or does not
-match ``package-lock.json``. Without ``node`` or ``npm`` on PATH the tests that
+match ``package-lock.json``, under a file lock, so that two pytest-xdist workers
+never install into the folder at once. Without ``node`` or ``npm`` on PATH the tests that
 need them are skipped (CI installs both); the README test needs neither.
 
 Time: about 1 s for the checker over the 36 cases, plus ``npm ci`` (a few
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "conformance_tests"
@@ -89,21 +91,27 @@ def _install_is_current() -> bool:
 
 
 @pytest.fixture(scope="module")
-def checker() -> Path:
-    """The checker's folder with its pinned dependencies installed (``npm ci`` once, only when needed)."""
-    if not _install_is_current():
-        assert NPM is not None
-        proc = subprocess.run(
-            [NPM, "ci", "--no-audit", "--no-fund"],
-            cwd=CHECKER,
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT,
-            check=False,
-        )
-        if proc.returncode != 0:
-            pytest.fail(f"npm ci in {CHECKER} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
-        assert _install_is_current(), "npm ci finished but node_modules does not match package-lock.json"
+def checker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checker's folder with its pinned dependencies installed (``npm ci`` once, only when needed).
+
+    The lock lives in the run's shared temporary root (the parent of each xdist
+    worker's own), so one worker installs while the others wait and then find
+    the install current.
+    """
+    with FileLock(tmp_path_factory.getbasetemp().parent / "h5wasm-npm-ci.lock", timeout=NPM_TIMEOUT + 60):
+        if not _install_is_current():
+            assert NPM is not None
+            proc = subprocess.run(
+                [NPM, "ci", "--no-audit", "--no-fund"],
+                cwd=CHECKER,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+                check=False,
+            )
+            if proc.returncode != 0:
+                pytest.fail(f"npm ci in {CHECKER} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
+            assert _install_is_current(), "npm ci finished but node_modules does not match package-lock.json"
     return CHECKER
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -56,3 +59,35 @@ def test_smoke_mode_prints_the_figures_of_one_quick_test(tmp_path: Path, capsys:
     assert table.startswith("| area | figure | value |\n|---|---|---|\n")
     assert "| crash kills | kill points tried | 22 |" in table and "| crash kills | half files | 0 |" in table
     assert table in capsys.readouterr().out
+
+
+def test_the_figures_of_xdist_workers_are_merged_in_the_controller(tmp_path: Path) -> None:
+    """Under ``pytest -n 2`` (as scripts/test.sh runs) ``add`` figures sum over the workers; ``record`` ones stay."""
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(ROOT / "tests" / "_figures.py", tmp_path / "_figures.py")
+    add = "figures" + ".add"  # spelled in two parts: this file records no figure itself
+    record = "figures" + ".record"
+    # Eight tests, each adding 1 to a count, spread over two workers by --dist load; one records a text figure.
+    # Each test also leaves a file named after its worker, to show that both workers ran some.
+    body = "import os, pathlib\n"
+    body += "".join(
+        f"def test_{n}(figures):\n    {add}('area', 'count', 1)\n"
+        f"    pathlib.Path(os.environ['PYTEST_XDIST_WORKER'] + '.ran').touch()\n"
+        for n in range(8)
+    )
+    body += f"def test_text(figures):\n    {record}('area', 'note', 'kept')\n"
+    (tmp_path / "test_counts.py").write_text(body, encoding="utf-8")
+    target = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "load", str(tmp_path)],
+        cwd=tmp_path,
+        env={**os.environ, "H5ML_FIGURES": str(target)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in tmp_path.glob("*.ran")) == ["gw0.ran", "gw1.ran"]
+    assert json.loads(target.read_text(encoding="utf-8")) == {"area": {"count": 8, "note": "kept"}}
+    assert "  count: 8" in proc.stdout

@@ -33,6 +33,7 @@ import h5py
 import jsonschema
 import numpy as np
 import pytest
+from filelock import FileLock
 from junitparser import Error, Failure, JUnitXml, TestSuite
 
 import h5ml
@@ -106,30 +107,33 @@ def sarif_schema() -> jsonschema.protocols.Validator:
     """The SARIF 2.1.0 JSON Schema of @microsoft/jest-sarif, installed by ``npm ci`` into the cache once."""
     folder = _cache()
     schema_path = folder / SCHEMA_IN_PACKAGE
-    if not schema_path.is_file():
-        if NPM is None:
-            if os.environ.get("CI"):
-                pytest.fail("npm is not on PATH: CI installs it (scripts/test.sh) to fetch the SARIF schema")
-            pytest.skip("npm is not on PATH; install Node.js and npm to check the SARIF reports against the schema")
-        staging = folder.with_name(folder.name + f".{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(SARIF_PACKAGE / name, staging / name)
-        proc = subprocess.run(
-            [NPM, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT,
-            check=False,
-        )
-        if proc.returncode != 0:
-            pytest.fail(
-                f"npm ci of tests/sarif in {staging} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # One process at a time (two pytest-xdist workers, or two runs) installs; the others wait, then find it there.
+    with FileLock(folder.with_name(folder.name + ".lock"), timeout=NPM_TIMEOUT + 60):
+        if not schema_path.is_file():
+            if NPM is None:
+                if os.environ.get("CI"):
+                    pytest.fail("npm is not on PATH: CI installs it (scripts/test.sh) to fetch the SARIF schema")
+                pytest.skip("npm is not on PATH; install Node.js and npm to check the SARIF reports against the schema")
+            staging = folder.with_name(folder.name + f".{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy(SARIF_PACKAGE / name, staging / name)
+            proc = subprocess.run(
+                [NPM, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+                cwd=staging,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+                check=False,
             )
-        shutil.rmtree(folder, ignore_errors=True)
-        staging.rename(folder)
+            if proc.returncode != 0:
+                pytest.fail(
+                    f"npm ci of tests/sarif in {staging} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}"
+                )
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
     cls = jsonschema.validators.validator_for(schema)
