@@ -204,6 +204,62 @@ def test_a_component_missing_at_the_end_is_not_shrunk_alone(tmp_path: Path) -> N
     assert message.endswith("write the feature /train/r again")
 
 
+# --------------------------------------------------------------------------- the reader's one walk of the chunk index
+
+
+def _rows_missing_a_chunk(path: Path, compression: str | None) -> Path:
+    """train/x of 8 rows in chunks of 2 rows, plain or gzip; the chunk of rows 2-3 never written."""
+    h5ml.write(path, {"train": {"x": np.arange(16.0).reshape(8, 2), "y": np.arange(8)}}, metadata=META)
+    with h5py.File(path, "r+") as f:
+        _without_fingerprints(f)
+        x = _replace(f, "train/x", shape=(8, 2), dtype="<f8", chunks=(2, 2), compression=compression)
+        for row in (0, 4, 6):
+            x[row : row + 2] = np.arange(row * 2.0, row * 2.0 + 4).reshape(2, 2)
+    return path
+
+
+READS = {
+    "slice": lambda split: split["x"][0:2],
+    "sample": lambda split: split["x"][0],
+    "batch": lambda split: split.read(np.array([0, 1], dtype=np.int64), features=["x"]),
+    "shuffled batch": lambda split: split.read(np.array([5, 0], dtype=np.int64), features=["x"]),
+}
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+@pytest.mark.parametrize("read", list(READS))
+def test_a_chunk_never_written_is_refused_by_every_read(tmp_path: Path, compression: str | None, read: str) -> None:
+    """SPEC §3.5.1-S1: with a chunk missing, the memory-map and decode paths are not built, so the index is walked
+    again for the refusal: a read of written rows (0 and 1) is refused too, before any value is returned."""
+    path = _rows_missing_a_chunk(tmp_path / "gap.h5", compression)
+    with h5ml.open(path) as ds:
+        split = ds["train"]
+        with pytest.raises(InvalidFileError, match=r"/train/x declares shape \(8, 2\) in 4 chunks .* only 3 were"):
+            READS[read](split)
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_a_whole_file_walks_its_chunk_index_once(
+    tmp_path: Path, compression: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first read of a complete chunked dataset walks its chunk index once: the walk of the memory-map (or
+    decode) path shows every chunk written, so the check before the read compares the storage size alone."""
+    path = tmp_path / "whole.h5"
+    x = np.arange(40000 * 16.0).reshape(40000, 16)  # 5 MB: several chunks of whole rows
+    h5ml.write(path, {"train": {"x": x}}, metadata=META, compression=compression)
+    walks: list[str] = []
+    with h5ml.open(path) as ds:
+        node = ds.h5file["train/x"]
+        assert node.chunks is not None and node.chunks[1:] == (16,) and node.id.get_num_chunks() > 1
+        monkeypatch.setattr(
+            "h5ml.reader.unwritten.storage_verdict", lambda *a: walks.append("second walk") or (None, None)
+        )
+        np.testing.assert_array_equal(ds["train"].read(np.arange(8, 24), features=["x"])["x"], x[8:24])
+        np.testing.assert_array_equal(ds["train"]["x"][30000], x[30000])
+        np.testing.assert_array_equal(ds["train"]["x"][100:300], x[100:300])
+    assert walks == []
+
+
 # --------------------------------------------------------------------------- h5ml inspect: no fill values as data
 
 

@@ -286,12 +286,12 @@ class Column(ColumnChecks):
             )
         if count <= 0 or self.row_nbytes == 0:
             return
-        self.checked(start, stop)
         fast = self._fast if self._fast_built else self.fast_rows()
+        decoded = self._decoded if self._decoded_built else self.decoded_rows()
+        self.checked(start, stop)
         if fast is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             fast.read_into(out, start, stop)
             return
-        decoded = self._decoded if self._decoded_built else self.decoded_rows()
         if decoded is not None and 0 <= start and stop <= self.rows and out.flags.c_contiguous:
             _count_read(self.stats, self.path, start, stop, count)
             decoded.read_into(out, start, stop)

@@ -26,6 +26,8 @@ from h5ml.reader.unwritten import refuse_shortfall, refuse_unwritten
 
 if TYPE_CHECKING:  # pragma: no cover
     from h5ml.reader.chunk_checks import ChunkVerifier
+    from h5ml.reader.compressed import CompressedRows
+    from h5ml.reader.direct import DirectRows
 
 __all__ = ["TRUSTED_READ_BYTES", "ColumnChecks"]
 
@@ -50,6 +52,10 @@ class ColumnChecks:
     verifier: ChunkVerifier | None
     _stored: int | None
     _written: bool
+    _fast: DirectRows | None
+    _fast_built: bool
+    _decoded: CompressedRows | None
+    _decoded_built: bool
 
     def checked(self, start: int, stop: int) -> None:
         """Before rows ``[start, stop)`` are read: storage written (once, §3.5.1), their chunks' checksums (§8.4).
@@ -71,7 +77,11 @@ class ColumnChecks:
 
         The storage size is compared first with the least a complete dataset
         of the declared shape takes, then the chunk index is walked; neither
-        reads data (:func:`h5ml.reader.unwritten.refuse_unwritten`).
+        reads data (:func:`h5ml.reader.unwritten.refuse_unwritten`). When the
+        column's memory-map or decode path already walked the chunk index and
+        found every chunk of the extent written once (:meth:`index_complete`),
+        that walk is not made again: only the storage size is compared
+        (:func:`h5ml.reader.unwritten.refuse_shortfall`).
 
         Raises
         ------
@@ -84,8 +94,23 @@ class ColumnChecks:
         """
         if self._written:
             return
-        refuse_unwritten(self.node, self.filename, self.path)
+        if self.index_complete():
+            # SPEC §3.5.1-R1 shown by the walk already made: every chunk within the extent is allocated
+            refuse_shortfall(self.node, self.filename, self.path)
+        else:
+            refuse_unwritten(self.node, self.filename, self.path)
         self._written = True
+
+    def index_complete(self) -> bool:
+        """Whether a walk of the chunk index already found every chunk of the extent written (§3.5.1-R1).
+
+        True once the column's memory-map path (:meth:`h5ml.reader.column.Column.fast_rows`) or
+        decode path (:meth:`h5ml.reader.column.Column.decoded_rows`) was built: each needs every
+        chunk of the row grid written exactly once
+        (:func:`h5ml.reader.direct.chunk_index`), or a contiguous block with a
+        file offset, so allocated.
+        """
+        return (self._fast_built and self._fast is not None) or (self._decoded_built and self._decoded is not None)
 
     def check_stored(self, count: int, start: int | None = None) -> None:
         """Refuse a read of ``count`` rows (from ``start``, when contiguous) that needs more data than stored (§10.4).

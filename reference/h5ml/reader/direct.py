@@ -427,14 +427,16 @@ def chunk_index(dsid: h5py.h5d.DatasetID, rows: int, chunk_rows: int) -> list[tu
     infos: list[Any] = []
     dsid.chunk_iter(infos.append)
     found: list[tuple[int, int, int] | None] = [None] * count
-    for info in infos:
-        first = int(info.chunk_offset[0])
-        if info.byte_offset is None or first % chunk_rows or any(int(c) for c in info.chunk_offset[1:]):
+    tail = (0,) * (len(infos[0].chunk_offset) - 1) if infos else ()
+    for info in infos:  # h5py gives Python ints: compared as they are (about 1 us a chunk)
+        offset = info.chunk_offset
+        first = offset[0]
+        if info.byte_offset is None or first % chunk_rows or offset[1:] != tail:
             return None
         index = first // chunk_rows
         if not 0 <= index < count or found[index] is not None:
             return None
-        found[index] = (int(info.byte_offset), int(info.size), int(info.filter_mask))
-    if any(c is None for c in found):
+        found[index] = (info.byte_offset, info.size, info.filter_mask)
+    if None in found:
         return None
-    return [c for c in found if c is not None]
+    return found  # type: ignore[return-value]  # no None left
