@@ -8,11 +8,13 @@ read per span of ``values``, each span the union of the rows' ranges
 (:func:`h5ml.reader.plan.merge_ranges`). :meth:`OffsetFeature.lengths` reads
 the offsets only.
 
-The samples of a batch are views into the buffer of their span (no copy per
-sample), marked read-only (``flags.writeable = False``) because several
-samples share that buffer: an edit in place of one could change another. An
-unfiltered ``values`` dataset is copied into that buffer straight out of the
-file's memory map (one copy per span, :meth:`h5ml.reader.column.Column.read`);
+The samples of a batch are views into a buffer (no copy per sample), marked
+read-only (``flags.writeable = False``) because several samples share that
+buffer: an edit in place of one could change another. An unfiltered
+``values`` dataset is copied straight out of the file's memory map into one
+buffer for the whole batch (one copy per span,
+:meth:`h5ml.reader.direct.DirectRows.copy_spans`); other data is read into
+one buffer per span (:meth:`h5ml.reader.column.Column.read`);
 the buffer is never the map itself, so that a file truncated while a sample is
 held cannot crash the process (§10.3), and the map can be closed. With
 ``h5ml.open(..., zero_copy=True)`` a span whose values are native, aligned and
@@ -36,6 +38,7 @@ import numpy.typing as npt
 from h5ml.errors import H5MLError
 from h5ml.model.failures import LIBRARY_ERRORS, is_library_failure
 from h5ml.reader.column import Column
+from h5ml.reader.column_checks import TRUSTED_READ_BYTES
 from h5ml.reader.feature import Feature
 from h5ml.reader.plan import Indices, check_index, merge_ranges, plan_reads
 
@@ -175,8 +178,9 @@ class OffsetFeature(Feature):
             cuts = np.searchsorted(owner, np.arange(len(spans) + 1))
             begins, ends = starts.tolist(), stops.tolist()
             _decode_ahead(values, spans)
+            bufs = _copied_spans(values, spans) if mapped else None
             for k, (a, b) in enumerate(spans):
-                buf = _shared(values.read_shared(a, b), as_bool, self)
+                buf = _shared(values.read_shared(a, b) if bufs is None else bufs[k], as_bool, self)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
                     out[j] = buf[begins[j] - a : ends[j] - a]
         return out, starts, stops
@@ -222,6 +226,23 @@ class OffsetFeature(Feature):
             if not is_library_failure(exc):
                 raise
             raise self._damaged(exc) from exc
+
+
+def _copied_spans(values: Column, spans: list[tuple[int, int]]) -> list[npt.NDArray[Any]] | None:
+    """The spans of a batch copied out of the memory map of ``values`` into one buffer, or None: one read each.
+
+    Spans are sorted and within the dataset (:func:`~h5ml.reader.plan.merge_ranges`). The checks are those of a
+    read of each span (:meth:`Column.read_shared`): storage written (§3.5.1) once before the first read, the file
+    still holding the rows (§10.3). With ``verify=True``, or a span over the size a read checks first (§10.4),
+    each span is read on its own instead.
+    """
+    fast = values.fast_rows()
+    if fast is None or values.verifier is not None:
+        return None
+    if max(b - a for a, b in spans) * values.check_row_nbytes > TRUSTED_READ_BYTES:
+        return None
+    values.check_written()
+    return fast.copy_spans(spans)
 
 
 def _decode_ahead(values: Column, spans: list[tuple[int, int]]) -> None:
