@@ -8,6 +8,7 @@ checks the validator (shallow and deep), the reader, ``h5ml inspect`` and the wr
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,58 @@ def test_chunks_within_the_extent_are_counted_alone(tmp_path: Path) -> None:
     assert "E146" not in validate(path, deep=True).codes
     with h5ml.open(path) as ds:
         np.testing.assert_array_equal(ds["train"]["y"][:], np.arange(8))
+
+
+def _chunk_listed_twice(path: Path, compression: str | None) -> Path:
+    """train/x: 8 rows in chunks of 2, all written; then the chunk index (a version 1 B-tree) is patched so the
+    entry of the chunk at row 2 names row 0: the index lists 4 chunks, one of them twice, and rows 2-3 are lost
+    (HDF5 returns fill values for them and the values of chunk 2 for rows 0-1). Found by a breaker helper."""
+    x = np.arange(16.0).reshape(8, 2) + 100
+    h5ml.write(path, {"train": {"x": x, "y": np.arange(8)}}, metadata=META, checksums=False)
+    with h5py.File(path, "r+") as f:
+        _without_fingerprints(f)
+        d = _replace(
+            f, "train/x", shape=(8, 2), maxshape=(None, 2), dtype="<f8", chunks=(2, 2), compression=compression
+        )
+        d[...] = x
+        size = d.id.get_chunk_info_by_coord((2, 0)).size
+    data = bytearray(path.read_bytes())
+    key = struct.pack("<II3Q", size, 0, 2, 0, 0)  # B-tree key: chunk bytes, filter mask, offset (2, 0) + element axis
+    assert data.count(key) == 1
+    at = data.index(key)
+    data[at : at + len(key)] = struct.pack("<II3Q", size, 0, 0, 0, 0)
+    path.write_bytes(bytes(data))
+    with h5py.File(path, "r") as f:
+        listed: list[tuple[int, ...]] = []
+        f["train/x"].id.chunk_iter(lambda info: listed.append(info.chunk_offset))
+        assert sorted(listed) == [(0, 0), (0, 0), (4, 0), (6, 0)]
+        assert f["train/x"][2, 0] == 0.0  # what plain h5py returns: the fill value
+    return path
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_a_chunk_listed_twice_in_the_index_does_not_count_twice(tmp_path: Path, compression: str | None) -> None:
+    """SPEC §3.5.1-R2: 4 index entries for 4 chunks, but one offset twice: E146, shallow and deep; the reader
+    refuses every read instead of returning fill values and another chunk's values (main returned both)."""
+    path = _chunk_listed_twice(tmp_path / "twice.h5", compression)
+    for deep in (False, True):
+        report = validate(path, deep=deep)
+        assert [(i.code, i.path) for i in report.issues if i.severity == "error"] == [("E146", "/train/x")]
+        (message,) = _e146(path, deep=deep)
+        assert (
+            "in 4 chunks of (2, 2) but only 3 were ever written (the first missing one starts at element (2, 0))"
+            in message
+        )
+        assert (
+            "; 1 more entry of its index repeats the offset of a chunk listed before (a damaged chunk index)" in message
+        )
+    with h5ml.open(path) as ds:
+        split = ds["train"]
+        for read in READS.values():
+            with pytest.raises(InvalidFileError, match=r"/train/x declares shape \(8, 2\).*only 3 were ever written"):
+                read(split)
+    code, _out, err = run_cli("validate", str(path))
+    assert code == 1, err
 
 
 # --------------------------------------------------------------------------- the E146 advice

@@ -3,8 +3,10 @@
 A ``raw`` recipe is empty, text, deterministic random bytes, or another
 fixture's bytes with patches: truncated, overwritten at an offset, its local
 heap signature broken, its chunks overwritten or one of their bytes flipped,
-or a dataset's current extent changed in its dataspace message without
-touching its chunk index (so that chunks may lie outside the extent).
+a dataset's current extent changed in its dataspace message without
+touching its chunk index (so that chunks may lie outside the extent), or the
+key of one chunk in a version 1 B-tree chunk index rewritten to repeat the
+offset of another (so that the index lists one chunk twice and another not).
 Offsets are found by reading the built file (HDF5 file format specification).
 """
 
@@ -96,6 +98,23 @@ def _extent_offset(f: h5py.File, path: str, data: bytes) -> int:
     return hits[0]
 
 
+def _chunk_key_offset(f: h5py.File, path: str, chunk: list[int], data: bytes) -> int:
+    """The file offset of the chunk offsets in the version 1 B-tree key of the chunk of ``path`` at ``chunk``.
+
+    A key of a chunk B-tree node is the chunk's size in bytes (4), its filter mask (4), then its offset on
+    each axis and a last 0 for the datatype (8 bytes each; HDF5 file format specification, section III.A.1);
+    the 8 + 8 * (rank + 1) bytes are looked for in the whole file and must occur exactly once.
+    """
+    dset = f[path]
+    if dset.chunks is None or len(chunk) != dset.ndim:
+        raise RecipeError(f"{path}: repeat_chunk_offset needs a chunked dataset and an offset of its rank")
+    info = dset.id.get_chunk_info_by_coord(tuple(int(c) for c in chunk))
+    key = struct.pack("<II", info.size, info.filter_mask) + b"".join(int(c).to_bytes(8, "little") for c in [*chunk, 0])
+    if data.count(key) != 1:
+        raise RecipeError(f"{path}: the B-tree key of chunk {chunk} occurs {data.count(key)} times, not once")
+    return data.index(key) + 8
+
+
 def raw_bytes(recipe: dict[str, Any], source: Callable[[str], Path]) -> bytes:
     """The bytes of a ``raw`` recipe; ``source(id)`` gives the built fixture of another recipe."""
     raw = recipe["raw"]
@@ -144,6 +163,11 @@ def raw_bytes(recipe: dict[str, Any], source: Callable[[str], Path]) -> bytes:
                 if len(patch["dims"]) != f[patch["path"]].ndim:
                     raise RecipeError(f"{recipe['id']}: set_extent gives {patch['dims']} for a dataset of another rank")
             new = b"".join(int(d).to_bytes(8, "little") for d in patch["dims"])
+            data[offset : offset + len(new)] = new
+        elif op == "repeat_chunk_offset":
+            with h5py.File(base_path, "r") as f:
+                offset = _chunk_key_offset(f, patch["path"], patch["chunk"], bytes(data))
+            new = b"".join(int(c).to_bytes(8, "little") for c in patch["as"])
             data[offset : offset + len(new)] = new
         else:
             raise RecipeError(f"{recipe['id']}: unknown patch {op!r}")

@@ -29,10 +29,13 @@ declared size is allocated.
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Final
 
 import h5py
+import numpy as np
+import numpy.typing as npt
 from h5py import h5d
 
 __all__ = [
@@ -53,7 +56,8 @@ DEFLATE_RATIO_LIMIT: Final = 1032
 #: and fletcher32 (3, 4 bytes more). With any other filter the storage size decides nothing (§10.4-R1).
 _BOUNDED_FILTERS: Final = {1: DEFLATE_RATIO_LIMIT, 2: 1, 3: 1}
 
-#: The most chunks within the extent whose offsets are kept to name the first missing one (a memory bound, §10.4).
+#: When the storage size alone proves data missing (§10.4-R1), the chunk index is still walked for the exact
+#: message only if it may hold at most this many chunks: the walk of a lying file stays short.
 _LOCATE_CHUNKS: Final = 1 << 16
 
 
@@ -105,9 +109,10 @@ def unallocated_storage(dset: h5py.Dataset) -> NeverWritten | None:
     else. Only the chunk index and the storage size are consulted, never the
     data. The time this takes is bounded by the file, not by the declared
     shape (§10.4): the chunk index is walked once (each chunk in it takes
-    room in the file; about a second per million chunks), counting the chunks
-    whose offset lies within the current extent, and the first missing chunk
-    is located only when at most :data:`_LOCATE_CHUNKS` chunks lie within it.
+    room in the file; about a second per million chunks), counting the
+    distinct chunk offsets that lie within the current extent (an index entry
+    that repeats another's offset counts once: HDF5 would return fill values
+    for the chunk it leaves out), and naming the first missing chunk.
 
     Parameters
     ----------
@@ -301,73 +306,72 @@ def unallocated_components(node: h5py.Dataset | h5py.Group) -> dict[str, NeverWr
 
 
 class _ChunkTally:
-    """The chunks of one chunk index, walked once: those within the extent, those outside it, and where they lie."""
+    """The chunks of one chunk index, walked once: where each lies within the extent, and how many lie outside it.
+
+    A chunk within the extent is kept as its position in C order of the chunk grid (8 bytes each: the index
+    holds no more chunks than the file has room for, §10.4), so that an entry repeating another's offset
+    counts once (a damaged index can list one chunk twice and leave another out, §3.5.1-R2).
+    """
 
     def __init__(self, shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
         self.shape = shape
         self.chunks = chunks
-        self.inside = 0
+        self.grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))
         self.outside = 0
-        self.last_row = -1  # the largest chunk row (offset along the first axis / c0) within the extent
-        self.offsets: set[tuple[int, ...]] | None = set()
+        self.positions = array("q")
 
     def __call__(self, info: h5py.h5d.StoreInfo) -> None:
-        offset = tuple(int(k) for k in info.chunk_offset)
+        offset = info.chunk_offset
         if any(o >= s for o, s in zip(offset, self.shape, strict=True)):
             self.outside += 1
             return
-        self.inside += 1
-        self.last_row = max(self.last_row, offset[0] // self.chunks[0])
-        if self.offsets is not None:
-            if len(self.offsets) >= _LOCATE_CHUNKS:
-                self.offsets = None  # too many to keep: the first missing chunk goes unnamed
-            else:
-                self.offsets.add(offset)
+        position = 0
+        for o, c, g in zip(offset, self.chunks, self.grid, strict=True):
+            position = position * g + o // c
+        self.positions.append(position)
+
+    def distinct(self) -> npt.NDArray[np.int64]:
+        """The grid positions of the chunks within the extent, each once, in C order."""
+        return np.unique(np.frombuffer(self.positions, dtype=np.int64))
 
 
 def _missing_chunks(dset: h5py.Dataset, shape: tuple[int, ...], chunks: tuple[int, ...]) -> NeverWritten | None:
     """What :func:`unallocated_storage` says of a chunked dataset (§3.5.1-R1, §3.5.1-R2)."""
-    grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))
-    expected = math.prod(grid)
     tally = _ChunkTally(shape, chunks)
-    # SPEC §3.5.1-R2: count the chunks allocated within the current extent; one outside it does not count
+    grid = tally.grid
+    expected = math.prod(grid)
+    # SPEC §3.5.1-R2: count the distinct chunks allocated within the current extent; one outside it does not count
     dset.id.chunk_iter(tally)
+    written = tally.distinct()
+    inside = int(written.shape[0])
     # SPEC §3.5.1-R1: every chunk within the current extent is allocated
-    if tally.inside >= expected:
+    if inside >= expected:
         return None
-    first = None if tally.offsets is None else _first_missing_chunk(tally.offsets, grid, chunks)
-    where = "" if first is None else f" (the first missing one starts at element {first})"
+    # the first position in C order not written: the first where the sorted positions leave 0, 1, 2, ...
+    gaps = np.flatnonzero(written != np.arange(inside, dtype=np.int64))
+    first = int(gaps[0]) if gaps.shape[0] else inside
+    start = tuple(int(k) * c for k, c in zip(_unravel(first, grid), chunks, strict=True))
+    repeated = len(tally.positions) - inside
     beyond = (
         ""
         if tally.outside == 0
         else f"; {tally.outside} more chunk(s) of its index lie outside the current extent and do not count (§3.5.1)"
     )
-    # The writer stopped early when the written chunks are exactly the first rows of chunks: a chunk index
-    # holds each offset once, so `inside` chunks all in the first `rows` chunk rows fill them
+    twice = (
+        ""
+        if repeated == 0
+        else f"; {repeated} more {'entry of its index repeats' if repeated == 1 else 'entries of its index repeat'} "
+        "the offset of a chunk listed before (a damaged chunk index)"
+    )
+    # The writer stopped early when the written chunks are exactly the first rows of chunks
     per_row = expected // grid[0]
-    rows = tally.inside // per_row
-    trailing = tally.inside % per_row == 0 and tally.last_row + 1 == rows
+    rows = inside // per_row
+    trailing = inside % per_row == 0 and (inside == 0 or int(written[-1]) // per_row + 1 == rows)
     return NeverWritten(
-        f"{dset.name} declares shape {shape} in {expected} chunks of {chunks} but only {tally.inside} "
-        f"were ever written{where}{beyond}",
+        f"{dset.name} declares shape {shape} in {expected} chunks of {chunks} but only {inside} "
+        f"were ever written (the first missing one starts at element {start}){beyond}{twice}",
         rows_written=min(rows * chunks[0], shape[0]) if trailing else None,
     )
-
-
-def _first_missing_chunk(
-    stored: set[tuple[int, ...]], grid: tuple[int, ...], chunks: tuple[int, ...]
-) -> tuple[int, ...] | None:
-    """The element offset of the first chunk, in C order of the chunk grid, that is not in ``stored``.
-
-    With ``len(stored)`` chunks within the extent, one of the first
-    ``len(stored) + 1`` grid positions is missing, so at most that many
-    positions are looked at.
-    """
-    for i in range(len(stored) + 1):
-        offset = tuple(int(k) * c for k, c in zip(_unravel(i, grid), chunks, strict=True))
-        if offset not in stored:
-            return offset
-    return None  # pragma: no cover - the pigeonhole above always finds one
 
 
 def _unravel(i: int, grid: tuple[int, ...]) -> tuple[int, ...]:
