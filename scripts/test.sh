@@ -47,5 +47,6 @@ lint-imports
 # 2 minutes one after another); xargs exits non-zero, and so does this script, when any of them fails.
 printf '%s\0' benchmarks/bench_*.py |
     xargs -0 -P 2 -I{} sh -c 'python "$1" --smoke >/dev/null || { echo "smoke run failed: python $1 --smoke" >&2; exit 1; }' _ {}
-# Two worker processes (pytest-xdist), one per core of the CI machine; pass -n 0 to run in one process.
-pytest -n 2 "$@"
+# Two worker processes (pytest-xdist), one per core of the CI machine, which steal queued tests from each other
+# when one runs out (the slowest tests take 20-55 s each); pass -n 0 to run in one process.
+pytest -n 2 --dist worksteal "$@"
