@@ -178,19 +178,28 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
         return
     assert version is not None
     path = state.path
+    refused = ""
+    if f is None:
+        f, refused = _open(path)
     # SPEC §3.1-R2: superblock version at most 3 (E109)
     if version > spec.MAX_SUPERBLOCK_VERSION:
+        # a version the installed HDF5 cannot open either is far more often a damaged byte than a newer library
+        advice = (
+            f"rewrite the file with libver bounds {spec.LIBVER_BOUNDS}"
+            if f is not None
+            else f"the installed HDF5 {h5py.version.hdf5_version} cannot open it either, so the superblock is most "
+            "likely damaged (restore the file from a good copy); if a newer HDF5 library wrote it, rewrite it with "
+            f"that library and libver bounds {spec.LIBVER_BOUNDS}"
+        )
         yield Issue.of(
             "E109",
             "/",
             f"{path} has superblock version {version}; HDF5 1.10 reads versions up to "
-            f"{spec.MAX_SUPERBLOCK_VERSION}: rewrite the file with libver bounds {spec.LIBVER_BOUNDS}",
+            f"{spec.MAX_SUPERBLOCK_VERSION}: {advice}",
         )
     if f is None:
-        f, refused = _open(path)
-        if f is None:
-            yield Issue.of("E100", "/", refused)
-            return
+        yield Issue.of("E100", "/", refused)
+        return
     with f:
         try:
             failed: set[str] = set()  # the paths already reported as E101: another check meets the same failure
