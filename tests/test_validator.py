@@ -1388,3 +1388,7 @@ def test_a_damaged_group_is_one_e101_however_many_checks_meet_it() -> None:
     report = validate(fixture, deep=True)
     assert [(i.code, i.path) for i in report.issues] == [("E101", "/train-b")]
     assert not report.readable
+    # what was wrong, where, and what to do (found by a new-user helper: the advice was missing)
+    (issue,) = report.issues
+    assert issue.message.startswith("the HDF5 library failed while ")
+    assert issue.message.endswith("; the file is damaged: restore it from a good copy, or write it again")

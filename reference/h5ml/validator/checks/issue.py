@@ -103,7 +103,8 @@ def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: s
     doing
         A verb phrase before the path: ``"reading"``, ``"opening"``, ``"listing the members of"``.
     suffix
-        Words after the library's message (``"; the file is damaged"``).
+        Words after the library's message; ``"; the file is damaged"`` when empty. The message then ends with
+        what to do: restore the file from a good copy, or write it again.
     what
         What the message names after ``doing``, when not ``path`` (the file's path for ``"/"``).
 
@@ -121,4 +122,9 @@ def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: s
     if not is_library_failure(exc):
         raise exc  # SPEC §9.1.1-R3: a defect of ours must not become an error of a file that meets the rules
     # SPEC §10.3-R1: every object, attribute and chunk must be readable by HDF5 without error
-    return Issue.of("E101", path, f"the HDF5 library failed while {doing} {what or path}: {exc}{suffix}")
+    return Issue.of(
+        "E101",
+        path,
+        f"the HDF5 library failed while {doing} {what or path}: {exc}{suffix or '; the file is damaged'}: "
+        "restore it from a good copy, or write it again",
+    )
