@@ -31,11 +31,12 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from _npm import NPM, npm_ci
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "conformance_tests"
 CHECKER = SUITE / "h5wasm"
 NODE = shutil.which("node")
-NPM = shutil.which("npm")
 
 NPM_TIMEOUT = 600  # seconds for npm ci, which may download h5wasm (about 5 MB)
 CHECK_TIMEOUT = 180  # seconds for one run of check.mjs (about 1 s in practice)
@@ -100,17 +101,7 @@ def checker(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     with FileLock(tmp_path_factory.getbasetemp().parent / "h5wasm-npm-ci.lock", timeout=NPM_TIMEOUT + 60):
         if not _install_is_current():
-            assert NPM is not None
-            proc = subprocess.run(
-                [NPM, "ci", "--no-audit", "--no-fund"],
-                cwd=CHECKER,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT,
-                check=False,
-            )
-            if proc.returncode != 0:
-                pytest.fail(f"npm ci in {CHECKER} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}")
+            npm_ci(CHECKER, timeout=NPM_TIMEOUT, what=f"npm ci in {CHECKER}")
             assert _install_is_current(), "npm ci finished but node_modules does not match package-lock.json"
     return CHECKER
 

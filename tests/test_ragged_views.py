@@ -110,7 +110,8 @@ def test_a_run_of_samples_is_one_copy_out_of_the_map_and_its_samples_share_one_r
     """A contiguous run (any order, duplicates) is one read of ``values``; its samples are views into one buffer.
 
     Out of the memory map, a gap of at most 4 KiB of values is copied through (one span instead of two); a larger
-    one makes a second span, copied into the same buffer (one per batch). An edit in place is refused (the buffer is shared); a duplicate is the same view twice.
+    one makes a second span, copied into the same buffer (one per batch). An edit in place is refused (the buffer is
+    shared); a duplicate is the same view twice.
     """
     clips = _clips(200)
     clips[4], clips[6] = clips[4][:10], np.resize(clips[6], 2000)  # gaps of 40 and 8000 bytes

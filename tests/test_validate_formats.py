@@ -37,6 +37,7 @@ from filelock import FileLock
 from junitparser import Error, Failure, JUnitXml, TestSuite
 
 import h5ml
+from _npm import NPM, npm_ci
 from _shards import columns, write_sharded
 from h5ml.ingest.options import cli_words
 from h5ml.spec.codes import CODES
@@ -47,7 +48,6 @@ from h5ml.tools.formats.spec_links import CLAUSE_ANCHORS, SPEC_URI, clause_uri
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_PACKAGE = Path(__file__).resolve().parent / "sarif"
 SCHEMA_IN_PACKAGE = Path("node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json")
-NPM = shutil.which("npm")
 NPM_TIMEOUT = 300  # seconds for npm ci (21 small packages; about 4 s here)
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -120,18 +120,7 @@ def sarif_schema() -> jsonschema.protocols.Validator:
             staging.mkdir(parents=True)
             for name in ("package.json", "package-lock.json"):
                 shutil.copy(SARIF_PACKAGE / name, staging / name)
-            proc = subprocess.run(
-                [NPM, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-                cwd=staging,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT,
-                check=False,
-            )
-            if proc.returncode != 0:
-                pytest.fail(
-                    f"npm ci of tests/sarif in {staging} failed with exit {proc.returncode}:\n{proc.stderr[-3000:]}"
-                )
+            npm_ci(staging, "--ignore-scripts", timeout=NPM_TIMEOUT, what=f"npm ci of tests/sarif in {staging}")
             shutil.rmtree(folder, ignore_errors=True)
             staging.rename(folder)
     schema = json.loads(schema_path.read_text(encoding="utf-8"))

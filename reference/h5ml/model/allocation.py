@@ -58,7 +58,7 @@ _BOUNDED_FILTERS: Final = {1: DEFLATE_RATIO_LIMIT, 2: 1, 3: 1}
 
 #: When the storage size alone proves data missing (§10.4-R1), the chunk index is still walked for the exact
 #: message only if it may hold at most this many chunks: the walk of a lying file stays short.
-_LOCATE_CHUNKS: Final = 1 << 16
+_MESSAGE_WALK_CHUNKS: Final = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,7 @@ def storage_verdict(dset: h5py.Dataset, file_size: int | None = None) -> tuple[S
     :func:`storage_shortfall` decides first, from the storage size alone
     (§10.4-R1). The chunk index is then walked (:func:`unallocated_storage`,
     §3.5.1) for the exact message, unless the storage size already proved
-    data missing and the index may hold more than :data:`_LOCATE_CHUNKS`
+    data missing and the index may hold more than :data:`_MESSAGE_WALK_CHUNKS`
     chunks: so the walk of a lying file stays short, and an honest file pays
     the walk once, at its first read, never at open.
 
@@ -276,7 +276,7 @@ def storage_verdict(dset: h5py.Dataset, file_size: int | None = None) -> tuple[S
         (``missing`` is also None when the walk was skipped).
     """
     short = storage_shortfall(dset, file_size)
-    if short is not None and short.chunks_at_most is not None and short.chunks_at_most > _LOCATE_CHUNKS:
+    if short is not None and short.chunks_at_most is not None and short.chunks_at_most > _MESSAGE_WALK_CHUNKS:
         return short, None
     return short, unallocated_storage(dset)
 

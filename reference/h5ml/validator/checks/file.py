@@ -210,7 +210,7 @@ def check_events(state: FileState) -> Iterator[Issue | str]:
                     failed.add(event.path)
                 yield event
         except LIBRARY_ERRORS as exc:  # KeyError too: h5py's error for some damaged object headers
-            yield damaged(exc, "/", "reading", "; the file is damaged", what=path)
+            yield damaged(exc, "/", "reading", what=path)
 
 
 def _check_file(state: FileState, f: h5py.File) -> Iterator[Issue | str]:

@@ -90,7 +90,7 @@ class Issue:
         return f"{self.code} {self.severity.value} {self.path}: {self.message}{clause}"
 
 
-def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: str | None = None) -> Issue:
+def damaged(exc: BaseException, path: str, doing: str, what: str | None = None) -> Issue:
     """E101 for the HDF5 library failing while ``doing`` the object at ``path`` (§10.3); the validator's form of
     :func:`h5ml.model.failures.damaged_file`.
 
@@ -102,16 +102,14 @@ def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: s
         The HDF5 path of the object.
     doing
         A verb phrase before the path: ``"reading"``, ``"opening"``, ``"listing the members of"``.
-    suffix
-        Words after the library's message; ``"; the file is damaged"`` when empty. The message then ends with
-        what to do: restore the file from a good copy, or write it again.
     what
         What the message names after ``doing``, when not ``path`` (the file's path for ``"/"``).
 
     Returns
     -------
     Issue
-        ``E101`` at ``path``.
+        ``E101`` at ``path``; its message ends with what to do: the file is damaged, restore it from a good
+        copy or write it again.
 
     Raises
     ------
@@ -125,6 +123,6 @@ def damaged(exc: BaseException, path: str, doing: str, suffix: str = "", what: s
     return Issue.of(
         "E101",
         path,
-        f"the HDF5 library failed while {doing} {what or path}: {exc}{suffix or '; the file is damaged'}: "
-        "restore it from a good copy, or write it again",
+        f"the HDF5 library failed while {doing} {what or path}: {exc}; the file is damaged: restore it from a good "
+        "copy, or write it again",
     )
