@@ -75,8 +75,9 @@ def test_import_h5ml_loads_no_framework() -> None:
     assert out.stdout.strip() == "[]"
 
 
-#: The adapters only wrap the core: their lines in total (docstrings included).
-ADAPTER_LINES = {"h5ml_torch": 500, "h5ml_keras": 400}
+#: The adapters only wrap the core: their lines in total (docstrings included). torch: 500 -> 520 for
+#: ``collate(pad=False)`` and the local ``zero_copy`` default (issue 15), whose logic is the core's (copy_ragged).
+ADAPTER_LINES = {"h5ml_torch": 520, "h5ml_keras": 400}
 
 
 @pytest.mark.parametrize(("adapter", "limit"), sorted(ADAPTER_LINES.items()))

@@ -151,7 +151,7 @@ def test_dataset_pickles_by_path(small: Path) -> None:
         "decode_images": False,
         "color": "RGB",
         "verify": False,
-        "zero_copy": False,
+        "zero_copy": True,  # a local file: read as views, every tensor handed out is copied once (issue 15)
         "storage_options": None,  # a URL's fsspec options travel to the workers with the dataset (issue 16)
         "transform": add_one_to_x,
     }
@@ -316,6 +316,73 @@ def test_pad_ragged_on_several_axes() -> None:
     assert padded[1, :, 1:].eq(-1).all() and padded[0, 2:].eq(-1).all()
     with pytest.raises(ValueError, match="same number of dimensions"):
         pad_ragged([torch.ones(2), torch.ones((2, 2))])
+
+
+def test_local_file_read_as_views_hands_out_tensors_of_their_own(tmp_path: Path) -> None:
+    """Issue 15: a local file is read with zero_copy (views of the map), yet every tensor handed out is a copy.
+
+    The ragged clips come out of the reader as views (counted as such), the collated batch equals the one read
+    with zero_copy=False, and writing into its tensors changes neither the file nor the next read.
+    """
+    clips = _clips(30, 50, 400, seed=3)
+    path = tmp_path / "audio.h5ml"
+    h5ml.write(path, {"train": {"clip": clips, "x": np.arange(60, dtype=np.float32).reshape(30, 2)}})
+    viewed, copied = H5MLDataset(path, "train"), H5MLDataset(path, "train", zero_copy=False)
+    assert viewed.zero_copy and not copied.zero_copy
+    assert not H5MLDataset("s3://bucket/data.h5ml", "train").zero_copy  # a URL has no memory map to view
+    stats = viewed.reader().dataset.read_stats
+    stats.reset()
+    rows = [7, 2, 3, 4, 29, 7]
+    batch = collate(viewed.__getitems__(rows))
+    assert stats.direct_views == 1  # one view over the runs [2, 5), [7], [29] (a gap costs nothing in a view)
+    plain = collate(copied.__getitems__(rows))
+    assert copied.reader().dataset.read_stats.direct_views == 0
+    assert batch.keys() == plain.keys()
+    for key in batch:
+        assert torch.equal(batch[key], plain[key]), key
+    for key in ("clip", "x"):
+        assert batch[key].numpy().flags.writeable
+        batch[key].fill_(0)  # would crash (a read-only map) or corrupt the next read if it shared the map
+    again = collate(viewed.__getitems__(rows))
+    assert again["clip"][0, : len(clips[7])].tolist() == clips[7].tolist()
+    assert again["x"][:, 0].tolist() == [14.0, 4.0, 6.0, 8.0, 58.0, 14.0]
+    one = viewed[7]["clip"]
+    assert one.numpy().flags.writeable and one.tolist() == clips[7].tolist()
+
+
+def test_collate_pad_false_gives_each_clip_its_own_tensor(tmp_path: Path) -> None:
+    """pad=False: a ragged feature is a list of R tensors of their own lengths, through real DataLoader workers.
+
+    Each tensor has the clip's dtype and values, is writable, and writing into one changes no other; no
+    _lengths or _mask keys; a feature with shapes keeps each sample's shape; mixed dtypes are refused.
+    """
+    clips = _clips(40, 10, 300, seed=4)
+    grids = [np.arange(i % 5 * (i % 3 + 1), dtype=np.float32).reshape(i % 5, i % 3 + 1) + i for i in range(40)]
+    path = tmp_path / "audio.h5ml"
+    h5ml.write(path, {"train": {"clip": clips, "grid": grids, "id": np.arange(40)}})  # grid: with shapes (§6.3)
+    data = H5MLDataset(path, "train")
+    sampler = H5MLBatchSampler(data, 8, shuffle="full", seed=1)
+    loader = H5MLLoader(data, sampler, Collate(pad=False), num_workers=2, multiprocessing_context="fork")
+    seen = []
+    for batch in loader:
+        assert set(batch) == {"clip", "grid", "id"}
+        ids = batch["id"].tolist()
+        assert isinstance(batch["clip"], list) and len(batch["clip"]) == len(ids)
+        for tensor, grid, i in zip(batch["clip"], batch["grid"], ids, strict=True):
+            assert tensor.dtype == torch.int16 and tensor.tolist() == clips[i].tolist()
+            assert grid.shape == grids[i].shape and grid.numpy().tolist() == grids[i].tolist()
+        batch["clip"][0].fill_(7)
+        assert batch["clip"][1].tolist() == clips[ids[1]].tolist()  # one buffer, disjoint views
+        seen += ids
+    assert sorted(seen) == list(range(40))
+    padded = collate(data.__getitems__([0, 1]))
+    assert "clip_lengths" in padded and collate(data.__getitems__([0, 1]), pad=False)["clip"][1].shape == (
+        len(clips[1]),
+    )
+    plain = collate([{"c": np.arange(2, dtype=np.int16)}, {"c": np.arange(3, dtype=np.int16)}], pad=False)
+    assert [t.tolist() for t in plain["c"]] == [[0, 1], [0, 1, 2]] and set(plain) == {"c"}
+    with pytest.raises(ValueError, match=r"dtypes \['float32', 'int16'\]"):
+        collate([{"c": np.ones(2, np.int16)}, {"c": np.ones(3, np.float32)}], pad=False)
 
 
 def test_collate_class_applies_batch_transform(small: Path) -> None:

@@ -5,16 +5,19 @@ Keras adapter's, see :mod:`h5ml.sampling.batches`): ragged features padded
 with ``pad_value``, plus ``<name>_lengths`` and ``<name>_mask``; decoded
 images stacked, or padded when their sizes differ. Arrays become tensors of
 the same dtype; strings and bytes become lists of R ``str`` and ``bytes``.
+With ``pad=False`` a ragged feature is a list of R tensors, unpadded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
-from h5ml.sampling import ColumnBatch, column_arrays, padding
+from h5ml.reader.source import BatchTransform
+from h5ml.sampling import ColumnBatch, column_arrays, copy_ragged, padding
 from h5ml_torch.dataset import to_torch
 
 __all__ = ["Collate", "collate", "pad_collate", "pad_ragged"]
@@ -39,7 +42,7 @@ def pad_ragged(samples: Sequence[Any], pad_value: float = 0) -> tuple[torch.Tens
     return torch.from_numpy(padded), torch.from_numpy(lengths), torch.from_numpy(mask)
 
 
-def collate(batch: Sequence[dict[str, Any]], pad_value: float = 0) -> dict[str, Any]:
+def collate(batch: Sequence[dict[str, Any]], pad_value: float = 0, *, pad: bool = True) -> dict[str, Any]:
     """Collate samples of an :class:`~h5ml_torch.dataset.H5MLDataset` into one batch dict.
 
     Parameters
@@ -50,23 +53,31 @@ def collate(batch: Sequence[dict[str, Any]], pad_value: float = 0) -> dict[str, 
         whose samples differ in shape is padded as ragged).
     pad_value
         Value written in the padding of ragged features.
+    pad
+        False: each ragged feature (or, in sample dicts, key of several
+        shapes) as R unpadded tensors, :func:`h5ml.sampling.copy_ragged`.
 
     Returns
     -------
     dict
         Key -> tensor (with ``<name>_lengths`` and ``<name>_mask`` of padded
-        features), or list for string and bytes features.
+        features), or list (string, bytes, ragged with ``pad=False``).
 
     Raises
     ------
     ValueError
-        If ragged samples of one feature differ in their number of dimensions.
+        If ragged samples of one feature differ in their number of dimensions
+        (``pad=True``) or in dtype (``pad=False``).
     """
     if not isinstance(batch, ColumnBatch):
         batch = ColumnBatch(None, {}, list(batch), len(batch))
     out: dict[str, Any] = {}
     for name, values in batch.by_key().items():
         encoding = batch.encodings.get(name)
+        if not pad and (encoding == "ragged" or (encoding is None and len({np.shape(v) for v in values}) > 1)):
+            arrays = [v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v for v in values]
+            out[name] = [torch.from_numpy(a) for a in copy_ragged(arrays)]
+            continue
         tensors = [v for v in values if isinstance(v, torch.Tensor)] if isinstance(values, list) else []
         if tensors and len(tensors) == len(values) and encoding != "ragged" and len({t.shape for t in tensors}) == 1:
             out[name] = torch.stack(tensors)  # the samples' tensors (a per-sample transform's dtype kept)
@@ -90,15 +101,16 @@ class Collate:
     transform
         Optional callable ``dict -> dict`` applied to each collated batch (in
         the worker). It must pickle for spawn/forkserver workers.
+    pad
+        As :func:`collate`.
     """
 
-    def __init__(
-        self, pad_value: float = 0, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, pad_value: float = 0, transform: BatchTransform | None = None, *, pad: bool = True) -> None:
         self.pad_value = pad_value
         self.transform = transform
+        self.pad = bool(pad)
 
     def __call__(self, batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Collate ``batch`` with :func:`collate`, then apply the transform."""
-        out = collate(batch, self.pad_value)
+        out = collate(batch, self.pad_value, pad=self.pad)
         return out if self.transform is None else self.transform(out)

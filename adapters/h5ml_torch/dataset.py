@@ -19,6 +19,7 @@ import numpy.typing as npt
 import torch
 from torch.utils.data import Dataset
 
+from h5ml.model.remote import absolute_location, is_url
 from h5ml.reader.source import SampleTransform, SplitSource
 from h5ml.sampling import ColumnBatch
 
@@ -83,7 +84,8 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         ``verify=True``: verified reads, here and in every worker (SPEC §8.4): a damaged chunk raises
         :class:`h5ml.ChecksumError` (file, dataset, chunk, both CRC32C) instead of giving wrong samples, a file
         without checksums :class:`h5ml.ChecksumsMissingError`; ``storage_options``: for a URL, fsspec's options,
-        pickled into every worker (None: credentials from the environment); ``zero_copy``: as SplitSource.
+        pickled into every worker (None: credentials from the environment); ``zero_copy``: as SplitSource,
+        default True for a local file, False for a URL (see Notes).
 
     Notes
     -----
@@ -92,6 +94,11 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
     tensor (-1 = missing); string -> ``str``; ragged -> tensor of that
     sample; bytes -> ``bytes``. ``DataLoader`` calls ``__getitems__`` with a
     whole batch: one ``Split.read`` call, indices in any order.
+
+    A local file is read with ``zero_copy=True`` by default: every tensor
+    handed out is a copy anyway (:func:`to_torch`, the collate), so views of
+    the memory map are copied once instead of twice. Only the raw columns of
+    a :class:`SampleBatch` (``batch.columns``) are then read-only views.
 
     Raises
     ------
@@ -112,6 +119,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         color: str = "RGB",
         **options: Any,
     ) -> None:
+        options.setdefault("zero_copy", not is_url(absolute_location(path)))  # views are copied once, see Notes
         SplitSource.__init__(self, path, split, features, decode_images=decode_images, color=color, **options)
         self.transform = transform
 

@@ -10,7 +10,9 @@ copies, no ``np.stack``); when only the first axis varies, the pad value is
 written only after each sample (never under it) and the mask is computed from
 the lengths at once. The framework adapters convert the three arrays to their
 own tensors without a copy; the logic lives here once, and
-:mod:`h5ml.sampling.batches` applies it to each feature of a batch.
+:mod:`h5ml.sampling.batches` applies it to each feature of a batch. For
+models that take the samples unpadded, :func:`copy_ragged` copies a batch's
+samples once into one new buffer and returns them as writable views of it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "pad_ragged", "stack_or_pad"]
+__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "copy_ragged", "pad_ragged", "stack_or_pad"]
 
 #: Suffix of the key holding a padded feature's lengths in a batch dict (``"clip"`` -> ``"clip_lengths"``).
 LENGTHS_SUFFIX = "_lengths"
@@ -117,3 +119,40 @@ def stack_or_pad(
     if arrays and len({a.shape for a in arrays}) == 1:
         return np.stack(arrays), None, None
     return pad_ragged(arrays, pad_value)
+
+
+def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
+    """Copy variable-length samples once into one new buffer, unpadded (§6.3).
+
+    Parameters
+    ----------
+    samples
+        R arrays of one dtype, any shapes (read-only views of a reader's
+        ragged batch are fine: they are only read).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Array ``r`` has the shape and dtype of sample ``r``: a writable,
+        C-contiguous view of one new 1-d array holding every sample's values
+        back to back (one copy for the whole batch, no padding written,
+        sharing memory with no sample and with no other array of the list;
+        an array kept long after its batch keeps that buffer alive: copy it).
+
+    Raises
+    ------
+    ValueError
+        If the samples differ in dtype (a concatenation would cast them).
+    """
+    arrays = [np.asarray(s) for s in samples]
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) > 1:
+        raise ValueError(
+            f"cannot collate ragged samples of dtypes {sorted(str(d) for d in dtypes)}: "
+            "the samples of one feature share a dtype (§6.3)"
+        )
+    if not arrays:
+        return []
+    values = np.concatenate([a.reshape(-1) for a in arrays])
+    ends = np.cumsum([a.size for a in arrays])
+    return [values[end - a.size : end].reshape(a.shape) for a, end in zip(arrays, ends.tolist(), strict=True)]
