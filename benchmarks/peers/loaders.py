@@ -9,8 +9,11 @@ counted, for any reader) and stops at the end of the epoch or after the cap.
   "y"]), H5MLBatchSampler(dataset, 64, shuffle="full", seed=seed),
   num_workers=...)``; ``threads=2`` (with ``num_workers=0``) when this
   adapter's ``H5MLLoader`` has a ``threads`` parameter, else the cell says
-  ``"not available yet"``. Its collate pads ragged clips (``x`` with
-  ``x_lengths``); the validator cuts each clip back to its length.
+  ``"not available yet"``. Its collate is ``Collate(pad=False)``: ragged
+  clips come as a list of tensors of their own lengths, copied once (the
+  peers' pass-through collate pads nothing either; the default padding
+  collate costs about a third more per batch, see the issue 15 notes).
+  A padded batch (``x_lengths``) is still validated: each clip cut back.
 - map-style peers: a ``Dataset`` whose ``__getitems__`` is the reader's batch
   read, behind ``DataLoader(batch_sampler=<the same lists>, collate_fn=<pass
   the batch through>, num_workers=...)``; dense ``x`` becomes a tensor.
@@ -106,19 +109,21 @@ def stream_batches(reader: Reader, seed: int) -> Any:
 
 
 def _h5ml_loader(path: Path, workers: int, threads: int | None, seed: int) -> Iterable[Any]:
-    from h5ml_torch import H5MLBatchSampler, H5MLDataset, H5MLLoader
+    from h5ml_torch import Collate, H5MLBatchSampler, H5MLDataset, H5MLLoader
 
     dataset = H5MLDataset(path, "train", features=["x", "y"])
     sampler = H5MLBatchSampler(dataset, 64, shuffle="full", seed=seed)
     options: dict[str, Any] = {"num_workers": workers} | _fork(workers)
     if threads is not None:  # threads read in this process, without a DataLoader: no worker options with them
         options = {"threads": threads}
-    return H5MLLoader(dataset, sampler, **options)
+    return H5MLLoader(dataset, sampler, Collate(pad=False), **options)
 
 
 def _h5ml_batch(batch: dict[str, Any]) -> tuple[Any, Any]:
     x = batch["x"]
-    if "x_lengths" in batch:  # padded ragged clips: cut each back to its length
+    if isinstance(x, list):  # Collate(pad=False): one tensor per clip
+        x = [clip.numpy() for clip in x]
+    elif "x_lengths" in batch:  # padded ragged clips: cut each back to its length
         lengths = batch["x_lengths"].numpy()
         x = [x[k, : int(n)].numpy() for k, n in enumerate(lengths)]
     return x, batch["y"]
