@@ -11,14 +11,19 @@ closed. Real files written with h5py (tests/_files.py), read with the reader.
 
 from __future__ import annotations
 
+import mmap
 import pickle
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 
 import h5ml
 from _files import Dense, Ragged, write_file
+from h5ml.reader.direct import DirectRows
+from h5ml.reader.file_map import FileMap
+from h5ml.reader.read_stats import ReadStats
 from h5ml.reader.source import SplitSource
 
 
@@ -156,3 +161,73 @@ def test_split_source_passes_zero_copy_and_pickles_it(tmp_path: Path) -> None:
         assert each._file is not None and np.shares_memory(got, _file_data(each._file))
     plain = SplitSource(path, "train")
     assert not np.shares_memory(plain.reader().read([row])["clip"][0], _file_data(plain._file))
+
+
+def test_a_batch_of_spans_gets_the_views_that_view_gives_span_by_span(tmp_path: Path) -> None:
+    """DirectRows.view_spans (one check for a batch) gives, for every span, what view() gives alone: the same
+    view of the same bytes, or None where view() refuses (blocks not back to back, an unaligned first row)."""
+    values = np.arange(96, dtype=np.float32)
+    path = tmp_path / "raw.bin"
+    path.write_bytes(values.tobytes())
+    with open(path, "rb") as handle:
+        region = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    # 7 blocks of 4 rows of 2 float32 (32 bytes): 0-2 back to back, 3-4 back to back elsewhere, 5-6 unaligned
+    blocks = [0, 32, 64, 160, 192, 225, 257]
+    spans = sorted((a, b) for a in range(28) for b in range(a + 1, 29))
+    stats = ReadStats()
+    file_map = FileMap(region, str(path), zero_copy=True)
+    fast = DirectRows(file_map, "/values", blocks, 4, 28, (2,), np.dtype("<f4"), stats)
+    batch = fast.view_spans(spans)
+    assert batch is not None and len(batch) == len(spans) == 406
+    viewed = 0
+    for (a, b), got in zip(spans, batch, strict=True):
+        alone = fast.view(a, b)
+        assert (got is None) == (alone is None), (a, b)
+        if got is not None and alone is not None:
+            assert got.shape == alone.shape == (b - a, 2) and not got.flags.writeable
+            assert got.__array_interface__["data"] == alone.__array_interface__["data"]
+            np.testing.assert_array_equal(got, alone)
+            viewed += 1
+    assert 0 < viewed < len(spans)
+    assert stats.direct_views == 2 * viewed  # once by the batch, once by view() alone
+    assert fast.view_spans([(0, 4)]) is not None and fast.view_spans([(3, 5)]) is not None
+    assert fast.view_spans([(11, 13), (21, 23)]) is None  # across blocks 2|3 and into an unaligned block
+    assert fast.view_spans([]) is None
+    file_map.close()
+    copies = FileMap(mmap.mmap(-1, 400), "anon", zero_copy=False)
+    assert DirectRows(copies, "/values", [0], 28, 28, (2,), np.dtype("<f4")).view_spans([(0, 4)]) is None
+    copies.close()
+
+
+def test_ragged_values_whose_chunks_are_out_of_order_read_the_stored_values(tmp_path: Path) -> None:
+    """A file whose values chunks were written last to first (no two back to back): a shuffled batch of every
+    sample reads the stored values; a sample read alone (one span) is a view of the map when it lies within one
+    chunk, else a copy (the samples of a batch share spans, which merge neighbours across chunks)."""
+    path = tmp_path / "a.h5"
+    _write(path)
+    clips = _clips()
+    with h5py.File(path, "r+") as f:
+        group = f["train/clip"]
+        old = group["values"]
+        stored, attrs = old[...], dict(old.attrs)
+        del group["values"]
+        new = group.create_dataset("values", shape=stored.shape, dtype=stored.dtype, chunks=(16,))
+        for start in reversed(range(0, stored.shape[0], 16)):
+            new[start : start + 16] = stored[start : start + 16]
+        new.attrs.update(attrs)
+        bounds = group["offsets"][...]
+    picks = np.random.default_rng(3).permutation(len(clips))
+    with h5ml.open(path, zero_copy=True) as ds:
+        feature = ds["train"]["clip"]
+        for row, sample in zip(picks.tolist(), feature[picks.tolist()], strict=True):
+            np.testing.assert_array_equal(sample, clips[row])
+        data = _file_data(ds)
+        crossing = 0
+        for row in picks.tolist():
+            sample = feature[[row]][0]
+            np.testing.assert_array_equal(sample, clips[row])
+            a, b = int(bounds[row]), int(bounds[row + 1])
+            within = b > a and a // 16 == (b - 1) // 16
+            crossing += b > a and not within
+            assert np.shares_memory(sample, data) == within, row
+        assert crossing > 0 and ds.read_stats.direct_views > 0

@@ -30,6 +30,7 @@ samples whose values fill about one chunk of ``values``.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -178,9 +179,11 @@ class OffsetFeature(Feature):
             cuts = np.searchsorted(owner, np.arange(len(spans) + 1))
             begins, ends = starts.tolist(), stops.tolist()
             _decode_ahead(values, spans)
-            bufs = _copied_spans(values, spans) if mapped else None
+            bufs: Sequence[npt.NDArray[Any] | None] | None
+            bufs = _copied_spans(values, spans) if mapped else _viewed_spans(values, spans)
             for k, (a, b) in enumerate(spans):
-                buf = _shared(values.read_shared(a, b) if bufs is None else bufs[k], as_bool, self)
+                got = None if bufs is None else bufs[k]
+                buf = _shared(values.read_shared(a, b) if got is None else got, as_bool, self)
                 for j in needed[cuts[k] : cuts[k + 1]].tolist():
                     out[j] = buf[begins[j] - a : ends[j] - a]
         return out, starts, stops
@@ -243,6 +246,21 @@ def _copied_spans(values: Column, spans: list[tuple[int, int]]) -> list[npt.NDAr
         return None
     values.check_written()
     return fast.copy_spans(spans)
+
+
+def _viewed_spans(values: Column, spans: list[tuple[int, int]]) -> list[npt.NDArray[Any] | None] | None:
+    """The spans of a batch as views of the memory map of ``values`` (``zero_copy=True``), or None: one read each.
+
+    The checks are those of :meth:`Column.read_shared` on each span: storage written (§3.5.1) once before the
+    first read, the file still holding the rows (§10.3); with ``verify=True`` each span is read on its own, so
+    that its chunks' checksums are checked first (§8.4). A span the map cannot give as a view is None (read on
+    its own).
+    """
+    fast = values.fast_rows()
+    if fast is None or not fast.file_map.zero_copy or values.verifier is not None:
+        return None
+    values.check_written()
+    return fast.view_spans(spans)
 
 
 def _decode_ahead(values: Column, spans: list[tuple[int, int]]) -> None:
