@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from h5ml.sampling.batches import ColumnBatch, batch_arrays
-from h5ml.sampling.padding import copy_ragged, pad_ragged
+from h5ml.sampling.padding import copy_ragged, pad_ragged, ragged_values
 
 
 def test_first_axis_varies_gives_lengths_and_a_2d_mask() -> None:
@@ -94,3 +94,16 @@ def test_column_batch_is_a_sequence_of_samples() -> None:
     samples = ColumnBatch(None, {"clip": "ragged"}, [{"clip": np.ones(2)}, {"clip": np.ones(2)}], 2)
     assert list(samples.by_key()) == ["clip"] and samples.arrays()["clip_mask"].shape == (2, 2)
     assert ColumnBatch(None, {}, [], 0).arrays() == {}
+
+
+def test_ragged_values_are_the_values_and_offsets_of_the_encoding() -> None:
+    """§6.3: samples of shapes (3,), (0,), (2, 2) give values [1..7] (flattened, back to back) and offsets [0 3 3 7]."""
+    samples = [np.array([1, 2, 3], np.int16), np.array([], np.int16), np.array([[4, 5], [6, 7]], np.int16)]
+    values, offsets = ragged_values(samples)
+    assert values.dtype == np.int16 and values.tolist() == [1, 2, 3, 4, 5, 6, 7] and values.flags.writeable
+    assert offsets.dtype == np.int64 and offsets.tolist() == [0, 3, 3, 7]
+    assert not any(np.shares_memory(values, s) for s in samples)
+    empty_values, empty_offsets = ragged_values([])
+    assert empty_values.shape == (0,) and empty_offsets.tolist() == [0]
+    with pytest.raises(ValueError, match=r"dtypes \['float32', 'int16'\]"):
+        ragged_values([np.ones(2, np.int16), np.ones(3, np.float32)])

@@ -371,6 +371,8 @@ def test_collate_pad_false_gives_each_clip_its_own_tensor(tmp_path: Path) -> Non
         for tensor, grid, i in zip(batch["clip"], batch["grid"], ids, strict=True):
             assert tensor.dtype == torch.int16 and tensor.tolist() == clips[i].tolist()
             assert grid.shape == grids[i].shape and grid.numpy().tolist() == grids[i].tolist()
+        # one storage for the batch's clips, sent once from the worker (not one shared-memory file per clip)
+        assert len({t.untyped_storage().data_ptr() for t in batch["clip"]}) == 1
         batch["clip"][0].fill_(7)
         assert batch["clip"][1].tolist() == clips[ids[1]].tolist()  # one buffer, disjoint views
         seen += ids

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from h5ml.reader.source import BatchTransform
-from h5ml.sampling import ColumnBatch, column_arrays, copy_ragged, padding
+from h5ml.sampling import ColumnBatch, column_arrays, padding, ragged_values
 from h5ml_torch.dataset import to_torch
 
 __all__ = ["Collate", "collate", "pad_collate", "pad_ragged"]
@@ -55,7 +55,7 @@ def collate(batch: Sequence[dict[str, Any]], pad_value: float = 0, *, pad: bool 
         Value written in the padding of ragged features.
     pad
         False: each ragged feature (or, in sample dicts, key of several
-        shapes) as R unpadded tensors, :func:`h5ml.sampling.copy_ragged`.
+        shapes) as R unpadded, disjoint, writable views of one tensor (:func:`h5ml.sampling.ragged_values`).
 
     Returns
     -------
@@ -75,8 +75,10 @@ def collate(batch: Sequence[dict[str, Any]], pad_value: float = 0, *, pad: bool 
     for name, values in batch.by_key().items():
         encoding = batch.encodings.get(name)
         if not pad and (encoding == "ragged" or (encoding is None and len({np.shape(v) for v in values}) > 1)):
-            arrays = [v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v for v in values]
-            out[name] = [torch.from_numpy(a) for a in copy_ragged(arrays)]
+            arrays = [np.asarray(v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v) for v in values]
+            whole, at = ragged_values(arrays)  # views of one tensor: a worker sends the batch as one storage
+            tensor, cuts = torch.from_numpy(whole), at.tolist()
+            out[name] = [tensor[a:b].view(x.shape) for x, a, b in zip(arrays, cuts[:-1], cuts[1:], strict=True)]
             continue
         tensors = [v for v in values if isinstance(v, torch.Tensor)] if isinstance(values, list) else []
         if tensors and len(tensors) == len(values) and encoding != "ragged" and len({t.shape for t in tensors}) == 1:
@@ -106,9 +108,7 @@ class Collate:
     """
 
     def __init__(self, pad_value: float = 0, transform: BatchTransform | None = None, *, pad: bool = True) -> None:
-        self.pad_value = pad_value
-        self.transform = transform
-        self.pad = bool(pad)
+        self.pad_value, self.transform, self.pad = pad_value, transform, bool(pad)
 
     def __call__(self, batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Collate ``batch`` with :func:`collate`, then apply the transform."""

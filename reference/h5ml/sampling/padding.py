@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "copy_ragged", "pad_ragged", "stack_or_pad"]
+__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "copy_ragged", "pad_ragged", "ragged_values", "stack_or_pad"]
 
 #: Suffix of the key holding a padded feature's lengths in a batch dict (``"clip"`` -> ``"clip_lengths"``).
 LENGTHS_SUFFIX = "_lengths"
@@ -121,6 +121,44 @@ def stack_or_pad(
     return pad_ragged(arrays, pad_value)
 
 
+def ragged_values(samples: Sequence[npt.ArrayLike]) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """Concatenate variable-length samples into one new 1-d buffer: the ``values`` and ``offsets`` of §6.3.
+
+    Parameters
+    ----------
+    samples
+        R arrays of one dtype, any shapes (read-only views of a reader's
+        ragged batch are fine: they are only read).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        1-d, writable, C-contiguous, of the samples' dtype: every sample's
+        values flattened (C order) and put back to back, sharing memory with
+        no sample.
+    offsets : numpy.ndarray of int64, shape (R + 1,)
+        Sample ``r`` is ``values[offsets[r]:offsets[r + 1]]``, reshaped to its
+        shape; ``offsets[0] == 0``.
+
+    Raises
+    ------
+    ValueError
+        If the samples differ in dtype (a concatenation would cast them).
+    """
+    arrays = [np.asarray(s) for s in samples]
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) > 1:
+        raise ValueError(
+            f"cannot collate ragged samples of dtypes {sorted(str(d) for d in dtypes)}: "
+            "the samples of one feature share a dtype (§6.3)"
+        )
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.size for a in arrays], out=offsets[1:])
+    if not arrays:
+        return np.empty(0), offsets
+    return np.concatenate([a.reshape(-1) for a in arrays]), offsets
+
+
 def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
     """Copy variable-length samples once into one new buffer, unpadded (§6.3).
 
@@ -135,9 +173,10 @@ def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
     list of numpy.ndarray
         Array ``r`` has the shape and dtype of sample ``r``: a writable,
         C-contiguous view of one new 1-d array holding every sample's values
-        back to back (one copy for the whole batch, no padding written,
-        sharing memory with no sample and with no other array of the list;
-        an array kept long after its batch keeps that buffer alive: copy it).
+        back to back (:func:`ragged_values`: one copy for the whole batch, no
+        padding written, sharing memory with no sample and with no other array
+        of the list; an array kept long after its batch keeps that buffer
+        alive: copy it).
 
     Raises
     ------
@@ -145,14 +184,6 @@ def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
         If the samples differ in dtype (a concatenation would cast them).
     """
     arrays = [np.asarray(s) for s in samples]
-    dtypes = {a.dtype for a in arrays}
-    if len(dtypes) > 1:
-        raise ValueError(
-            f"cannot collate ragged samples of dtypes {sorted(str(d) for d in dtypes)}: "
-            "the samples of one feature share a dtype (§6.3)"
-        )
-    if not arrays:
-        return []
-    values = np.concatenate([a.reshape(-1) for a in arrays])
-    ends = np.cumsum([a.size for a in arrays])
-    return [values[end - a.size : end].reshape(a.shape) for a, end in zip(arrays, ends.tolist(), strict=True)]
+    values, offsets = ragged_values(arrays)
+    bounds = offsets.tolist()
+    return [values[a:b].reshape(x.shape) for x, a, b in zip(arrays, bounds[:-1], bounds[1:], strict=True)]
