@@ -160,13 +160,9 @@ def ragged_values(samples: Sequence[npt.ArrayLike]) -> tuple[npt.NDArray[Any], n
 
 
 def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
-    """Copy variable-length samples once into one new buffer, unpadded (§6.3).
+    """Copy variable-length samples once into one new buffer, unpadded (§6.3): :func:`ragged_values`, as views.
 
-    Parameters
-    ----------
-    samples
-        R arrays of one dtype, any shapes (read-only views of a reader's
-        ragged batch are fine: they are only read).
+    ``samples`` and the ``ValueError`` raised are :func:`ragged_values`'.
 
     Returns
     -------
@@ -177,11 +173,6 @@ def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
         padding written, sharing memory with no sample and with no other array
         of the list; an array kept long after its batch keeps that buffer
         alive: copy it).
-
-    Raises
-    ------
-    ValueError
-        If the samples differ in dtype (a concatenation would cast them).
     """
     arrays = [np.asarray(s) for s in samples]
     values, offsets = ragged_values(arrays)
