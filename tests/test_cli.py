@@ -191,16 +191,17 @@ def test_validate_several_files_two_wins_over_one(tmp_path: Path) -> None:
 
 def test_a_shallow_valid_verdict_says_the_samples_were_not_read(tmp_path: Path) -> None:
     """§9.1: a shallow VALID found no error without reading sample data; its verdict line says so and names
-    --deep, a deep one and an invalid one do not."""
+    --deep; a deep one says every sample was read; an invalid one says neither."""
     valid = write_valid(tmp_path / "v.h5")
     invalid = write_incomplete(tmp_path / "i.h5")
     hint = "; the samples were not read: --deep reads and checks every one"
     exit_code, out, _ = run_cli("validate", str(valid))
     assert exit_code == 0 and f"{valid}: VALID (0 errors, 0 warnings, 0 info){hint}" in out
     exit_code, out, _ = run_cli("validate", "--deep", str(valid))
-    assert exit_code == 0 and f"{valid}: VALID (0 errors, 0 warnings, 0 info)\n" in out and "--deep" not in out
+    assert exit_code == 0 and f"{valid}: VALID (0 errors, 0 warnings, 0 info); every sample was read and checked" in out
+    assert "were not read" not in out
     exit_code, out, _ = run_cli("validate", str(invalid))
-    assert exit_code == 1 and "INVALID" in out and hint not in out
+    assert exit_code == 1 and "INVALID" in out and hint not in out and "every sample" not in out
 
 
 def test_validate_strict_turns_warnings_into_failure(tmp_path: Path) -> None:

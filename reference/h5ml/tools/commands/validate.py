@@ -222,9 +222,14 @@ def render_file_report(
                 console.print(Text(line))
     verdict, counts = _verdict(file_report, strict)
     what = " (the index itself)" if file_report.kind == "index" else ""  # its dataset's verdict follows (§12)
-    # A shallow VALID checked the metadata, not the stored values (§9.1): say how to check those too.
-    shallow = file_report.kind != "index" and not file_report.deep and verdict.startswith("VALID")
-    how = "; the samples were not read: --deep reads and checks every one" if shallow else ""
+    # A shallow VALID checked the metadata, not the stored values (§9.1): say which one this was.
+    said = file_report.kind != "index" and verdict.startswith("VALID")
+    how = (
+        "; every sample was read and checked (--deep)"
+        if file_report.deep
+        else "; the samples were not read: --deep reads and checks every one"
+    )
+    how = how if said else ""
     # one line whatever the path's length (a log or grep must find the whole verdict)
     console.print(Text(f"{shown_name}{what}: {verdict} ({counts}){how}"), soft_wrap=True)
     return complete
