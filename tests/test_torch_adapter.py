@@ -689,3 +689,22 @@ def test_an_index_is_read_like_a_file_by_two_workers(tmp_path: Path, context: st
             assert torch.equal(batch[key], value) if isinstance(value, torch.Tensor) else batch[key] == value
     assert sorted(seen) == list(range(n))
     assert seen == [int(i) for b in sampler.sampler.batches(0) for i in b]
+
+
+def test_a_float_or_boolean_index_is_refused_never_read_as_another_sample(small: Path) -> None:
+    """int(2.7) would read sample 2 and a mask [T, F, T] samples 1, 0, 1: the dataset refuses both, as the reader
+    does; integer indices of every kind (numpy, 0-d tensor, an int64 array, an empty batch) still read."""
+    data = H5MLDataset(small, "train")
+    for bad in (2.7, True, np.float64(1.0), np.bool_(False)):
+        with pytest.raises(TypeError, match=r"sample index|boolean"):
+            data[bad]  # type: ignore[index]
+    for batch in ([1.9, 2.2], np.array([0.0, 1.0]), [True, False, True], np.ones(N, dtype=bool)):
+        with pytest.raises(TypeError, match=r"integers|boolean mask"):
+            data.__getitems__(batch)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="1-D"):
+        data.__getitems__(np.array([[0, 1]]))
+    with pytest.raises(IndexError, match="out of range"):
+        data.__getitems__(np.array([2**64 - 1], dtype=np.uint64))  # would wrap to -1: the last sample
+    assert data[np.int64(3)]["x"].tolist() == data[torch.tensor(3)]["x"].tolist() == [3.0, 6.0, 9.0]
+    assert _ids(collate(data.__getitems__(np.array([4, 1, 1], dtype=np.uint8)))) == [4, 1, 1]
+    assert len(data.__getitems__([])) == 0

@@ -127,7 +127,7 @@ class H5MLDataset(SplitSource, Dataset[dict[str, Any]]):
         return self.reader().num_samples
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        out = {name: to_torch(value) for name, value in self.read(int(index)).items()}
+        out = {name: to_torch(value) for name, value in self.read_sample(index).items()}
         return out if self.transform is None else self.transform(out)
 
     def __getitems__(self, indices: Sequence[int] | npt.NDArray[np.int64]) -> SampleBatch:

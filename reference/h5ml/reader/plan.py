@@ -51,7 +51,17 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Indices", "ReadPlan", "check_index", "merge_ranges", "normalize_indices", "plan_reads", "run_span"]
+__all__ = [
+    "Indices",
+    "ReadPlan",
+    "batch_indices",
+    "check_index",
+    "merge_ranges",
+    "normalize_indices",
+    "plan_reads",
+    "run_span",
+    "sample_index",
+]
 
 #: What a reader accepts as a sample index: one integer, a slice, a sequence of
 #: integers, a 1-D numpy integer array, or a 1-D boolean mask over all samples.
@@ -155,6 +165,52 @@ def normalize_indices(indices: Indices, num_samples: int) -> tuple[_IntArray, bo
     if low < 0:
         rows[rows < 0] += num_samples
     return rows, False
+
+
+def sample_index(index: Any) -> int:
+    """One sample index as a Python int, not yet checked against N (:func:`check_index` does that).
+
+    Raises
+    ------
+    TypeError
+        If ``index`` is a bool, a float or anything else that is not an
+        integer (``int(2.7)`` would read sample 2, ``int(True)`` sample 1).
+    """
+    if isinstance(index, (bool, np.bool_)):
+        raise TypeError("a boolean is not a sample index; pass an integer")
+    try:
+        return operator.index(index)
+    except TypeError:
+        raise TypeError(f"a sample index must be an integer; got {type(index).__name__} {index!r}") from None
+
+
+def batch_indices(indices: Any) -> _IntArray:
+    """The sample indices of one batch, in order with duplicates, as int64 ``(R,)``; not yet checked against N.
+
+    For the adapters' batch reads, whose batch has one sample per index: an
+    integer sequence, a 0-d or 1-D integer array, or an empty sequence.
+
+    Raises
+    ------
+    TypeError
+        If an index is not an integer (a float would be cut to another
+        sample) or the indices are a boolean mask (it selects samples, it is
+        not R indices: pass ``numpy.flatnonzero(mask)``) or a 2-D array.
+    IndexError
+        If an unsigned index is too large for int64 (it would wrap to a negative index).
+    """
+    arr = np.asarray(indices)
+    if arr.ndim > 1:
+        raise TypeError(f"batch indices must be 1-D; got an array of shape {arr.shape}")
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype.kind == "b":
+        raise TypeError("a boolean mask is not a batch of sample indices; pass numpy.flatnonzero(mask)")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"batch indices must be integers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
+        raise IndexError(f"sample index {int(arr.max())} is out of range")
+    return arr.astype(np.int64).reshape(-1)
 
 
 def _raise_out_of_range(index: int, num_samples: int) -> None:

@@ -38,6 +38,7 @@ from h5ml.reader.dense import DenseFeature
 from h5ml.reader.handle import FORK_GENERATION
 from h5ml.reader.imagecodec import decode_column, images_to_decode, untyped_features
 from h5ml.reader.offsets import sample_chunk_rows
+from h5ml.reader.plan import batch_indices, sample_index
 from h5ml.reader.sharded import ShardedDataset
 from h5ml.reader.sharded_feature import ShardedFeature
 from h5ml.reader.sharded_split import ShardedSplit
@@ -112,8 +113,7 @@ class SplitSource:
         For an unknown split (a ``KeyError``; the message names the file and
         lists its splits), when the file is first opened.
     ValueError
-        If ``storage_options`` are given with a local path (they would be ignored), when the file is first
-        opened.
+        If ``storage_options`` are given with a local path (they would be ignored), when the file is opened.
     """
 
     def __init__(
@@ -359,6 +359,10 @@ class SplitSource:
             shards_in_flight=shards_in_flight,
         )
 
+    def read_sample(self, index: Any) -> dict[str, Any]:
+        """:meth:`read` of one integer in ``[-N, N)``; TypeError for a bool or a float (never another sample)."""
+        return self.read(sample_index(index))
+
     def read(self, indices: Any) -> dict[str, Any]:
         """Read samples of the chosen features with one ``Split.read`` call (§6).
 
@@ -408,10 +412,10 @@ class SplitSource:
 
         Raises
         ------
-        IndexError
-            If an index is outside ``[-N, N)``.
+        IndexError, TypeError
+            If an index is outside ``[-N, N)``, or not an integer (a mask too: :func:`~h5ml.reader.plan.batch_indices`).
         """
-        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+        rows = batch_indices(indices)
         batch = kind(self.read(rows), dict(self._encodings), None, len(rows))
         if transform is None:
             return batch
@@ -448,10 +452,10 @@ class SplitSource:
 
         Raises
         ------
-        IndexError
-            If an index is outside ``[-N, N)``.
+        IndexError, TypeError
+            If an index is outside ``[-N, N)``, or not an integer (a mask too: :func:`~h5ml.reader.plan.batch_indices`).
         """
-        columns = self.read(np.asarray(indices, dtype=np.int64).reshape(-1))
+        columns = self.read(batch_indices(indices))
         arrays = batch_arrays(columns, self._encodings, pad_value)
         return arrays if transform is None else transform(arrays)
 
@@ -476,7 +480,7 @@ def prefetch(source: SplitSource, indices: Any) -> int:
     split = source.reader()
     if not isinstance(split, Split):
         return 0
-    rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+    rows = batch_indices(indices)
     started = 0
     for name in source.feature_names:
         feature = split.feature(name)
