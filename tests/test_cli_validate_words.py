@@ -161,7 +161,10 @@ def test_the_verdict_of_a_long_path_stays_on_one_line(tmp_path: Path) -> None:
     assert len(str(path)) > 200
     code, out, _ = run_cli("validate", str(path))
     assert code == 0
-    assert f"{path}: VALID (0 errors, 0 warnings, 2 info)" in out.splitlines()
+    verdict = (
+        f"{path}: VALID (0 errors, 0 warnings, 2 info); the samples were not read: --deep reads and checks every one"
+    )
+    assert verdict in out.splitlines()
     assert str(path) in out.splitlines()  # the heading of the issue table, whole
 
 
