@@ -163,16 +163,17 @@ def test_split_source_passes_zero_copy_and_pickles_it(tmp_path: Path) -> None:
     assert not np.shares_memory(plain.reader().read([row])["clip"][0], _file_data(plain._file))
 
 
-def test_a_batch_of_spans_gets_the_views_that_view_gives_span_by_span(tmp_path: Path) -> None:
-    """DirectRows.view_spans (one check for a batch) gives, for every span, what view() gives alone: the same
-    view of the same bytes, or None where view() refuses (blocks not back to back, an unaligned first row)."""
-    values = np.arange(96, dtype=np.float32)
+def test_a_batch_of_spans_is_viewed_exactly_where_the_bytes_allow_it(tmp_path: Path) -> None:
+    """DirectRows.view_spans (one check for a batch; view() is it for one span): a span is a view of its own bytes
+    when its blocks lie back to back and its first row is aligned, else None (the caller copies it)."""
+    raw = np.arange(96, dtype=np.float32).tobytes()
     path = tmp_path / "raw.bin"
-    path.write_bytes(values.tobytes())
+    path.write_bytes(raw)
     with open(path, "rb") as handle:
         region = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    # 7 blocks of 4 rows of 2 float32 (32 bytes): 0-2 back to back, 3-4 back to back elsewhere, 5-6 unaligned
+    # 7 blocks of 4 rows of 2 float32 (32 bytes): 0-2 back to back, 3-4 back to back elsewhere, 5-6 at odd offsets
     blocks = [0, 32, 64, 160, 192, 225, 257]
+    group = [0, 0, 0, 1, 1, 2, 2]
     spans = sorted((a, b) for a in range(28) for b in range(a + 1, 29))
     stats = ReadStats()
     file_map = FileMap(region, str(path), zero_copy=True)
@@ -181,17 +182,21 @@ def test_a_batch_of_spans_gets_the_views_that_view_gives_span_by_span(tmp_path: 
     assert batch is not None and len(batch) == len(spans) == 406
     viewed = 0
     for (a, b), got in zip(spans, batch, strict=True):
+        first, last = a // 4, (b - 1) // 4
+        begin = blocks[first] + (a - 4 * first) * 8
+        if group[first] != group[last] or begin % 4:
+            assert got is None and fast.view(a, b) is None, (a, b)
+            continue
+        want = np.frombuffer(raw, dtype="<f4", count=(b - a) * 2, offset=begin).reshape(b - a, 2)
+        assert got is not None and got.shape == (b - a, 2) and not got.flags.writeable
+        np.testing.assert_array_equal(got, want)
+        assert np.shares_memory(got, file_map.data)
         alone = fast.view(a, b)
-        assert (got is None) == (alone is None), (a, b)
-        if got is not None and alone is not None:
-            assert got.shape == alone.shape == (b - a, 2) and not got.flags.writeable
-            assert got.__array_interface__["data"] == alone.__array_interface__["data"]
-            np.testing.assert_array_equal(got, alone)
-            viewed += 1
-    assert 0 < viewed < len(spans)
+        assert alone is not None and alone.__array_interface__["data"] == got.__array_interface__["data"]
+        viewed += 1
+    assert viewed == 78 + 36  # the spans within rows [0, 12) (blocks 0-2) and within rows [12, 20) (blocks 3-4)
     assert stats.direct_views == 2 * viewed  # once by the batch, once by view() alone
-    assert fast.view_spans([(0, 4)]) is not None and fast.view_spans([(3, 5)]) is not None
-    assert fast.view_spans([(11, 13), (21, 23)]) is None  # across blocks 2|3 and into an unaligned block
+    assert fast.view_spans([(11, 13), (21, 23)]) is None  # across blocks 2|3 and in an unaligned block
     assert fast.view_spans([]) is None
     file_map.close()
     copies = FileMap(mmap.mmap(-1, 400), "anon", zero_copy=False)

@@ -241,12 +241,12 @@ class DirectRows:
     def view_spans(self, spans: list[tuple[int, int]]) -> list[npt.NDArray[Any] | None] | None:
         """Rows ``[a, b)`` of each span as a read-only view of the map, with one file-size check for the batch.
 
-        The batch form of :meth:`view`, for a batch of ragged samples (:mod:`h5ml.reader.offsets`): the same
-        views under the same conditions (``zero_copy``, native byte order, the span's first row aligned, its
-        blocks stored one after the other), checked for all spans at once instead of per call (about 5 us a
-        span). An item is None for a span that fails them (the caller reads that span otherwise); the whole
-        result is None when no view is allowed. The caller gives spans sorted, within ``[0, rows)``, and has
-        checked the storage (§3.5.1).
+        :meth:`view` for many spans at once (a batch of ragged samples, :mod:`h5ml.reader.offsets`), under its
+        conditions (``zero_copy``, native byte order, the span's first row aligned, its blocks stored one after
+        the other), checked for all spans with numpy instead of once per span (about 5 us a span). An item is
+        None for a span that fails them (the caller reads that span otherwise); the whole result is None when
+        no span may be a view. The caller gives spans sorted, within ``[0, rows)``, and has checked the
+        storage (§3.5.1).
 
         Raises
         ------
@@ -385,22 +385,8 @@ class DirectRows:
         InvalidFileError
             If the file no longer holds the dataset's rows (truncated while open), checked once, now.
         """
-        if not self.file_map.zero_copy or self.swap or self.row_nbytes <= 0:
-            return None
-        size, per = self.row_nbytes, self.block_rows
-        first, last = start // per, (stop - 1) // per
-        if last > first and bool(np.any(np.diff(self.offsets[first : last + 1]) != per * size)):
-            return None  # the blocks are not stored one after the other
-        begin = self.blocks[first] + (start - first * per) * size
-        if begin % self.file_dtype.alignment:
-            return None
-        data = self._check_file(start, stop)
-        stats = self.stats
-        if stats is not None:
-            stats.direct_views += 1
-            if stats.events is not None:
-                stats.events.append(ReadEvent(self.hdf5_path, "view", start, stop, stop - start))
-        return data[begin : begin + (stop - start) * size].view(self.file_dtype).reshape(stop - start, *self.inner)
+        views = self.view_spans([(start, stop)])  # the conditions live there once, for one span or a batch
+        return None if views is None else views[0]
 
 
 def plain_number(dsid: Any, file_dtype: np.dtype[Any]) -> bool:
