@@ -76,7 +76,7 @@ def test_import_h5ml_loads_no_framework() -> None:
 
 
 #: The adapters only wrap the core: their lines in total (docstrings included). torch: 500 -> 520 for
-#: ``collate(pad=False)`` and the local ``zero_copy`` default (issue 15), whose logic is the core's (copy_ragged).
+#: ``collate(pad=False)`` and the local ``zero_copy`` default (issue 15), whose logic is the core's (ragged_values).
 ADAPTER_LINES = {"h5ml_torch": 520, "h5ml_keras": 400}
 
 

@@ -19,7 +19,7 @@ h5ml but :mod:`h5ml.errors`. The modules, each re-exported here:
 from h5ml.sampling.batches import ColumnBatch, batch_arrays, column_arrays, features_of
 from h5ml.sampling.buckets import bucket_by_length
 from h5ml.sampling.orders import SHUFFLE_MODES, Sampler, ShuffleMode
-from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, copy_ragged, pad_ragged, ragged_values, stack_or_pad
+from h5ml.sampling.padding import LENGTHS_SUFFIX, MASK_SUFFIX, pad_ragged, ragged_values, stack_or_pad
 from h5ml.sampling.resume import STATE_VERSION, EpochCursor, ResumePoint
 from h5ml.sampling.seeds import epoch_rng
 
@@ -36,7 +36,6 @@ __all__ = [
     "batch_arrays",
     "bucket_by_length",
     "column_arrays",
-    "copy_ragged",
     "epoch_rng",
     "features_of",
     "pad_ragged",

@@ -11,8 +11,9 @@ written only after each sample (never under it) and the mask is computed from
 the lengths at once. The framework adapters convert the three arrays to their
 own tensors without a copy; the logic lives here once, and
 :mod:`h5ml.sampling.batches` applies it to each feature of a batch. For
-models that take the samples unpadded, :func:`copy_ragged` copies a batch's
-samples once into one new buffer and returns them as writable views of it.
+models that take the samples unpadded, :func:`ragged_values` copies a batch's
+samples once into one new buffer, with their offsets (§6.3), which an adapter
+cuts into writable views.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "copy_ragged", "pad_ragged", "ragged_values", "stack_or_pad"]
+__all__ = ["LENGTHS_SUFFIX", "MASK_SUFFIX", "pad_ragged", "ragged_values", "stack_or_pad"]
 
 #: Suffix of the key holding a padded feature's lengths in a batch dict (``"clip"`` -> ``"clip_lengths"``).
 LENGTHS_SUFFIX = "_lengths"
@@ -133,9 +134,9 @@ def ragged_values(samples: Sequence[npt.ArrayLike]) -> tuple[npt.NDArray[Any], n
     Returns
     -------
     values : numpy.ndarray
-        1-d, writable, C-contiguous, of the samples' dtype: every sample's
-        values flattened (C order) and put back to back, sharing memory with
-        no sample.
+        1-d, writable, C-contiguous, of the samples' dtype (float64 when
+        there are no samples): every sample's values flattened (C order) and
+        put back to back, sharing memory with no sample.
     offsets : numpy.ndarray of int64, shape (R + 1,)
         Sample ``r`` is ``values[offsets[r]:offsets[r + 1]]``, reshaped to its
         shape; ``offsets[0] == 0``.
@@ -157,24 +158,3 @@ def ragged_values(samples: Sequence[npt.ArrayLike]) -> tuple[npt.NDArray[Any], n
     if not arrays:
         return np.empty(0), offsets
     return np.concatenate([a.reshape(-1) for a in arrays]), offsets
-
-
-def copy_ragged(samples: Sequence[npt.ArrayLike]) -> list[npt.NDArray[Any]]:
-    """Copy variable-length samples once into one new buffer, unpadded (§6.3): :func:`ragged_values`, as views.
-
-    ``samples`` and the ``ValueError`` raised are :func:`ragged_values`'.
-
-    Returns
-    -------
-    list of numpy.ndarray
-        Array ``r`` has the shape and dtype of sample ``r``: a writable,
-        C-contiguous view of one new 1-d array holding every sample's values
-        back to back (:func:`ragged_values`: one copy for the whole batch, no
-        padding written, sharing memory with no sample and with no other array
-        of the list; an array kept long after its batch keeps that buffer
-        alive: copy it).
-    """
-    arrays = [np.asarray(s) for s in samples]
-    values, offsets = ragged_values(arrays)
-    bounds = offsets.tolist()
-    return [values[a:b].reshape(x.shape) for x, a, b in zip(arrays, bounds[:-1], bounds[1:], strict=True)]

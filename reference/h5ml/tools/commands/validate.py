@@ -223,13 +223,12 @@ def render_file_report(
     verdict, counts = _verdict(file_report, strict)
     what = " (the index itself)" if file_report.kind == "index" else ""  # its dataset's verdict follows (§12)
     # A shallow VALID checked the metadata, not the stored values (§9.1): say which one this was.
-    said = file_report.kind != "index" and verdict.startswith("VALID")
-    how = (
-        "; every sample was read and checked (--deep)"
-        if file_report.deep
-        else "; the samples were not read: --deep reads and checks every one"
-    )
-    how = how if said else ""
+    if file_report.kind == "index" or not verdict.startswith("VALID"):
+        how = ""
+    elif file_report.deep:
+        how = "; every sample was read and checked (--deep)"
+    else:
+        how = "; the samples were not read: --deep reads and checks every one"
     # one line whatever the path's length (a log or grep must find the whole verdict)
     console.print(Text(f"{shown_name}{what}: {verdict} ({counts}){how}"), soft_wrap=True)
     return complete
